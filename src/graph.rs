@@ -1,0 +1,497 @@
+//! The verified image graph: index → child manifests → configs (→ layers with `--deep`).
+//!
+//! The walk fetches children concurrently (bounded), checks every object's bytes against the
+//! digest and size that named it, and records what it could not get as a [`Problem`] on the
+//! node instead of failing: judging is the engine's job.
+
+use futures::StreamExt;
+use futures::future::BoxFuture;
+
+use crate::digest::Digest;
+use crate::manifest::{
+    Descriptor, ImageConfig, ImageManifest, Index, MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES, Manifest,
+};
+use crate::source::{FetchError, Source};
+
+/// How deep nested indexes may go before the walk refuses them.
+pub const MAX_DEPTH: usize = 4;
+/// Largest layer `--deep` will read.
+pub const MAX_LAYER_BYTES: u64 = 2 * 1024 * 1024 * 1024;
+
+/// Options for the walk.
+#[derive(Debug, Clone, Copy)]
+pub struct WalkOptions {
+    /// Fetches in flight at once.
+    pub jobs: usize,
+    /// Also read Windows image layers to check their format.
+    pub deep: bool,
+}
+
+impl Default for WalkOptions {
+    fn default() -> Self {
+        WalkOptions {
+            jobs: 8,
+            deep: false,
+        }
+    }
+}
+
+/// Something wrong with one object of the graph.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// The object does not exist.
+    Missing(String),
+    /// Its bytes do not match the digest or size that named them.
+    DigestMismatch(String),
+    /// It could not be parsed (or is too large, or nested too deep).
+    Bad(String),
+    /// It could not be fetched (network, auth): the check did not run.
+    Unavailable(String),
+}
+
+impl Problem {
+    fn from_fetch(err: FetchError) -> Problem {
+        match err {
+            FetchError::NotFound(m) => Problem::Missing(m),
+            e @ FetchError::DigestMismatch { .. } => Problem::DigestMismatch(e.to_string()),
+            e @ FetchError::TooLarge { .. } => Problem::Bad(e.to_string()),
+            FetchError::BadInput(m) => Problem::Bad(m),
+            FetchError::Unavailable(m) => Problem::Unavailable(m),
+        }
+    }
+}
+
+/// The result of reading one Windows layer with `--deep`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LayerFormat {
+    /// Every entry is under `Files/`, `Hives/` or `UtilityVM/`.
+    Windows,
+    /// Entries outside the Windows layout: how many, and the first few names.
+    NotWindows {
+        /// Entries outside the layout.
+        outside: usize,
+        /// Up to three of their names.
+        examples: Vec<String>,
+    },
+    /// The layer was not read (foreign, unsupported compression, …) and why.
+    Skipped(String),
+    /// Reading it failed.
+    Failed(Problem),
+}
+
+/// A layer of an image, with the `--deep` result when requested.
+#[derive(Debug, Clone)]
+pub struct Layer {
+    /// The layer's descriptor.
+    pub descriptor: Descriptor,
+    /// Its format check, when `--deep` read it.
+    pub format: Option<LayerFormat>,
+}
+
+/// An image manifest and what was learned from its config and layers.
+#[derive(Debug, Clone)]
+pub struct Image {
+    /// The manifest.
+    pub manifest: ImageManifest,
+    /// The config, or why it is unusable.
+    pub config: Result<ImageConfig, Problem>,
+    /// Layers, base first.
+    pub layers: Vec<Layer>,
+}
+
+/// What a node turned out to be.
+#[derive(Debug, Clone)]
+pub enum Content {
+    /// A list; `children[i]` is entry `i`'s node (`None` for attestations, not fetched).
+    Index {
+        /// The parsed list.
+        index: Index,
+        /// One slot per entry.
+        children: Vec<Option<Node>>,
+    },
+    /// A single image.
+    Image(Box<Image>),
+    /// An obsolete schema1 manifest.
+    Schema1,
+    /// Something went wrong getting or reading it.
+    Problem(Problem),
+}
+
+/// One object of the graph.
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// Its digest (as named by the referrer; verified unless the content is a problem).
+    pub digest: Digest,
+    /// Media type the referrer claimed.
+    pub media_type: String,
+    /// What it is.
+    pub content: Content,
+}
+
+impl Node {
+    /// The image at this node, if it is one with a usable config.
+    pub fn image(&self) -> Option<&Image> {
+        match &self.content {
+            Content::Image(i) => Some(i),
+            _ => None,
+        }
+    }
+}
+
+/// The graph for one reference.
+#[derive(Debug, Clone)]
+pub struct Graph {
+    /// The reference as the user gave it.
+    pub reference: String,
+    /// The top object.
+    pub root: Node,
+}
+
+impl Graph {
+    /// Every node, depth first, root first.
+    pub fn nodes(&self) -> Vec<&Node> {
+        fn visit<'a>(n: &'a Node, out: &mut Vec<&'a Node>) {
+            out.push(n);
+            if let Content::Index { children, .. } = &n.content {
+                for c in children.iter().flatten() {
+                    visit(c, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        visit(&self.root, &mut out);
+        out
+    }
+}
+
+/// Checks `bytes` against the digest and (when known) size that named them.
+fn verify(bytes: &[u8], digest: &Digest, size: Option<u64>) -> Result<(), Problem> {
+    if let Some(size) = size
+        && size != bytes.len() as u64
+    {
+        return Err(Problem::DigestMismatch(format!(
+            "{digest}: descriptor says {size} bytes, received {}",
+            bytes.len()
+        )));
+    }
+    if !digest.matches(bytes) {
+        return Err(Problem::DigestMismatch(format!(
+            "{digest}: received content hashes to {}",
+            Digest::compute(digest.algorithm(), bytes)
+        )));
+    }
+    Ok(())
+}
+
+/// Walks the graph of one reference. Fails only when the top object cannot be fetched at all
+/// (the caller turns that into an `error` verdict or a bad-input exit).
+pub async fn walk<S: Source>(source: &S, options: WalkOptions) -> Result<Graph, FetchError> {
+    let top = match (source.top().await, source.pinned()) {
+        (Ok(top), _) => top,
+        // A pinned reference whose bytes do not match is a finding, not a failure to check.
+        (Err(e @ FetchError::DigestMismatch { .. }), Some(pinned)) => {
+            return Ok(Graph {
+                reference: source.name(),
+                root: Node {
+                    digest: pinned,
+                    media_type: String::new(),
+                    content: Content::Problem(Problem::DigestMismatch(e.to_string())),
+                },
+            });
+        }
+        (Err(e), _) => return Err(e),
+    };
+    let digest = top
+        .claimed_digest
+        .clone()
+        .unwrap_or_else(|| Digest::sha256(&top.bytes));
+    let media_type = top.media_type.clone().unwrap_or_default();
+    let content = match verify(&top.bytes, &digest, top.claimed_size) {
+        Err(p) => Content::Problem(p),
+        Ok(()) => {
+            parse_and_descend(source, options, &top.bytes, top.media_type.as_deref(), 0).await
+        }
+    };
+    Ok(Graph {
+        reference: source.name(),
+        root: Node {
+            digest,
+            media_type,
+            content,
+        },
+    })
+}
+
+fn walk_child<'a, S: Source>(
+    source: &'a S,
+    options: WalkOptions,
+    descriptor: &'a Descriptor,
+    depth: usize,
+) -> BoxFuture<'a, Node> {
+    Box::pin(async move {
+        let digest = match descriptor.digest() {
+            Ok(d) => d,
+            Err(e) => unreachable!("digests are validated at parse time: {e}"),
+        };
+        let size = u64::try_from(descriptor.size).ok();
+        let content = if depth > MAX_DEPTH {
+            Content::Problem(Problem::Bad(format!(
+                "indexes nested more than {MAX_DEPTH} deep"
+            )))
+        } else {
+            match source.manifest(&digest, MAX_MANIFEST_BYTES).await {
+                Err(e) => Content::Problem(Problem::from_fetch(e)),
+                Ok(bytes) => match verify(&bytes, &digest, size) {
+                    Err(p) => Content::Problem(p),
+                    Ok(()) => {
+                        parse_and_descend(
+                            source,
+                            options,
+                            &bytes,
+                            Some(&descriptor.media_type),
+                            depth,
+                        )
+                        .await
+                    }
+                },
+            }
+        };
+        Node {
+            digest,
+            media_type: descriptor.media_type.clone(),
+            content,
+        }
+    })
+}
+
+async fn parse_and_descend<S: Source>(
+    source: &S,
+    options: WalkOptions,
+    bytes: &[u8],
+    claimed_type: Option<&str>,
+    depth: usize,
+) -> Content {
+    match Manifest::parse(bytes, claimed_type) {
+        Err(e) => Content::Problem(Problem::Bad(e.0)),
+        Ok(Manifest::Schema1) => Content::Schema1,
+        Ok(Manifest::Image(manifest)) => {
+            Content::Image(Box::new(load_image(source, options, manifest).await))
+        }
+        Ok(Manifest::Index(index)) => {
+            let pending: Vec<BoxFuture<'_, Option<Node>>> = index
+                .manifests
+                .iter()
+                .map(|d| -> BoxFuture<'_, Option<Node>> {
+                    if d.is_attestation() {
+                        Box::pin(futures::future::ready(None))
+                    } else {
+                        Box::pin(
+                            async move { Some(walk_child(source, options, d, depth + 1).await) },
+                        )
+                    }
+                })
+                .collect();
+            let children = futures::stream::iter(pending)
+                .buffered(options.jobs.max(1))
+                .collect::<Vec<_>>()
+                .await;
+            Content::Index { index, children }
+        }
+    }
+}
+
+async fn load_image<S: Source>(source: &S, options: WalkOptions, manifest: ImageManifest) -> Image {
+    let config = async {
+        let d = manifest.config.digest().map_err(|e| Problem::Bad(e.0))?;
+        let bytes = source
+            .blob(&d, MAX_CONFIG_BYTES)
+            .await
+            .map_err(Problem::from_fetch)?;
+        verify(&bytes, &d, u64::try_from(manifest.config.size).ok())?;
+        ImageConfig::parse(&bytes).map_err(|e| Problem::Bad(format!("config {d}: {}", e.0)))
+    }
+    .await;
+    let check_layers = options.deep
+        && config
+            .as_ref()
+            .is_ok_and(|c| c.os.eq_ignore_ascii_case("windows"));
+    let pending: Vec<BoxFuture<'_, Layer>> = manifest
+        .layers
+        .iter()
+        .map(|d| -> BoxFuture<'_, Layer> {
+            Box::pin(async move {
+                let format = if check_layers {
+                    Some(layer_format(source, d).await)
+                } else {
+                    None
+                };
+                Layer {
+                    descriptor: d.clone(),
+                    format,
+                }
+            })
+        })
+        .collect();
+    let layers = futures::stream::iter(pending)
+        .buffered(options.jobs.max(1))
+        .collect::<Vec<_>>()
+        .await;
+    Image {
+        manifest,
+        config,
+        layers,
+    }
+}
+
+async fn layer_format<S: Source>(source: &S, d: &Descriptor) -> LayerFormat {
+    if d.is_foreign_layer() {
+        return LayerFormat::Skipped("foreign layer: not fetched".to_string());
+    }
+    let digest = match d.digest() {
+        Ok(x) => x,
+        Err(e) => return LayerFormat::Failed(Problem::Bad(e.0)),
+    };
+    let bytes = match source.blob(&digest, MAX_LAYER_BYTES).await {
+        Ok(b) => b,
+        Err(e) => return LayerFormat::Failed(Problem::from_fetch(e)),
+    };
+    if let Err(p) = verify(&bytes, &digest, u64::try_from(d.size).ok()) {
+        return LayerFormat::Failed(p);
+    }
+    tokio::task::spawn_blocking(move || classify_layer(&bytes))
+        .await
+        .unwrap_or_else(|e| LayerFormat::Failed(Problem::Bad(format!("layer check crashed: {e}"))))
+}
+
+/// Is `name` inside the Windows layer layout?
+pub fn is_windows_layout_path(name: &str) -> bool {
+    let name = name.trim_start_matches("./");
+    ["Files", "Hives", "UtilityVM"]
+        .iter()
+        .any(|top| name == *top || name.strip_prefix(top).is_some_and(|r| r.starts_with('/')))
+}
+
+/// Reads a (possibly gzip-compressed) tar layer and checks every entry is in the Windows
+/// layout (DOMAIN.md §2).
+pub fn classify_layer(bytes: &[u8]) -> LayerFormat {
+    let reader: Box<dyn std::io::Read> = if bytes.starts_with(&[0x1f, 0x8b]) {
+        Box::new(flate2::read::GzDecoder::new(bytes))
+    } else if bytes.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        return LayerFormat::Skipped("zstd-compressed layer: not checked".to_string());
+    } else {
+        Box::new(bytes)
+    };
+    let mut archive = tar::Archive::new(reader);
+    let entries = match archive.entries() {
+        Ok(e) => e,
+        Err(e) => return LayerFormat::Failed(Problem::Bad(format!("not a tar archive: {e}"))),
+    };
+    let mut outside = 0;
+    let mut examples = Vec::new();
+    let mut seen = 0usize;
+    for entry in entries {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                return LayerFormat::Failed(Problem::Bad(format!("corrupt tar archive: {e}")));
+            }
+        };
+        seen += 1;
+        let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        if !is_windows_layout_path(&name) {
+            outside += 1;
+            if examples.len() < 3 {
+                examples.push(name);
+            }
+        }
+    }
+    if seen == 0 {
+        return LayerFormat::Skipped("empty layer".to_string());
+    }
+    if outside == 0 {
+        LayerFormat::Windows
+    } else {
+        LayerFormat::NotWindows { outside, examples }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tar_of(names: &[&str], gzip: bool) -> Vec<u8> {
+        let mut b = tar::Builder::new(Vec::new());
+        for n in names {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(1);
+            h.set_mode(0o644);
+            h.set_cksum();
+            b.append_data(&mut h, n, &b"x"[..]).unwrap();
+        }
+        let raw = b.into_inner().unwrap();
+        if !gzip {
+            return raw;
+        }
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut enc, &raw).unwrap();
+        enc.finish().unwrap()
+    }
+
+    #[test]
+    fn windows_layout_paths() {
+        for ok in [
+            "Files",
+            "Files/",
+            "Files/a.exe",
+            "./Hives/Software",
+            "UtilityVM/Files/x",
+        ] {
+            assert!(is_windows_layout_path(ok), "{ok}");
+        }
+        for bad in ["csi.exe", "Filesystem/x", "files/a", "bin/app", ""] {
+            assert!(!is_windows_layout_path(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn classifies_layers() {
+        assert_eq!(
+            classify_layer(&tar_of(&["Files/a.exe", "Hives/Software_Base"], true)),
+            LayerFormat::Windows
+        );
+        assert_eq!(
+            classify_layer(&tar_of(
+                &["Files/a.exe", "csi.exe", "bin/x", "c", "d"],
+                false
+            )),
+            LayerFormat::NotWindows {
+                outside: 4,
+                examples: vec!["csi.exe".into(), "bin/x".into(), "c".into()]
+            }
+        );
+        assert!(matches!(
+            classify_layer(&[0x1f, 0x8b, 1, 2, 3]),
+            LayerFormat::Failed(_)
+        ));
+        assert!(matches!(
+            classify_layer(&[0x28, 0xb5, 0x2f, 0xfd]),
+            LayerFormat::Skipped(_)
+        ));
+        assert!(matches!(classify_layer(&[]), LayerFormat::Skipped(_)));
+    }
+
+    #[test]
+    fn verify_checks_size_and_digest() {
+        let d = Digest::sha256(b"abc");
+        assert!(verify(b"abc", &d, Some(3)).is_ok());
+        assert!(verify(b"abc", &d, None).is_ok());
+        assert!(matches!(
+            verify(b"abc", &d, Some(4)),
+            Err(Problem::DigestMismatch(_))
+        ));
+        assert!(matches!(
+            verify(b"abd", &d, Some(3)),
+            Err(Problem::DigestMismatch(_))
+        ));
+    }
+}

@@ -1,0 +1,19 @@
+//! imgcheck keeps multi-arch container releases honest for Windows nodes.
+//!
+//! The library gathers a verified image graph from a [`source`] (a registry or an OCI image
+//! layout), judges it with the pure [`engine`] against a [`policy`] and the containerd matching
+//! rules in [`platform`], and renders [`report`]s. See `docs/decisions.md` for the design.
+
+#![warn(missing_docs)]
+
+pub mod auth;
+pub mod digest;
+pub mod engine;
+pub mod graph;
+pub mod manifest;
+pub mod platform;
+pub mod policy;
+pub mod reference;
+pub mod report;
+pub mod session;
+pub mod source;

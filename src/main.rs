@@ -1,0 +1,296 @@
+//! The `imgcheck` command line: a thin layer over the library.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{ArgAction, Parser, Subcommand, ValueEnum};
+
+use imgcheck::auth::AuthStore;
+use imgcheck::engine::{ImageReport, judge, resolve};
+use imgcheck::graph::{Content, Graph, WalkOptions};
+use imgcheck::platform::{Platform, RuntimeProfile};
+use imgcheck::policy::{DEFAULT_POLICY, Policy};
+use imgcheck::reference::ImageRef;
+use imgcheck::report::{self, EXIT_ERROR, EXIT_FAIL, EXIT_PASS, EXIT_USAGE, Format};
+use imgcheck::session::Session;
+use imgcheck::source::FetchError;
+use imgcheck::source::registry::ClientOptions;
+
+#[derive(Parser)]
+#[command(
+    name = "imgcheck",
+    version,
+    about = "Keeps multi-arch container releases honest for Windows nodes",
+    after_help = "Exit codes: 0 pass, 1 an image fails its policy, 2 usage or bad input, 3 a check could not be completed."
+)]
+struct Cli {
+    /// Credentials file (containers-auth.json format); default: REGISTRY_AUTH_FILE, then the
+    /// podman and docker locations.
+    #[arg(long, global = true, value_name = "FILE")]
+    authfile: Option<PathBuf>,
+    /// Require HTTPS and verify certificates (loopback registries may always use HTTP).
+    #[arg(long, global = true, default_value_t = true, action = ArgAction::Set, value_name = "BOOL")]
+    tls_verify: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Verify references against a policy: which entry each supported host would pull.
+    Verify {
+        /// References: REGISTRY/REPO[:TAG][@DIGEST], docker://…, oci:DIR[:TAG], oci:DIR@DIGEST.
+        #[arg(required = true, value_name = "REF")]
+        references: Vec<String>,
+        /// Embedded policy name or policy file.
+        #[arg(long, default_value = DEFAULT_POLICY)]
+        policy: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Also read Windows layers and check they use the Windows layer layout.
+        #[arg(long)]
+        deep: bool,
+        /// Runtime profiles to judge with (repeatable); default: the policy's `runtimes`.
+        #[arg(long = "runtime", value_name = "PROFILE")]
+        runtimes: Vec<RuntimeProfile>,
+        /// Fetches in flight at once per image.
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
+        jobs: u16,
+    },
+    /// Print the digest a node of PLATFORM would pull from REF.
+    Resolve {
+        /// The reference.
+        #[arg(value_name = "REF")]
+        reference: String,
+        /// The node: os/arch[/variant][:osversion], e.g. windows/amd64:10.0.17763.
+        #[arg(long)]
+        platform: String,
+        /// containerd generation to emulate.
+        #[arg(long, default_value = "containerd-2.3")]
+        runtime: RuntimeProfile,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = SimpleFormat::Text)]
+        format: SimpleFormat,
+    },
+    /// Show a reference's entries: list platform next to config platform.
+    Inspect {
+        /// The reference.
+        #[arg(value_name = "REF")]
+        reference: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = SimpleFormat::Text)]
+        format: SimpleFormat,
+    },
+    /// Policy commands.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum PolicyCommand {
+    /// Print the effective policy (an embedded name or a file).
+    Show {
+        /// Embedded policy name or file.
+        #[arg(default_value = DEFAULT_POLICY)]
+        policy: String,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SimpleFormat {
+    Text,
+    Json,
+}
+
+/// A failure that ends the command with an exit code and a message.
+struct Exit(i32, String);
+
+fn usage(msg: impl std::fmt::Display) -> Exit {
+    Exit(EXIT_USAGE, msg.to_string())
+}
+
+fn parse_refs(inputs: &[String]) -> Result<Vec<ImageRef>, Exit> {
+    inputs
+        .iter()
+        .map(|s| s.parse::<ImageRef>().map_err(usage))
+        .collect()
+}
+
+async fn session(cli: &Cli, refs: &[ImageRef]) -> Result<Session, Exit> {
+    let auth = AuthStore::load(cli.authfile.as_deref()).map_err(usage)?;
+    let options = ClientOptions {
+        tls_verify: cli.tls_verify,
+    };
+    Ok(Session::new(&options, auth, refs).await)
+}
+
+/// Walks one reference; bad input ends the run (exit 2), other fetch failures become the
+/// image's `error` verdict.
+async fn graph_or_report(
+    session: &Session,
+    reference: &ImageRef,
+    options: WalkOptions,
+) -> Result<Result<Graph, ImageReport>, Exit> {
+    match session.graph(reference, options).await {
+        Ok(g) => Ok(Ok(g)),
+        Err(FetchError::BadInput(m)) => Err(usage(m)),
+        Err(e) => Ok(Err(ImageReport::unavailable(
+            &reference.to_string(),
+            &e.to_string(),
+        ))),
+    }
+}
+
+async fn run(cli: Cli) -> Result<i32, Exit> {
+    match &cli.command {
+        Command::Verify {
+            references,
+            policy,
+            format,
+            deep,
+            runtimes,
+            jobs,
+        } => {
+            let refs = parse_refs(references)?;
+            let policy = Policy::load(policy).map_err(usage)?;
+            let runtimes = if runtimes.is_empty() {
+                policy.runtimes.clone()
+            } else {
+                runtimes.clone()
+            };
+            let session = session(&cli, &refs).await?;
+            let options = WalkOptions {
+                jobs: usize::from(*jobs),
+                deep: *deep,
+            };
+            let mut reports = Vec::new();
+            for r in &refs {
+                reports.push(match graph_or_report(&session, r, options).await? {
+                    Ok(g) => judge(&g, &policy, &runtimes),
+                    Err(report) => report,
+                });
+            }
+            match format {
+                Format::Text => print!("{}", report::text(&reports)),
+                Format::Json => println!("{}", report::json(&reports)),
+                Format::Konflux => println!(
+                    "{}",
+                    serde_json::to_string(&report::konflux(&reports, std::time::SystemTime::now()))
+                        .expect("serialises")
+                ),
+            }
+            Ok(report::exit_code(&reports))
+        }
+        Command::Resolve {
+            reference,
+            platform,
+            runtime,
+            format,
+        } => {
+            let refs = parse_refs(std::slice::from_ref(reference))?;
+            let host = Platform::parse(platform).map_err(usage)?;
+            let session = session(&cli, &refs).await?;
+            let graph = match graph_or_report(&session, &refs[0], WalkOptions::default()).await? {
+                Ok(g) => g,
+                Err(report) => {
+                    return Err(Exit(EXIT_ERROR, report.findings[0].message.clone()));
+                }
+            };
+            let r = resolve(&graph, &host, *runtime);
+            if *format == SimpleFormat::Json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "reference": graph.reference,
+                        "host": host.to_string(),
+                        "runtime": runtime.name(),
+                        "digest": r.digest,
+                        "platform": r.platform,
+                        "config_platform": r.config_platform,
+                        "candidates": r.candidates,
+                    }))
+                    .expect("serialises")
+                );
+            }
+            match (&r.digest, &r.child_problem) {
+                (None, _) => {
+                    let why = match &graph.root.content {
+                        Content::Problem(p) => format!(" ({p:?})"),
+                        Content::Schema1 => " (schema1 manifest)".to_string(),
+                        _ => String::new(),
+                    };
+                    Err(Exit(
+                        EXIT_FAIL,
+                        format!(
+                            "no matching manifest for {} {} in the manifest list entries{why}",
+                            host.os_arch(),
+                            host.os_version.clone().unwrap_or_default()
+                        )
+                        .replace("  ", " "),
+                    ))
+                }
+                (Some(d), Some(p)) => Err(Exit(
+                    EXIT_FAIL,
+                    format!("{} selects {d}, but the pull would fail: {p:?}", host),
+                )),
+                (Some(d), None) => {
+                    if *format == SimpleFormat::Text {
+                        println!("{d}");
+                    }
+                    Ok(EXIT_PASS)
+                }
+            }
+        }
+        Command::Inspect { reference, format } => {
+            let refs = parse_refs(std::slice::from_ref(reference))?;
+            let session = session(&cli, &refs).await?;
+            let graph = match graph_or_report(&session, &refs[0], WalkOptions::default()).await? {
+                Ok(g) => g,
+                Err(report) => return Err(Exit(EXIT_ERROR, report.findings[0].message.clone())),
+            };
+            let view = imgcheck::engine::inspect(&graph);
+            match format {
+                SimpleFormat::Json => {
+                    println!(
+                        "{}",
+                        serde_json::to_string_pretty(&view).expect("serialises")
+                    )
+                }
+                SimpleFormat::Text => print!("{}", imgcheck::engine::inspect_text(&view)),
+            }
+            Ok(EXIT_PASS)
+        }
+        Command::Policy {
+            command: PolicyCommand::Show { policy },
+        } => {
+            let policy = Policy::load(policy).map_err(usage)?;
+            print!("{}", policy.to_yaml());
+            Ok(EXIT_PASS)
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("imgcheck: error: cannot start the async runtime: {e}");
+            return ExitCode::from(EXIT_ERROR as u8);
+        }
+    };
+    let code = match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(Exit(code, msg)) => {
+            eprintln!("imgcheck: {}", msg);
+            code
+        }
+    };
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}

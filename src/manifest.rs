@@ -1,0 +1,405 @@
+//! Index, manifest and config types over raw bytes.
+//!
+//! These are our own serde types rather than `oci_spec::image::ImageIndex`: oci-spec 0.10's
+//! descriptor `Platform` drops `os.version` and `os.features` (DOMAIN.md §7), the two fields
+//! this tool exists to check. Parsing is strict where a runtime is strict (schemaVersion,
+//! digests) and tolerant where registries are (unknown fields).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::digest::Digest;
+use crate::platform::Platform;
+
+/// OCI image index.
+pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
+/// OCI image manifest.
+pub const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+/// OCI image config.
+pub const OCI_CONFIG: &str = "application/vnd.oci.image.config.v1+json";
+/// Docker manifest list.
+pub const DOCKER_LIST: &str = "application/vnd.docker.distribution.manifest.list.v2+json";
+/// Docker schema2 manifest.
+pub const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
+/// Docker image config.
+pub const DOCKER_CONFIG: &str = "application/vnd.docker.container.image.v1+json";
+/// Docker schema1 manifest (obsolete).
+pub const DOCKER_SCHEMA1: &str = "application/vnd.docker.distribution.manifest.v1+json";
+/// Signed Docker schema1 manifest (obsolete).
+pub const DOCKER_SCHEMA1_SIGNED: &str = "application/vnd.docker.distribution.manifest.v1+prettyjws";
+/// Docker foreign layer.
+pub const DOCKER_FOREIGN_LAYER: &str = "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip";
+
+/// Every manifest media type a registry may answer with; sent as `Accept`.
+pub const ACCEPTED_MANIFEST_TYPES: [&str; 6] = [
+    OCI_INDEX,
+    DOCKER_LIST,
+    OCI_MANIFEST,
+    DOCKER_MANIFEST,
+    DOCKER_SCHEMA1_SIGNED,
+    DOCKER_SCHEMA1,
+];
+
+/// Largest manifest or index accepted (distribution's own cap, DOMAIN.md §2).
+pub const MAX_MANIFEST_BYTES: u64 = 4 * 1024 * 1024;
+/// Largest image config accepted.
+pub const MAX_CONFIG_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Annotation buildx puts on attestation entries.
+pub const ANNOTATION_REFERENCE_TYPE: &str = "vnd.docker.reference.type";
+
+/// A content descriptor (index entry, config, layer).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Descriptor {
+    /// Media type of the referenced content.
+    #[serde(rename = "mediaType", default)]
+    pub media_type: String,
+    /// Digest of the referenced content, as written (validated by [`Descriptor::digest`]).
+    pub digest: String,
+    /// Size in bytes of the referenced content.
+    pub size: i64,
+    /// Platform of an index entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform: Option<Platform>,
+    /// Annotations.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
+    /// External URLs (foreign layers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub urls: Vec<String>,
+}
+
+impl Descriptor {
+    /// The validated digest.
+    pub fn digest(&self) -> Result<Digest, ManifestError> {
+        self.digest
+            .parse()
+            .map_err(|e: crate::digest::DigestError| ManifestError(e.to_string()))
+    }
+
+    /// True for buildx attestation entries and other explicitly non-runnable entries:
+    /// an `unknown/unknown` platform or a `vnd.docker.reference.type` annotation.
+    pub fn is_attestation(&self) -> bool {
+        self.annotations.contains_key(ANNOTATION_REFERENCE_TYPE)
+            || self
+                .platform
+                .as_ref()
+                .is_some_and(|p| p.os == "unknown" && p.architecture == "unknown")
+    }
+
+    /// True when a mirroring tool would leave this layer out: foreign or non-distributable
+    /// media types, or any `urls`.
+    pub fn is_foreign_layer(&self) -> bool {
+        !self.urls.is_empty()
+            || self.media_type == DOCKER_FOREIGN_LAYER
+            || self
+                .media_type
+                .starts_with("application/vnd.oci.image.layer.nondistributable.")
+    }
+}
+
+/// An image index or Docker manifest list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Index {
+    /// Schema version (2).
+    #[serde(rename = "schemaVersion")]
+    pub schema_version: i64,
+    /// Media type field of the body.
+    #[serde(rename = "mediaType", default, skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<String>,
+    /// Entries.
+    pub manifests: Vec<Descriptor>,
+    /// Annotations.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// A single-platform image manifest (OCI or Docker schema2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageManifest {
+    /// Schema version (2).
+    #[serde(rename = "schemaVersion")]
+    pub schema_version: i64,
+    /// Media type field of the body.
+    #[serde(rename = "mediaType", default, skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<String>,
+    /// The config blob.
+    pub config: Descriptor,
+    /// Layers, base first.
+    #[serde(default)]
+    pub layers: Vec<Descriptor>,
+}
+
+/// The platform-relevant part of an image config.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct ImageConfig {
+    /// Operating system.
+    #[serde(default)]
+    pub os: String,
+    /// Architecture.
+    #[serde(default)]
+    pub architecture: String,
+    /// Variant.
+    #[serde(default)]
+    pub variant: Option<String>,
+    /// Windows version.
+    #[serde(rename = "os.version", default)]
+    pub os_version: Option<String>,
+    /// OS features.
+    #[serde(rename = "os.features", default)]
+    pub os_features: Option<Vec<String>>,
+}
+
+impl ImageConfig {
+    /// Parses a config blob.
+    pub fn parse(bytes: &[u8]) -> Result<ImageConfig, ManifestError> {
+        let config: ImageConfig = serde_json::from_slice(bytes)
+            .map_err(|e| ManifestError(format!("image config is not valid JSON: {e}")))?;
+        if config.os.is_empty() || config.architecture.is_empty() {
+            return Err(ManifestError(
+                "image config has no 'os' or 'architecture'".to_string(),
+            ));
+        }
+        Ok(config)
+    }
+
+    /// The platform the image really is.
+    pub fn platform(&self) -> Platform {
+        Platform {
+            os: self.os.clone(),
+            architecture: self.architecture.clone(),
+            variant: self.variant.clone().filter(|v| !v.is_empty()),
+            os_version: self.os_version.clone().filter(|v| !v.is_empty()),
+            os_features: self.os_features.clone().unwrap_or_default(),
+        }
+    }
+}
+
+/// A parsed manifest-like object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Manifest {
+    /// A multi-platform list.
+    Index(Index),
+    /// A single image.
+    Image(ImageManifest),
+    /// An obsolete Docker schema1 manifest (reported, never judged).
+    Schema1,
+}
+
+/// Content that cannot be understood, with the reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ManifestError(pub String);
+
+fn kind_of(media_type: &str) -> Option<&'static str> {
+    match media_type {
+        OCI_INDEX | DOCKER_LIST => Some("index"),
+        OCI_MANIFEST | DOCKER_MANIFEST => Some("image"),
+        DOCKER_SCHEMA1 | DOCKER_SCHEMA1_SIGNED => Some("schema1"),
+        _ => None,
+    }
+}
+
+impl Manifest {
+    /// Parses manifest bytes. `descriptor_type` is the media type the referrer claimed
+    /// (index entry, `index.json`, or the registry's Content-Type), if known.
+    pub fn parse(bytes: &[u8], descriptor_type: Option<&str>) -> Result<Manifest, ManifestError> {
+        let value: serde_json::Value = serde_json::from_slice(bytes)
+            .map_err(|e| ManifestError(format!("not valid JSON: {e}")))?;
+        let obj = value
+            .as_object()
+            .ok_or_else(|| ManifestError("not a JSON object".to_string()))?;
+        let body_type = match obj.get("mediaType") {
+            None => None,
+            Some(serde_json::Value::String(s)) => Some(s.as_str()),
+            Some(other) => {
+                return Err(ManifestError(format!("mediaType is not a string: {other}")));
+            }
+        };
+        if let Some(t) = body_type
+            && kind_of(t).is_none()
+        {
+            return Err(ManifestError(format!(
+                "unsupported media type '{t}' (expected an OCI or Docker index or manifest)"
+            )));
+        }
+        let schema = obj.get("schemaVersion").and_then(|v| v.as_i64());
+        if schema == Some(1) {
+            return Ok(Manifest::Schema1);
+        }
+        if schema != Some(2) {
+            return Err(ManifestError(format!(
+                "schemaVersion must be 2, found {}",
+                obj.get("schemaVersion")
+                    .map_or("nothing".to_string(), |v| v.to_string())
+            )));
+        }
+        let claimed = descriptor_type.filter(|t| !t.is_empty());
+        if let (Some(body), Some(claimed)) = (body_type, claimed)
+            && body != claimed
+            && kind_of(body) != kind_of(claimed)
+        {
+            return Err(ManifestError(format!(
+                "mediaType '{body}' in the body disagrees with '{claimed}' in the descriptor"
+            )));
+        }
+        let kind = match body_type.or(claimed) {
+            Some(t) => kind_of(t).ok_or_else(|| {
+                ManifestError(format!(
+                    "unsupported media type '{t}' (expected an OCI or Docker index or manifest)"
+                ))
+            })?,
+            // OCI allows omitting mediaType: decide by shape.
+            None if obj.contains_key("manifests") => "index",
+            None if obj.contains_key("config") => "image",
+            None => return Err(ManifestError("neither an index nor a manifest".to_string())),
+        };
+        let check_digests = |ds: &[Descriptor]| -> Result<(), ManifestError> {
+            for d in ds {
+                d.digest()?;
+                if d.size < 0 {
+                    return Err(ManifestError(format!(
+                        "descriptor {} has a negative size",
+                        d.digest
+                    )));
+                }
+            }
+            Ok(())
+        };
+        match kind {
+            "index" => {
+                let index: Index = serde_json::from_value(value)
+                    .map_err(|e| ManifestError(format!("invalid index: {e}")))?;
+                check_digests(&index.manifests)?;
+                Ok(Manifest::Index(index))
+            }
+            "image" => {
+                let image: ImageManifest = serde_json::from_value(value)
+                    .map_err(|e| ManifestError(format!("invalid image manifest: {e}")))?;
+                check_digests(std::slice::from_ref(&image.config))?;
+                check_digests(&image.layers)?;
+                Ok(Manifest::Image(image))
+            }
+            _ => Ok(Manifest::Schema1),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const D: &str = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+    fn index_json(entries: &str) -> String {
+        format!(r#"{{"schemaVersion":2,"mediaType":"{OCI_INDEX}","manifests":[{entries}]}}"#)
+    }
+
+    #[test]
+    fn parses_index_with_windows_fields() {
+        let body = index_json(&format!(
+            r#"{{"mediaType":"{OCI_MANIFEST}","digest":"{D}","size":10,
+              "platform":{{"os":"windows","architecture":"amd64","os.version":"10.0.17763.5830","os.features":["win32k"]}}}}"#
+        ));
+        let Manifest::Index(index) = Manifest::parse(body.as_bytes(), Some(OCI_INDEX)).unwrap()
+        else {
+            panic!("not an index")
+        };
+        let p = index.manifests[0].platform.clone().unwrap();
+        assert_eq!(p.os_version.as_deref(), Some("10.0.17763.5830"));
+        assert_eq!(p.os_features, vec!["win32k"]);
+    }
+
+    #[test]
+    fn classifies_and_rejects() {
+        let image = format!(
+            r#"{{"schemaVersion":2,"mediaType":"{DOCKER_MANIFEST}","config":{{"mediaType":"{DOCKER_CONFIG}","digest":"{D}","size":2}},"layers":[]}}"#
+        );
+        assert!(matches!(
+            Manifest::parse(image.as_bytes(), None),
+            Ok(Manifest::Image(_))
+        ));
+        // A Docker manifest referenced as an OCI manifest is still an image (registries mix them).
+        assert!(matches!(
+            Manifest::parse(image.as_bytes(), Some(OCI_MANIFEST)),
+            Ok(Manifest::Image(_))
+        ));
+        let no_type = r#"{"schemaVersion":2,"manifests":[]}"#;
+        assert!(matches!(
+            Manifest::parse(no_type.as_bytes(), None),
+            Ok(Manifest::Index(_))
+        ));
+        assert_eq!(
+            Manifest::parse(br#"{"schemaVersion":1,"name":"x","fsLayers":[]}"#, None),
+            Ok(Manifest::Schema1)
+        );
+        let cases: &[(&[u8], Option<&str>, &str)] = &[
+            (b"", None, "not valid JSON"),
+            (b"{\"schemaVersion\":2,\"manifests\":[", None, "not valid JSON"),
+            (b"[]", None, "not a JSON object"),
+            (b"{}", None, "schemaVersion must be 2"),
+            (b"{\"schemaVersion\":3}", None, "schemaVersion must be 2"),
+            (
+                br#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.config.v1+json"}"#,
+                None,
+                "unsupported media type",
+            ),
+            (br#"{"schemaVersion":2,"mediaType":7}"#, None, "not a string"),
+            (br#"{"schemaVersion":2}"#, None, "neither"),
+            (
+                br#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]}"#,
+                Some(OCI_MANIFEST),
+                "disagrees",
+            ),
+            (br#"{"schemaVersion":2,"manifests":[{"digest":"sha256:x","size":1}]}"#, None, "invalid hex"),
+            (br#"{"schemaVersion":2,"manifests":{}}"#, None, "invalid index"),
+        ];
+        for (body, claimed, want) in cases {
+            let err = Manifest::parse(body, *claimed).unwrap_err().to_string();
+            assert!(
+                err.contains(want),
+                "{}: {err}",
+                String::from_utf8_lossy(body)
+            );
+        }
+    }
+
+    #[test]
+    fn config_platform() {
+        let c = ImageConfig::parse(
+            br#"{"os":"windows","architecture":"amd64","os.version":"10.0.20348.2461","variant":""}"#,
+        )
+        .unwrap();
+        let p = c.platform();
+        assert_eq!(p.os_version.as_deref(), Some("10.0.20348.2461"));
+        assert_eq!(p.variant, None);
+        assert!(ImageConfig::parse(br#"{"os":"linux"}"#).is_err());
+        assert!(ImageConfig::parse(b"nope").is_err());
+    }
+
+    #[test]
+    fn attestation_and_foreign() {
+        let mut d: Descriptor = serde_json::from_str(&format!(
+            r#"{{"mediaType":"{OCI_MANIFEST}","digest":"{D}","size":1,"platform":{{"os":"unknown","architecture":"unknown"}}}}"#
+        ))
+        .unwrap();
+        assert!(d.is_attestation());
+        d.platform = None;
+        assert!(!d.is_attestation());
+        d.annotations.insert(
+            ANNOTATION_REFERENCE_TYPE.into(),
+            "attestation-manifest".into(),
+        );
+        assert!(d.is_attestation());
+        let mut l = d.clone();
+        l.media_type = DOCKER_FOREIGN_LAYER.into();
+        assert!(l.is_foreign_layer());
+        l.media_type = "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip".into();
+        assert!(l.is_foreign_layer());
+        l.media_type = "application/vnd.oci.image.layer.v1.tar+gzip".into();
+        assert!(!l.is_foreign_layer());
+        l.urls = vec!["https://example.com/x".into()];
+        assert!(l.is_foreign_layer());
+    }
+}

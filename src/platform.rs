@@ -1,0 +1,937 @@
+//! Platforms and the rules a containerd node uses to pick one entry of a manifest list.
+//!
+//! This module models, without I/O, what `containerd/platforms` does on a Windows (or Linux)
+//! node (DOMAIN.md §1): normalise os/architecture/variant, compare the Windows `os.version`
+//! with the host's under the LTSC compatibility window, check `os.features`, order the matching
+//! entries and take the first. The rules changed between containerd releases, so they are
+//! parameterised by a [`RuntimeProfile`] (DOMAIN.md §1.1).
+//!
+//! Microsoft's compatibility matrix ("Windows container version compatibility") is what the
+//! window encodes: process-isolated containers need the host's build below Windows Server 2022;
+//! from WS2022 on, a host runs images from the newest LTSC release it is newer than, up to
+//! its own build.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Windows Server 2022 (ltsc2022), the first build with a compatibility window.
+pub const BUILD_WS2022: u16 = 20348;
+/// Windows Server 2025 (ltsc2025).
+pub const BUILD_WS2025: u16 = 26100;
+/// LTSC builds that open a compatibility window, ascending.
+const LTSC_BUILDS: [u16; 2] = [BUILD_WS2022, BUILD_WS2025];
+
+/// A platform as written in an index descriptor or an image config.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Platform {
+    /// Operating system (`linux`, `windows`).
+    #[serde(default)]
+    pub os: String,
+    /// CPU architecture (`amd64`, `arm64`, …).
+    #[serde(default)]
+    pub architecture: String,
+    /// CPU variant (`v8`, `v7`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// Windows `major.minor.build[.revision]`.
+    #[serde(
+        rename = "os.version",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub os_version: Option<String>,
+    /// Required OS features (`win32k`, …).
+    #[serde(rename = "os.features", default, skip_serializing_if = "Vec::is_empty")]
+    pub os_features: Vec<String>,
+}
+
+impl Platform {
+    /// A platform with os and architecture only.
+    pub fn new(os: &str, architecture: &str) -> Platform {
+        Platform {
+            os: os.to_string(),
+            architecture: architecture.to_string(),
+            ..Platform::default()
+        }
+    }
+
+    /// Sets the variant.
+    pub fn with_variant(mut self, variant: &str) -> Platform {
+        self.variant = Some(variant.to_string());
+        self
+    }
+
+    /// Sets the Windows os.version.
+    pub fn with_os_version(mut self, version: &str) -> Platform {
+        self.os_version = Some(version.to_string());
+        self
+    }
+
+    /// True for `os: windows` (case-insensitive, as containerd lower-cases it).
+    pub fn is_windows(&self) -> bool {
+        self.os.eq_ignore_ascii_case("windows")
+    }
+
+    /// The normalised `(os, architecture, variant)` triple containerd compares.
+    pub fn normalized(&self) -> (String, String, String) {
+        let os = self.os.to_ascii_lowercase();
+        let (arch, variant) = normalize_arch(
+            &self.architecture.to_ascii_lowercase(),
+            &self
+                .variant
+                .clone()
+                .unwrap_or_default()
+                .to_ascii_lowercase(),
+        );
+        (os, arch, variant)
+    }
+
+    /// The parsed Windows version, `None` when absent or unparsable.
+    pub fn windows_version(&self) -> Option<WindowsVersion> {
+        self.os_version.as_deref().and_then(WindowsVersion::parse)
+    }
+
+    /// `os/arch[/variant]` without os.version.
+    pub fn os_arch(&self) -> String {
+        let (os, arch, variant) = self.normalized();
+        if variant.is_empty() {
+            format!("{os}/{arch}")
+        } else {
+            format!("{os}/{arch}/{variant}")
+        }
+    }
+
+    /// Parses `os/arch[/variant][:osversion]`, the `--platform` syntax.
+    pub fn parse(s: &str) -> Result<Platform, PlatformError> {
+        let bad = |why: &str| PlatformError(format!("'{s}' is not a platform: {why}"));
+        let (spec, version) = match s.split_once(':') {
+            Some((spec, v)) => (spec, Some(v)),
+            None => (s, None),
+        };
+        let parts: Vec<&str> = spec.split('/').collect();
+        if parts.len() < 2 || parts.len() > 3 || parts.iter().any(|p| p.is_empty()) {
+            return Err(bad("expected os/arch[/variant][:osversion]"));
+        }
+        let valid = |p: &&str| {
+            p.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        };
+        if !parts.iter().all(valid) {
+            return Err(bad("only letters, digits, '-' and '_' are allowed"));
+        }
+        let mut platform = Platform::new(parts[0], parts[1]);
+        if let Some(v) = parts.get(2) {
+            platform.variant = Some((*v).to_string());
+        }
+        if let Some(v) = version {
+            if !platform.is_windows() {
+                return Err(bad("an os.version is only meaningful for windows"));
+            }
+            if WindowsVersion::parse(v).is_none() {
+                return Err(bad(
+                    "os.version must be MAJOR.MINOR.BUILD[.REVISION], e.g. 10.0.17763",
+                ));
+            }
+            platform.os_version = Some(v.to_string());
+        }
+        Ok(platform)
+    }
+}
+
+impl fmt::Display for Platform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.os_arch())?;
+        if let Some(v) = &self.os_version {
+            write!(f, ":{v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A `--platform` string that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlatformError(String);
+
+/// containerd's architecture/variant normalisation (`platforms.NormalizeArch`).
+fn normalize_arch(arch: &str, variant: &str) -> (String, String) {
+    let (a, v) = match (arch, variant) {
+        ("i386", _) => ("386", ""),
+        ("x86_64" | "x86-64" | "amd64", "v1") => ("amd64", ""),
+        ("x86_64" | "x86-64" | "amd64", v) => ("amd64", v),
+        ("aarch64" | "arm64", "8" | "v8" | "") => ("arm64", ""),
+        ("aarch64" | "arm64", v) => ("arm64", v),
+        ("armhf", _) => ("arm", "v7"),
+        ("armel", _) => ("arm", "v6"),
+        ("arm", "" | "7") => ("arm", "v7"),
+        ("arm", "5" | "6" | "8") => ("arm", ""),
+        (a, v) => (a, v),
+    };
+    let v = match (a, variant) {
+        ("arm", "5") => "v5",
+        ("arm", "6") => "v6",
+        ("arm", "8") => "v8",
+        _ => v,
+    };
+    (a.to_string(), v.to_string())
+}
+
+/// A Windows version as containerd parses it: `major.minor.build`, revision kept for ordering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct WindowsVersion {
+    /// Major version (10 for every current Windows).
+    pub major: u8,
+    /// Minor version (0).
+    pub minor: u8,
+    /// Build number, the part that decides compatibility.
+    pub build: u16,
+    /// Update build revision (UBR); ignored by matching, used by containerd 1.6 ordering.
+    pub revision: u32,
+}
+
+impl WindowsVersion {
+    /// Parses like containerd's `getWindowsOSVersion`: at least three dot-separated fields;
+    /// major and minor must fit in 8 bits and build in 16 bits, otherwise `None` (which a
+    /// matcher treats as version 0.0.0). A fourth field is the revision; anything after it is
+    /// ignored.
+    pub fn parse(s: &str) -> Option<WindowsVersion> {
+        let mut fields = s.split('.');
+        let major = fields.next()?.parse::<u8>().ok()?;
+        let minor = fields.next()?.parse::<u8>().ok()?;
+        let build = fields.next()?.parse::<u16>().ok()?;
+        let revision = fields
+            .next()
+            .and_then(|r| r.parse::<u32>().ok())
+            .unwrap_or(0);
+        if !s
+            .split('.')
+            .take(3)
+            .all(|f| f.bytes().all(|b| b.is_ascii_digit()))
+        {
+            return None;
+        }
+        Some(WindowsVersion {
+            major,
+            minor,
+            build,
+            revision,
+        })
+    }
+
+    /// The version 0.0.0 an unparsable string becomes.
+    pub const ZERO: WindowsVersion = WindowsVersion {
+        major: 0,
+        minor: 0,
+        build: 0,
+        revision: 0,
+    };
+
+    /// A host version `10.0.<build>` (hosts report no revision).
+    pub fn host(build: u16) -> WindowsVersion {
+        WindowsVersion {
+            major: 10,
+            minor: 0,
+            build,
+            revision: 0,
+        }
+    }
+}
+
+impl fmt::Display for WindowsVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.build)
+    }
+}
+
+/// The marketing name of a Windows build, if it is one we know.
+pub fn build_name(build: u16) -> Option<&'static str> {
+    Some(match build {
+        17763 => "Windows Server 2019 (ltsc2019, 1809)",
+        18362 => "Windows Server 1903 (SAC, out of support)",
+        18363 => "Windows Server 1909 (SAC, out of support)",
+        19041 => "Windows Server 2004 (SAC, out of support)",
+        19042 => "Windows Server 20H2 (SAC, out of support)",
+        20348 => "Windows Server 2022 (ltsc2022)",
+        22000 => "Windows 11 21H2",
+        22621 => "Windows 11 22H2",
+        22631 => "Windows 11 23H2",
+        25398 => "Windows Server 23H2 (annual channel)",
+        26100 => "Windows Server 2025 (ltsc2025) / Windows 11 24H2",
+        26200 => "Windows 11 25H2",
+        _ => return None,
+    })
+}
+
+/// Which containerd generation's matcher to emulate (DOMAIN.md §1.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RuntimeProfile {
+    /// containerd 1.6.23 – 1.6.39.
+    Containerd16,
+    /// containerd 1.7.x, 2.0.x, 2.1.0 – 2.1.5.
+    Containerd17,
+    /// containerd 2.1.6 – 2.2.x (containerd/platforms rc.2).
+    Containerd22,
+    /// containerd 2.3.x (containerd/platforms rc.4), the newest release.
+    Containerd23,
+    /// containerd main, unreleased (containerd/platforms rc.5).
+    ContainerdNext,
+}
+
+impl RuntimeProfile {
+    /// Every profile, oldest first.
+    pub const ALL: [RuntimeProfile; 5] = [
+        RuntimeProfile::Containerd16,
+        RuntimeProfile::Containerd17,
+        RuntimeProfile::Containerd22,
+        RuntimeProfile::Containerd23,
+        RuntimeProfile::ContainerdNext,
+    ];
+
+    /// The default: the newest released containerd.
+    pub const DEFAULT: RuntimeProfile = RuntimeProfile::Containerd23;
+
+    /// The profile's name as users type it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RuntimeProfile::Containerd16 => "containerd-1.6",
+            RuntimeProfile::Containerd17 => "containerd-1.7",
+            RuntimeProfile::Containerd22 => "containerd-2.2",
+            RuntimeProfile::Containerd23 => "containerd-2.3",
+            RuntimeProfile::ContainerdNext => "containerd-next",
+        }
+    }
+
+    /// The lowest container build a Windows host at or above WS2022 accepts.
+    fn floor(self, host_build: u16) -> u16 {
+        match self {
+            // LTSC list [20348] only: every host from 20348 on has floor 20348.
+            RuntimeProfile::Containerd16 | RuntimeProfile::Containerd17 => BUILD_WS2022,
+            // The newest LTSC the host is strictly newer than.
+            RuntimeProfile::Containerd22 | RuntimeProfile::Containerd23 => LTSC_BUILDS
+                .iter()
+                .rev()
+                .find(|&&ltsc| host_build > ltsc)
+                .copied()
+                .unwrap_or(BUILD_WS2022),
+            // The newest LTSC at or below the host, then one LTSC further back.
+            RuntimeProfile::ContainerdNext => {
+                let newest = LTSC_BUILDS
+                    .iter()
+                    .rposition(|&ltsc| ltsc <= host_build)
+                    .unwrap_or(0);
+                LTSC_BUILDS[newest.saturating_sub(1)]
+            }
+        }
+    }
+
+    /// `checkWindowsHostAndContainerCompat`: can a host of this version run a container
+    /// image of that version (process isolation)?
+    pub fn compatible(self, host: WindowsVersion, ctr: WindowsVersion) -> bool {
+        if host.major != ctr.major || host.minor != ctr.minor {
+            return false;
+        }
+        if host.build < BUILD_WS2022 {
+            return host.build == ctr.build;
+        }
+        self.floor(host.build) <= ctr.build && ctr.build <= host.build
+    }
+
+    /// Whether the profile checks `os.features` (2.3 and later).
+    pub fn checks_features(self) -> bool {
+        matches!(
+            self,
+            RuntimeProfile::Containerd23 | RuntimeProfile::ContainerdNext
+        )
+    }
+
+    /// Orders two matching Windows entries: `Less` means `a` is preferred.
+    fn prefer(self, a: &Platform, b: &Platform) -> Ordering {
+        match self {
+            RuntimeProfile::Containerd16 => {
+                let rev = |p: &Platform| p.windows_version().map_or(0, |v| v.revision);
+                rev(b).cmp(&rev(a))
+            }
+            RuntimeProfile::Containerd17 => Ordering::Equal,
+            _ => {
+                let v = |p: &Platform| p.os_version.clone().unwrap_or_default();
+                v(b).cmp(&v(a))
+            }
+        }
+    }
+}
+
+impl FromStr for RuntimeProfile {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        RuntimeProfile::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = RuntimeProfile::ALL.iter().map(|p| p.name()).collect();
+                format!(
+                    "unknown runtime profile '{s}' (known: {})",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+impl fmt::Display for RuntimeProfile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for RuntimeProfile {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for RuntimeProfile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// arm variants a host of `variant` also runs (containerd's `Only`), best first.
+fn arm_variants(host_variant: &str) -> &'static [&'static str] {
+    match host_variant {
+        "v8" => &["v8", "v7", "v6", "v5"],
+        "v7" => &["v7", "v6", "v5"],
+        "v6" => &["v6", "v5"],
+        "v5" => &["v5"],
+        _ => &[],
+    }
+}
+
+/// Does a node of platform `host` accept an entry of platform `entry` under `profile`?
+///
+/// `host.os_version` is the node's `major.minor.build`; an empty host version matches every
+/// entry, and an entry without `os.version` matches every host (DOMAIN.md §1).
+pub fn matches(profile: RuntimeProfile, host: &Platform, entry: &Platform) -> bool {
+    let (hos, harch, hvar) = host.normalized();
+    let (eos, earch, evar) = entry.normalized();
+    if hos != eos || harch != earch {
+        return false;
+    }
+    let variant_ok = if harch == "arm" && hos == "linux" {
+        arm_variants(&hvar).contains(&evar.as_str())
+    } else {
+        hvar == evar
+    };
+    if !variant_ok {
+        return false;
+    }
+    if hos != "windows" {
+        return true;
+    }
+    if profile.checks_features() {
+        let ok = entry
+            .os_features
+            .iter()
+            .filter(|f| f.as_str() != "win32k")
+            .all(|f| host.os_features.contains(f));
+        if !ok {
+            return false;
+        }
+    }
+    let host_version = host.os_version.as_deref().unwrap_or("");
+    let entry_version = entry.os_version.as_deref().unwrap_or("");
+    if host_version.is_empty() || entry_version.is_empty() {
+        return true;
+    }
+    let h = WindowsVersion::parse(host_version).unwrap_or(WindowsVersion::ZERO);
+    if h == WindowsVersion::ZERO {
+        // containerd treats a host whose version does not parse as "no version".
+        return true;
+    }
+    let c = WindowsVersion::parse(entry_version).unwrap_or(WindowsVersion::ZERO);
+    profile.compatible(h, c)
+}
+
+/// One entry of a manifest list as the selector sees it.
+#[derive(Debug, Clone, Default)]
+pub struct Candidate {
+    /// The descriptor's `platform`, if it has one.
+    pub platform: Option<Platform>,
+    /// The child's config platform, used only when a platform-less entry is taken.
+    pub config_platform: Option<Platform>,
+    /// Attestation and other non-runnable entries are never selected.
+    pub runnable: bool,
+}
+
+/// How one candidate fared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Considered {
+    /// Index of the entry in the manifest list.
+    pub index: usize,
+    /// Whether the entry's platform matches the host.
+    pub matched: bool,
+    /// Why it was (not) taken.
+    pub reason: String,
+}
+
+/// The outcome of a selection: the chosen entry (if any) and every candidate's story,
+/// in containerd's preference order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Selection {
+    /// Index of the entry the node pulls; `None` means "no matching manifest".
+    pub selected: Option<usize>,
+    /// Candidates in the order containerd tries them.
+    pub considered: Vec<Considered>,
+}
+
+/// Chooses the entry a node of platform `host` pulls from a list, like containerd's
+/// `images.Manifest` with limit 1 (DOMAIN.md §1):
+///
+/// 1. entries with a platform that matches come first, ordered by the profile's preference
+///    (stable, so ties keep index order); then non-matching entries; then entries with no
+///    platform at all;
+/// 2. only the first candidate is taken; if it has no platform, its config must match the
+///    host, otherwise the pull fails (containerd does not try the next one).
+pub fn select(profile: RuntimeProfile, host: &Platform, candidates: &[Candidate]) -> Selection {
+    // containerd drops entries whose platform does not match; platform-less entries stay
+    // as candidates after every matching one. Non-matching ones are listed last for reports.
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+    enum Rank {
+        Match,
+        NoPlatform,
+        NoMatch,
+    }
+    let mut ranked: Vec<(usize, Rank)> = candidates
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.runnable)
+        .map(|(i, c)| {
+            let rank = match &c.platform {
+                Some(p) if matches(profile, host, p) => Rank::Match,
+                Some(_) => Rank::NoMatch,
+                None => Rank::NoPlatform,
+            };
+            (i, rank)
+        })
+        .collect();
+    let windows = host.is_windows();
+    ranked.sort_by(|(ia, ra), (ib, rb)| {
+        ra.cmp(rb).then_with(
+            || match (&candidates[*ia].platform, &candidates[*ib].platform) {
+                (Some(pa), Some(pb)) if *ra == Rank::Match && windows => profile.prefer(pa, pb),
+                _ => Ordering::Equal,
+            },
+        )
+    });
+    let mut selected = None;
+    let considered = ranked
+        .iter()
+        .enumerate()
+        .map(|(pos, &(index, rank))| {
+            let (matched, reason) = match rank {
+                Rank::Match if pos == 0 => {
+                    selected = Some(index);
+                    (true, "selected: first matching entry".to_string())
+                }
+                Rank::Match => (true, "matches, but a preferred entry comes first".into()),
+                Rank::NoMatch => (false, "platform does not match the host".into()),
+                Rank::NoPlatform if pos == 0 => {
+                    let ok = candidates[index]
+                        .config_platform
+                        .as_ref()
+                        .is_some_and(|p| matches(profile, host, p));
+                    if ok {
+                        selected = Some(index);
+                        (
+                            true,
+                            "selected: no platform in the list, config matches".into(),
+                        )
+                    } else {
+                        (
+                            false,
+                            "first candidate has no platform and its config does not match; \
+                             containerd stops here"
+                                .into(),
+                        )
+                    }
+                }
+                Rank::NoPlatform => (
+                    false,
+                    "no platform; only the first candidate is tried".into(),
+                ),
+            };
+            Considered {
+                index,
+                matched,
+                reason,
+            }
+        })
+        .collect();
+    Selection {
+        selected,
+        considered,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use RuntimeProfile::*;
+    use proptest::prelude::*;
+
+    fn win(v: &str) -> Platform {
+        Platform::new("windows", "amd64").with_os_version(v)
+    }
+
+    fn host(build: u16) -> Platform {
+        win(&format!("10.0.{build}"))
+    }
+
+    #[test]
+    fn parses_windows_versions_like_containerd() {
+        type Fields = Option<(u8, u8, u16, u32)>;
+        let cases: &[(&str, Fields)] = &[
+            ("10.0.17763", Some((10, 0, 17763, 0))),
+            ("10.0.17763.5830", Some((10, 0, 17763, 5830))),
+            ("10.0.20348.2461.7", Some((10, 0, 20348, 2461))),
+            ("10.0", None),
+            ("", None),
+            ("10.0.x", None),
+            ("10.0.70000", None),  // build must fit in 16 bits
+            ("300.0.17763", None), // major must fit in 8 bits
+            ("10.0.17763.abc", Some((10, 0, 17763, 0))),
+            ("10.0.+17763", None),
+        ];
+        for (s, want) in cases {
+            let got = WindowsVersion::parse(s).map(|v| (v.major, v.minor, v.build, v.revision));
+            assert_eq!(got, *want, "{s}");
+        }
+    }
+
+    /// containerd/platforms `Test_PlatformCompat` (rs5 = 17763, v21H2Server = 20348,
+    /// v22H2Win11 = 22621), which holds for every profile.
+    #[test]
+    fn containerd_platform_compat_vectors() {
+        let cases = [
+            (17763, 17763, true),
+            (17763, 20348, false),
+            (20348, 17763, false),
+            (20348, 20348, true),
+            (22621, 17763, false),
+            (22621, 20348, true),
+        ];
+        for profile in RuntimeProfile::ALL {
+            for (h, c, want) in cases {
+                let got = profile.compatible(WindowsVersion::host(h), WindowsVersion::host(c));
+                assert_eq!(got, want, "{profile}: host {h} ctr {c}");
+            }
+        }
+    }
+
+    /// DOMAIN.md §1 and §1.1: the compatibility window per profile.
+    #[test]
+    fn ltsc_window_per_profile() {
+        // (host, ctr, [1.6, 1.7, 2.2, 2.3, next])
+        let cases: &[(u16, u16, [bool; 5])] = &[
+            (17763, 17763, [true; 5]),
+            (17763, 17762, [false; 5]),
+            (19041, 19041, [true; 5]),
+            (19041, 17763, [false; 5]),
+            (20348, 20348, [true; 5]),
+            (20348, 22621, [false; 5]),
+            (22621, 20348, [true; 5]),
+            (22621, 22621, [true; 5]),
+            (22621, 22631, [false; 5]),
+            (25398, 20348, [true; 5]),
+            (26100, 20348, [true; 5]),
+            (26100, 26100, [true; 5]),
+            (26100, 17763, [false; 5]),
+            // Above 26100 the 2.2/2.3 floor moves to 26100 (moby/moby#53397); next goes one
+            // LTSC back again.
+            (26200, 20348, [true, true, false, false, true]),
+            (26200, 26100, [true; 5]),
+            (26200, 26200, [true; 5]),
+            (26200, 26300, [false; 5]),
+        ];
+        for (h, c, want) in cases {
+            for (profile, want) in RuntimeProfile::ALL.iter().zip(want) {
+                let got = profile.compatible(WindowsVersion::host(*h), WindowsVersion::host(*c));
+                assert_eq!(got, *want, "{profile}: host {h} ctr {c}");
+            }
+        }
+        // Major/minor must agree.
+        let v = |s| WindowsVersion::parse(s).unwrap();
+        assert!(!Containerd23.compatible(v("10.0.20348"), v("6.3.20348")));
+        assert!(!Containerd23.compatible(v("10.1.20348"), v("10.0.20348")));
+    }
+
+    #[test]
+    fn matching_rules() {
+        let h = host(17763);
+        let p = Containerd23;
+        assert!(matches(p, &h, &win("10.0.17763.5830")));
+        assert!(!matches(p, &h, &win("10.0.20348.2461")));
+        // No os.version: matches every Windows host.
+        assert!(matches(p, &h, &Platform::new("windows", "amd64")));
+        // Unparsable os.version is 0.0.0: never matches a real host.
+        assert!(!matches(p, &h, &win("ltsc2019")));
+        // Empty host version matches everything.
+        assert!(matches(
+            p,
+            &Platform::new("windows", "amd64"),
+            &win("10.0.20348")
+        ));
+        // os and arch normalisation.
+        assert!(matches(
+            p,
+            &h,
+            &Platform::new("Windows", "x86_64").with_os_version("10.0.17763")
+        ));
+        assert!(!matches(p, &h, &Platform::new("linux", "amd64")));
+        assert!(!matches(
+            p,
+            &h,
+            &Platform::new("windows", "arm64").with_os_version("10.0.17763")
+        ));
+        let arm64 = Platform::new("linux", "arm64");
+        assert!(matches(
+            p,
+            &arm64,
+            &Platform::new("linux", "aarch64").with_variant("v8")
+        ));
+        assert!(!matches(
+            p,
+            &arm64,
+            &Platform::new("linux", "arm64").with_variant("v9")
+        ));
+        let armv7 = Platform::new("linux", "arm").with_variant("v7");
+        assert!(matches(p, &armv7, &Platform::new("linux", "armhf")));
+        assert!(matches(
+            p,
+            &armv7,
+            &Platform::new("linux", "arm").with_variant("v6")
+        ));
+        assert!(!matches(
+            p,
+            &armv7,
+            &Platform::new("linux", "arm").with_variant("v8")
+        ));
+    }
+
+    #[test]
+    fn os_features_only_checked_from_2_3() {
+        let h = host(20348);
+        let mut win32k = win("10.0.20348.1");
+        win32k.os_features = vec!["win32k".into()];
+        let mut other = win("10.0.20348.1");
+        other.os_features = vec!["hyperv".into()];
+        for profile in RuntimeProfile::ALL {
+            assert!(
+                matches(profile, &h, &win32k),
+                "{profile}: win32k is stripped"
+            );
+            assert_eq!(
+                matches(profile, &h, &other),
+                !profile.checks_features(),
+                "{profile}"
+            );
+        }
+        let mut h_hv = h.clone();
+        h_hv.os_features = vec!["hyperv".into()];
+        assert!(matches(Containerd23, &h_hv, &other));
+        assert_eq!(
+            RuntimeProfile::ALL.map(|p| p.checks_features()),
+            [false, false, false, true, true]
+        );
+    }
+
+    fn cands(platforms: &[Option<Platform>]) -> Vec<Candidate> {
+        platforms
+            .iter()
+            .map(|p| Candidate {
+                platform: p.clone(),
+                config_platform: None,
+                runnable: true,
+            })
+            .collect()
+    }
+
+    /// containerd/platforms `Test_PlatformOrder`.
+    #[test]
+    fn containerd_platform_order_vectors() {
+        let linux = Some(Platform::new("linux", "amd64"));
+        let ws2022 = Some(win("10.0.20348.3091"));
+        let ws2025 = Some(win("10.0.26100.2894"));
+        let ws2025r = Some(win("10.0.26100.3000"));
+        let cases = [
+            (
+                "10.0.20348.3091",
+                vec![linux.clone(), ws2022.clone(), ws2025.clone()],
+                1,
+            ),
+            (
+                "10.0.26100.2894",
+                vec![linux.clone(), ws2022.clone(), ws2025.clone()],
+                2,
+            ),
+            (
+                "10.0.26100.2894",
+                vec![linux.clone(), ws2022.clone(), ws2025r.clone()],
+                2,
+            ),
+        ];
+        for (h, list, want) in cases {
+            for profile in [Containerd22, Containerd23, ContainerdNext] {
+                let sel = select(profile, &win(h), &cands(&list));
+                assert_eq!(sel.selected, Some(want), "{profile} host {h}");
+            }
+        }
+    }
+
+    /// The winner among several matches differs per profile (DOMAIN.md §1.1).
+    #[test]
+    fn winner_per_profile() {
+        let list = cands(&[
+            Some(Platform::new("linux", "amd64")),
+            Some(win("10.0.20348.2227")),
+            Some(win("10.0.26100.100")),
+            Some(win("10.0.20348.999")),
+            Some(Platform::new("windows", "amd64")),
+        ]);
+        let h = host(26100);
+        let got: Vec<_> = RuntimeProfile::ALL
+            .iter()
+            .map(|p| select(*p, &h, &list).selected.unwrap())
+            .collect();
+        // 1.6: highest numeric revision (2227); 1.7: index order (first Windows entry);
+        // 2.2+: os.version string, descending ("10.0.26100.100" is the greatest string).
+        assert_eq!(got, vec![1, 1, 2, 2, 2]);
+        // String order, not numeric: "10.0.20348.999" > "10.0.20348.2227".
+        let list = cands(&[Some(win("10.0.20348.2227")), Some(win("10.0.20348.999"))]);
+        assert_eq!(select(Containerd23, &host(20348), &list).selected, Some(1));
+        assert_eq!(select(Containerd16, &host(20348), &list).selected, Some(0));
+        // Empty os.version sorts last among matches in 2.2+.
+        let list = cands(&[
+            Some(Platform::new("windows", "amd64")),
+            Some(win("10.0.20348.1")),
+        ]);
+        assert_eq!(select(Containerd23, &host(20348), &list).selected, Some(1));
+        assert_eq!(select(Containerd17, &host(20348), &list).selected, Some(0));
+    }
+
+    #[test]
+    fn no_match_and_platformless_entries() {
+        let list = cands(&[
+            Some(Platform::new("linux", "amd64")),
+            Some(win("10.0.20348.1")),
+        ]);
+        let sel = select(Containerd23, &host(17763), &list);
+        assert_eq!(sel.selected, None);
+        assert_eq!(sel.considered.len(), 2);
+        assert!(sel.considered.iter().all(|c| !c.matched));
+
+        // A platform-less entry is tried only when it comes first, and then by its config.
+        let mut list = cands(&[None, Some(win("10.0.20348.1"))]);
+        assert_eq!(select(Containerd23, &host(20348), &list).selected, Some(1));
+        let sel = select(Containerd23, &host(17763), &list);
+        assert_eq!(sel.selected, None, "config unknown: the pull fails");
+        list[0].config_platform = Some(win("10.0.17763.1"));
+        assert_eq!(select(Containerd23, &host(17763), &list).selected, Some(0));
+        // Two platform-less entries: only the first is tried.
+        let mut list = cands(&[None, None]);
+        list[0].config_platform = Some(Platform::new("linux", "amd64"));
+        list[1].config_platform = Some(win("10.0.17763.1"));
+        assert_eq!(select(Containerd23, &host(17763), &list).selected, None);
+    }
+
+    #[test]
+    fn attestations_are_never_selected() {
+        let mut list = cands(&[
+            Some(Platform::new("unknown", "unknown")),
+            Some(Platform::new("windows", "amd64")),
+        ]);
+        list[1].runnable = false;
+        let sel = select(Containerd23, &host(17763), &list);
+        assert_eq!(sel.selected, None);
+        assert_eq!(sel.considered.len(), 1);
+    }
+
+    #[test]
+    fn parses_platform_flags() {
+        let p = Platform::parse("windows/amd64:10.0.17763").unwrap();
+        assert_eq!(p, win("10.0.17763"));
+        assert_eq!(p.to_string(), "windows/amd64:10.0.17763");
+        let p = Platform::parse("linux/arm64/v8").unwrap();
+        assert_eq!(p.variant.as_deref(), Some("v8"));
+        assert_eq!(p.to_string(), "linux/arm64");
+        for bad in [
+            "",
+            "linux",
+            "linux/",
+            "/amd64",
+            "a/b/c/d",
+            "linux/amd64:10.0.17763",
+            "windows/amd64:ltsc2019",
+            "windows/am d64",
+        ] {
+            assert!(Platform::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn profile_names_roundtrip() {
+        for p in RuntimeProfile::ALL {
+            assert_eq!(p.name().parse::<RuntimeProfile>().unwrap(), p);
+        }
+        let err = "containerd-1.5".parse::<RuntimeProfile>().unwrap_err();
+        assert!(err.contains("containerd-2.3"), "{err}");
+    }
+
+    #[test]
+    fn build_names() {
+        assert!(build_name(17763).unwrap().contains("2019"));
+        assert!(build_name(20348).unwrap().contains("2022"));
+        assert!(build_name(26100).unwrap().contains("2025"));
+        assert_eq!(build_name(12345), None);
+    }
+
+    proptest! {
+        /// Below WS2022 only the exact build runs; from WS2022 on the container never runs
+        /// a build newer than the host; major/minor are irrelevant when equal.
+        #[test]
+        fn window_invariants(h in 10000u16..30000, c in 10000u16..30000) {
+            for profile in RuntimeProfile::ALL {
+                let ok = profile.compatible(WindowsVersion::host(h), WindowsVersion::host(c));
+                if h < BUILD_WS2022 {
+                    prop_assert_eq!(ok, h == c);
+                } else {
+                    prop_assert!(!ok || (c <= h && c >= BUILD_WS2022));
+                    if c == h { prop_assert!(ok); }
+                }
+            }
+        }
+
+        #[test]
+        fn selection_is_a_matching_runnable_entry(
+            builds in proptest::collection::vec(prop_oneof![Just(17763u16), Just(20348), Just(22621), Just(26100)], 0..6),
+            h in prop_oneof![Just(17763u16), Just(20348), Just(22621), Just(26100), Just(26200)],
+        ) {
+            let list = cands(&builds.iter().map(|b| Some(win(&format!("10.0.{b}.1")))).collect::<Vec<_>>());
+            for profile in RuntimeProfile::ALL {
+                let sel = select(profile, &host(h), &list);
+                match sel.selected {
+                    Some(i) => prop_assert!(matches(profile, &host(h), list[i].platform.as_ref().unwrap())),
+                    None => prop_assert!(list.iter().all(|c| !matches(profile, &host(h), c.platform.as_ref().unwrap()))),
+                }
+            }
+        }
+
+        #[test]
+        fn platform_parse_never_panics(s in ".{0,40}") {
+            let _ = Platform::parse(&s);
+        }
+    }
+}

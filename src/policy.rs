@@ -1,0 +1,376 @@
+//! Policies: which hosts a reference must serve, and under which containerd generations.
+//!
+//! Policy files are YAML (`policies/*.yaml`, embedded in the binary, or any file). Unknown keys
+//! and impossible values are rejected while parsing, so the error carries the file, line and
+//! column of the offending key.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::platform::{Platform, RuntimeProfile, WindowsVersion, build_name};
+
+/// Policies compiled into the binary, by name.
+pub const EMBEDDED: [(&str, &str); 3] = [
+    ("openshift", include_str!("../policies/openshift.yaml")),
+    (
+        "openshift-ltsc2025",
+        include_str!("../policies/openshift-ltsc2025.yaml"),
+    ),
+    ("linux-only", include_str!("../policies/linux-only.yaml")),
+];
+
+/// The policy used when none is named.
+pub const DEFAULT_POLICY: &str = "openshift";
+
+/// Architectures a policy may name.
+const KNOWN_ARCHS: [&str; 9] = [
+    "amd64", "arm64", "arm", "386", "ppc64le", "s390x", "riscv64", "mips64le", "loong64",
+];
+
+/// A CPU architecture, validated.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Arch(String);
+
+impl<'de> Deserialize<'de> for Arch {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if KNOWN_ARCHS.contains(&s.as_str()) {
+            Ok(Arch(s))
+        } else {
+            Err(serde::de::Error::custom(format!(
+                "unknown architecture '{s}' (known: {})",
+                KNOWN_ARCHS.join(", ")
+            )))
+        }
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A Windows build number, validated (Windows Server 2016, 14393, is the oldest with
+/// containers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Build(pub u16);
+
+impl<'de> Deserialize<'de> for Build {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let n = u64::deserialize(d)?;
+        match u16::try_from(n) {
+            Ok(b) if b >= 14393 => Ok(Build(b)),
+            _ => Err(serde::de::Error::custom(format!(
+                "{n} is not a Windows build with container support \
+                 (expected a build number such as 17763, 20348 or 26100)"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for Build {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+fn unique<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Ord + Clone + fmt::Display,
+{
+    let items = Vec::<T>::deserialize(d)?;
+    if items.is_empty() {
+        return Err(serde::de::Error::custom("the list must not be empty"));
+    }
+    let mut seen = BTreeSet::new();
+    for item in &items {
+        if !seen.insert(item.clone()) {
+            return Err(serde::de::Error::custom(format!("{item} is listed twice")));
+        }
+    }
+    Ok(items)
+}
+
+/// The `linux:` section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinuxPolicy {
+    /// Architectures every reference must serve.
+    #[serde(deserialize_with = "unique")]
+    pub architectures: Vec<Arch>,
+}
+
+/// The `windows:` section.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WindowsPolicy {
+    /// Architectures of the Windows nodes.
+    #[serde(deserialize_with = "unique")]
+    pub architectures: Vec<Arch>,
+    /// Windows builds of the nodes.
+    #[serde(deserialize_with = "unique")]
+    pub builds: Vec<Build>,
+}
+
+/// A policy: the hosts a reference must serve.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Policy {
+    /// Short name.
+    pub name: String,
+    /// One line for humans.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Linux hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linux: Option<LinuxPolicy>,
+    /// Windows hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub windows: Option<WindowsPolicy>,
+    /// containerd generations the Windows nodes may run.
+    #[serde(default = "default_runtimes", deserialize_with = "unique")]
+    pub runtimes: Vec<RuntimeProfile>,
+}
+
+fn default_runtimes() -> Vec<RuntimeProfile> {
+    vec![RuntimeProfile::DEFAULT]
+}
+
+/// A policy that cannot be loaded, naming the file and the problem.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("policy {origin}: {reason}")]
+pub struct PolicyError {
+    /// `embedded:NAME` or the file path.
+    pub origin: String,
+    /// What is wrong, with line and column when known.
+    pub reason: String,
+}
+
+/// A host a policy requires: its platform and a label for reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Host {
+    /// The node's platform (Windows: `10.0.<build>`, no revision).
+    pub platform: Platform,
+}
+
+impl Host {
+    /// The host as shown in reports, e.g. `windows/amd64:10.0.17763`.
+    pub fn label(&self) -> String {
+        self.platform.to_string()
+    }
+}
+
+impl Policy {
+    /// Parses policy YAML; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Policy, PolicyError> {
+        let err = |reason: String| PolicyError {
+            origin: origin.to_string(),
+            reason,
+        };
+        let policy: Policy = serde_yaml_ng::from_str(text).map_err(|e| {
+            let reason = e.to_string();
+            match e.location() {
+                Some(l) if !reason.contains("line ") => err(format!(
+                    "line {}, column {}: {reason}",
+                    l.line(),
+                    l.column()
+                )),
+                _ => err(reason),
+            }
+        })?;
+        if policy.name.trim().is_empty() {
+            return Err(err("'name' must not be empty".to_string()));
+        }
+        if policy.linux.is_none() && policy.windows.is_none() {
+            return Err(err(
+                "the policy names no hosts: add a 'linux:' or 'windows:' section".to_string(),
+            ));
+        }
+        Ok(policy)
+    }
+
+    /// Finds a policy: an embedded name, else a file path.
+    pub fn load(name_or_path: &str) -> Result<Policy, PolicyError> {
+        if let Some((name, text)) = EMBEDDED.iter().find(|(n, _)| *n == name_or_path) {
+            return Policy::parse(text, &format!("embedded:{name}"));
+        }
+        let path = Path::new(name_or_path);
+        match std::fs::read_to_string(path) {
+            Ok(text) => Policy::parse(&text, name_or_path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(PolicyError {
+                origin: name_or_path.to_string(),
+                reason: format!(
+                    "no embedded policy has this name ({}) and no such file exists",
+                    EMBEDDED.map(|(n, _)| n).join(", ")
+                ),
+            }),
+            Err(e) => Err(PolicyError {
+                origin: name_or_path.to_string(),
+                reason: format!("cannot read: {e}"),
+            }),
+        }
+    }
+
+    /// The default policy.
+    pub fn default_policy() -> Policy {
+        Policy::load(DEFAULT_POLICY).expect("the embedded default policy is valid")
+    }
+
+    /// Every host the policy requires: Linux architectures, then Windows architecture × build.
+    pub fn hosts(&self) -> Vec<Host> {
+        let mut hosts = Vec::new();
+        if let Some(linux) = &self.linux {
+            for a in &linux.architectures {
+                hosts.push(Host {
+                    platform: Platform::new("linux", &a.0),
+                });
+            }
+        }
+        if let Some(windows) = &self.windows {
+            for a in &windows.architectures {
+                for b in &windows.builds {
+                    hosts.push(Host {
+                        platform: Platform::new("windows", &a.0)
+                            .with_os_version(&WindowsVersion::host(b.0).to_string()),
+                    });
+                }
+            }
+        }
+        hosts
+    }
+
+    /// The Windows builds the policy supports.
+    pub fn windows_builds(&self) -> Vec<u16> {
+        self.windows
+            .as_ref()
+            .map(|w| w.builds.iter().map(|b| b.0).collect())
+            .unwrap_or_default()
+    }
+
+    /// The effective policy as YAML, with build names as comments.
+    pub fn to_yaml(&self) -> String {
+        let mut out = serde_yaml_ng::to_string(self).unwrap_or_default();
+        for b in self.windows_builds() {
+            if let Some(name) = build_name(b) {
+                out.push_str(&format!("# {b}: {name}\n"));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_policies_are_valid() {
+        for (name, text) in EMBEDDED {
+            let p = Policy::parse(text, name).unwrap();
+            assert_eq!(p.name, name);
+        }
+        let p = Policy::default_policy();
+        let hosts: Vec<String> = p.hosts().iter().map(Host::label).collect();
+        assert_eq!(
+            hosts,
+            [
+                "linux/amd64",
+                "windows/amd64:10.0.17763",
+                "windows/amd64:10.0.20348"
+            ]
+        );
+        assert_eq!(
+            p.runtimes,
+            [
+                RuntimeProfile::Containerd17,
+                RuntimeProfile::Containerd22,
+                RuntimeProfile::Containerd23
+            ]
+        );
+        assert!(p.to_yaml().contains("# 17763: Windows Server 2019"));
+    }
+
+    #[test]
+    fn rejects_bad_policies_with_location() {
+        let cases = [
+            (
+                "name: x\nlinux:\n  architectures: [amd64]\nwindos: {}\n",
+                "line 4",
+                "unknown field `windos`",
+            ),
+            (
+                "name: x\nlinux:\n  architectures: [amd64]\n  arch: [x]\n",
+                "line 4",
+                "unknown field `arch`",
+            ),
+            (
+                "name: x\nwindows:\n  architectures: [amd64]\n  builds: [17]\n",
+                "line 4",
+                "17 is not a Windows build",
+            ),
+            (
+                "name: x\nwindows:\n  architectures: [amd64]\n  builds: [17763, 17763]\n",
+                "line 3",
+                "listed twice",
+            ),
+            (
+                "name: x\nwindows:\n  architectures: [amd64]\n  builds: []\n",
+                "line 3",
+                "must not be empty",
+            ),
+            (
+                "name: x\nwindows:\n  architectures: [x86]\n  builds: [17763]\n",
+                "line 3",
+                "unknown architecture 'x86'",
+            ),
+            (
+                "name: x\nlinux:\n  architectures: [amd64]\nruntimes: [containerd-9]\n",
+                "line 4",
+                "unknown runtime profile",
+            ),
+            ("name: x\n", "", "names no hosts"),
+            (
+                "name: ''\nlinux:\n  architectures: [amd64]\n",
+                "",
+                "'name' must not be empty",
+            ),
+            (
+                "linux:\n  architectures: [amd64]\n",
+                "",
+                "missing field `name`",
+            ),
+            ("name: [\n", "", "line"),
+            ("- a\n- b\n", "", "expected struct Policy"),
+        ];
+        for (text, line, want) in cases {
+            let err = Policy::parse(text, "test.yaml").unwrap_err().to_string();
+            assert!(err.starts_with("policy test.yaml: "), "{err}");
+            assert!(err.contains(line) && err.contains(want), "{text:?} → {err}");
+        }
+    }
+
+    #[test]
+    fn load_by_name_or_file() {
+        assert_eq!(Policy::load("linux-only").unwrap().hosts().len(), 1);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.yaml");
+        std::fs::write(
+            &path,
+            "name: mine\nwindows:\n  architectures: [amd64]\n  builds: [26100]\n",
+        )
+        .unwrap();
+        let p = Policy::load(path.to_str().unwrap()).unwrap();
+        assert_eq!(p.windows_builds(), [26100]);
+        assert_eq!(p.runtimes, [RuntimeProfile::Containerd23]);
+        let err = Policy::load("no-such-policy").unwrap_err().to_string();
+        assert!(
+            err.contains("no-such-policy") && err.contains("openshift"),
+            "{err}"
+        );
+    }
+}

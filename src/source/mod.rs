@@ -1,0 +1,82 @@
+//! Where image bytes come from: a registry or an OCI image layout directory.
+//!
+//! A [`Source`] serves one reference: its top object, and manifests and blobs by digest.
+//! Sources return bytes; the [`crate::graph`] walker checks every byte against its digest and
+//! size itself, so no source is trusted and the engine cannot tell sources apart.
+
+use std::future::Future;
+
+use crate::digest::Digest;
+
+pub mod layout;
+pub mod registry;
+
+/// The top object a reference names.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    /// The raw bytes.
+    pub bytes: Vec<u8>,
+    /// The media type the referrer claimed (index.json descriptor), if any.
+    pub media_type: Option<String>,
+    /// The digest the referrer claimed for these bytes, if any (a pinned reference, a
+    /// layout descriptor, a registry's `Docker-Content-Digest`).
+    pub claimed_digest: Option<Digest>,
+    /// The size the referrer claimed, if any.
+    pub claimed_size: Option<u64>,
+}
+
+/// Why a fetch failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchError {
+    /// The object does not exist (registry 404, file absent from a layout).
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// The bytes received do not hash to the digest that named them.
+    #[error("digest mismatch: expected {expected}, received content hashes to {actual}")]
+    DigestMismatch {
+        /// The digest asked for.
+        expected: String,
+        /// What the bytes hash to, or a description when unknown.
+        actual: String,
+    },
+    /// The object is larger than allowed.
+    #[error("{what} is larger than the {limit}-byte limit")]
+    TooLarge {
+        /// What was being fetched.
+        what: String,
+        /// The limit in bytes.
+        limit: u64,
+    },
+    /// The user's input is wrong (not a layout, unknown tag, path escaping the layout).
+    #[error("{0}")]
+    BadInput(String),
+    /// The check could not be completed (network, auth, registry error).
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// A place that serves one image reference.
+pub trait Source: Send + Sync {
+    /// The reference as shown to users.
+    fn name(&self) -> String;
+
+    /// The digest the reference pins, if any.
+    fn pinned(&self) -> Option<Digest>;
+
+    /// Fetches the object the reference names.
+    fn top(&self) -> impl Future<Output = Result<Fetched, FetchError>> + Send;
+
+    /// Fetches a manifest (or nested index) by digest, at most `limit` bytes.
+    fn manifest(
+        &self,
+        digest: &Digest,
+        limit: u64,
+    ) -> impl Future<Output = Result<Vec<u8>, FetchError>> + Send;
+
+    /// Fetches a blob (config or layer) by digest, at most `limit` bytes.
+    fn blob(
+        &self,
+        digest: &Digest,
+        limit: u64,
+    ) -> impl Future<Output = Result<Vec<u8>, FetchError>> + Send;
+}
