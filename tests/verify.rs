@@ -435,7 +435,8 @@ fn resolve_picks_what_containerd_would() {
     let w17763 = child("good", "windows/amd64:10.0.17763.5830");
     let w20348 = child("good", "windows/amd64:10.0.20348.2461");
     let w26100 = child("with-ltsc2025", "windows/amd64:10.0.26100.1742");
-    let cases: Vec<(&str, &str, Option<&str>, Result<String, &str>)> = vec![
+    type Want = Result<String, &'static str>;
+    let cases: Vec<(&str, &str, Option<&str>, Want)> = vec![
         ("good", "windows/amd64:10.0.17763", None, Ok(w17763.clone())),
         ("good", "windows/amd64:10.0.20348", None, Ok(w20348.clone())),
         (
