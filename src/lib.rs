@@ -6,6 +6,7 @@
 
 #![warn(missing_docs)]
 
+pub mod assemble;
 pub mod auth;
 pub mod digest;
 pub mod engine;

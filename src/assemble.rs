@@ -1,0 +1,778 @@
+//! Builds a manifest list from per-platform images, without I/O.
+//!
+//! Each entry's platform is copied from the child's **config** (os, architecture, variant,
+//! os.version, os.features), the truth of what the image is (DOMAIN.md §2), never from a
+//! descriptor someone wrote by hand. The output is deterministic: the same children (in any
+//! order) and annotations always give the same bytes, hence the same digest.
+//!
+//! Order: Linux entries by architecture/variant, then other non-Windows systems, then Windows
+//! entries by build and revision, **newest first**. Newest-first is deliberate: runtimes that
+//! take the first compatible entry (containerd 1.7–2.1.5, DOMAIN.md §1.1, containerd#11366;
+//! Docker's graphdriver path) then pull the newest image a host can run, e.g. ltsc2025 on a
+//! WS2025 host instead of ltsc2022, and ltsc2022 rather than ltsc2019 on a Windows 11 host.
+//!
+//! The I/O around it (reading children, copying them, pushing) is in [`crate::push`].
+
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use crate::digest::Digest;
+use crate::manifest::{
+    DOCKER_LIST, DOCKER_MANIFEST, Descriptor, ImageConfig, OCI_INDEX, OCI_MANIFEST,
+};
+use crate::platform::{Platform, WindowsVersion};
+use crate::reference::{ImageRef, RegistryRef};
+
+/// The kind of list to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum IndexFormat {
+    /// OCI image index (`application/vnd.oci.image.index.v1+json`); entries may be OCI or
+    /// Docker schema2 manifests (the OCI spec lets an index reference other media types).
+    Oci,
+    /// Docker manifest list; every entry must be a Docker schema2 manifest.
+    Docker,
+}
+
+impl IndexFormat {
+    /// The media type of a list in this format.
+    pub fn media_type(self) -> &'static str {
+        match self {
+            IndexFormat::Oci => OCI_INDEX,
+            IndexFormat::Docker => DOCKER_LIST,
+        }
+    }
+}
+
+/// An input the list cannot be built from, with the input named. Always a usage/bad-input
+/// error: nothing has been written when it is returned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Refusal(pub String);
+
+fn refuse<T>(msg: impl Into<String>) -> Result<T, Refusal> {
+    Err(Refusal(msg.into()))
+}
+
+/// A `CHILD_REF[=os.version=VERSION]` argument, split.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildSpec {
+    /// The argument as typed, for messages.
+    pub input: String,
+    /// The child reference.
+    pub reference: ImageRef,
+    /// An os.version to write for a Windows child whose config has none.
+    pub os_version: Option<String>,
+}
+
+/// The suffix that gives a child's os.version.
+const OS_VERSION_SUFFIX: &str = "=os.version=";
+
+impl ChildSpec {
+    /// Parses `CHILD_REF` or `CHILD_REF=os.version=10.0.20348.2227`.
+    pub fn parse(input: &str) -> Result<ChildSpec, Refusal> {
+        let (reference, os_version) = match input.rsplit_once(OS_VERSION_SUFFIX) {
+            Some((r, v)) => {
+                if WindowsVersion::parse(v).is_none() {
+                    return refuse(format!(
+                        "child '{input}': os.version '{v}' is not MAJOR.MINOR.BUILD[.REVISION], \
+                         e.g. 10.0.20348.2227"
+                    ));
+                }
+                (r, Some(v.to_string()))
+            }
+            None => (input, None),
+        };
+        let reference = reference
+            .parse::<ImageRef>()
+            .map_err(|e| Refusal(format!("child '{input}': {e}")))?;
+        Ok(ChildSpec {
+            input: input.to_string(),
+            reference,
+            os_version,
+        })
+    }
+}
+
+/// Checks the `--target`: a registry reference naming a tag, not a digest.
+pub fn target_ref(input: &str) -> Result<RegistryRef, Refusal> {
+    match input.parse::<ImageRef>() {
+        Err(e) => refuse(format!("--target: {e}")),
+        Ok(ImageRef::Layout(_)) => refuse(format!(
+            "--target '{input}': assemble pushes to a registry; give REGISTRY/REPO:TAG"
+        )),
+        Ok(ImageRef::Registry(r)) if r.digest.is_some() => refuse(format!(
+            "--target '{input}' is a digest reference: the list's digest is computed from its \
+             content, so the target must name a tag (REGISTRY/REPO:TAG)"
+        )),
+        Ok(ImageRef::Registry(r)) => Ok(r),
+    }
+}
+
+/// Parses `--annotation KEY=VALUE` arguments; a key given twice with different values is refused.
+pub fn parse_annotations(inputs: &[String]) -> Result<BTreeMap<String, String>, Refusal> {
+    let mut out = BTreeMap::new();
+    for input in inputs {
+        let Some((key, value)) = input.split_once('=') else {
+            return refuse(format!("--annotation '{input}': expected KEY=VALUE"));
+        };
+        if key.is_empty() {
+            return refuse(format!("--annotation '{input}': the key is empty"));
+        }
+        if let Some(old) = out.insert(key.to_string(), value.to_string())
+            && old != value
+        {
+            return refuse(format!(
+                "--annotation '{key}' is given twice, with '{old}' and '{value}'"
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// One image that becomes one entry of the list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildImage {
+    /// How the user named it, for messages (`REF`, or `entry N of REF` for an index child).
+    pub origin: String,
+    /// Digest of its manifest.
+    pub digest: Digest,
+    /// Media type of its manifest.
+    pub media_type: String,
+    /// Size of its manifest in bytes.
+    pub size: u64,
+    /// Its config.
+    pub config: ImageConfig,
+    /// The os.version given on the command line for it, if any.
+    pub os_version: Option<String>,
+    /// The platform an index it was taken from wrote for it, if it came from an index.
+    pub listed: Option<Platform>,
+}
+
+/// The list, ready to push.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AssembledIndex {
+    /// The exact bytes to push (pretty JSON ending in a newline).
+    pub bytes: Vec<u8>,
+    /// Their sha256 digest.
+    pub digest: Digest,
+    /// The list's media type.
+    pub format: IndexFormat,
+    /// The entries, in list order.
+    pub entries: Vec<Descriptor>,
+}
+
+#[derive(Serialize)]
+struct IndexBody<'a> {
+    #[serde(rename = "schemaVersion")]
+    schema_version: u8,
+    #[serde(rename = "mediaType")]
+    media_type: &'static str,
+    manifests: &'a [Descriptor],
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    annotations: &'a BTreeMap<String, String>,
+}
+
+/// The platform to write for a child: its config's, with the command-line os.version filling
+/// a missing one. Refuses a Windows child that would end up without a usable os.version, and a
+/// child whose index entry disagrees with its config.
+pub fn entry_platform(child: &ChildImage) -> Result<Platform, Refusal> {
+    let origin = &child.origin;
+    let mut platform = child.config.platform();
+    if let Some(given) = &child.os_version {
+        if !platform.is_windows() {
+            return refuse(format!(
+                "child {origin} is {}: os.version only applies to Windows images",
+                platform.os_arch()
+            ));
+        }
+        match &platform.os_version {
+            Some(own) if own != given => {
+                return refuse(format!(
+                    "child {origin}: its config says os.version {own}; the given {given} would \
+                     make the list disagree with the image (drop '=os.version=')"
+                ));
+            }
+            _ => platform.os_version = Some(given.clone()),
+        }
+    }
+    if platform.is_windows() {
+        match &platform.os_version {
+            None => {
+                return refuse(format!(
+                    "child {origin} is a Windows image whose config has no os.version: its entry \
+                     would match every Windows host; rebuild it from a versioned base image, or \
+                     give the build as {origin}=os.version=10.0.BUILD.REVISION"
+                ));
+            }
+            Some(v) if WindowsVersion::parse(v).is_none() => {
+                return refuse(format!(
+                    "child {origin}: its config's os.version '{v}' is not \
+                     MAJOR.MINOR.BUILD[.REVISION]; a Windows node would never select it"
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some(listed) = &child.listed
+        && let Some(why) = conflict(listed, &platform)
+    {
+        return refuse(format!(
+            "child {origin}: the index it comes from says {why}; fix or rebuild that index, or \
+             name the right images by digest"
+        ));
+    }
+    Ok(platform)
+}
+
+/// How an index entry's platform conflicts with its image's, if it does. A missing os.version
+/// in the entry is not a conflict: assemble exists to fill it.
+fn conflict(listed: &Platform, config: &Platform) -> Option<String> {
+    if listed.normalized() != config.normalized() {
+        return Some(format!(
+            "{} but the image config says {}",
+            listed.os_arch(),
+            config.os_arch()
+        ));
+    }
+    if let Some(lv) = &listed.os_version {
+        let build = |v: Option<WindowsVersion>| v.map(|v| (v.major, v.minor, v.build));
+        if build(listed.windows_version()) != build(config.windows_version()) {
+            return Some(format!(
+                "os.version {lv} but the image config says {}",
+                config.os_version.as_deref().unwrap_or("none")
+            ));
+        }
+    }
+    let set = |v: &[String]| v.iter().cloned().collect::<BTreeSet<_>>();
+    if !listed.os_features.is_empty() && set(&listed.os_features) != set(&config.os_features) {
+        return Some(format!(
+            "os.features [{}] but the image config says [{}]",
+            listed.os_features.join(","),
+            config.os_features.join(",")
+        ));
+    }
+    None
+}
+
+type PlatformKey = (String, String, String, Option<(u8, u8, u16)>, Vec<String>);
+
+/// What two entries must not share: normalised os/arch/variant, the Windows
+/// `major.minor.build`, and the os.features a node checks (`win32k` is ignored by containerd).
+fn platform_key(p: &Platform) -> PlatformKey {
+    let (os, arch, variant) = p.normalized();
+    let build = p.windows_version().map(|v| (v.major, v.minor, v.build));
+    let mut features: Vec<String> = p
+        .os_features
+        .iter()
+        .filter(|f| f.as_str() != "win32k")
+        .cloned()
+        .collect();
+    features.sort();
+    features.dedup();
+    (os, arch, variant, build, features)
+}
+
+type OrderKey = (
+    u8,
+    String,
+    Reverse<(u8, u8, u16, u32)>,
+    String,
+    String,
+    Vec<String>,
+    String,
+);
+
+/// The list order: Linux, other systems by name, Windows; Linux and others by
+/// architecture/variant; Windows newest build and revision first. Features and digest break
+/// the remaining ties so the order never depends on the input order.
+fn order_key(p: &Platform, digest: &Digest) -> OrderKey {
+    let (os, arch, variant) = p.normalized();
+    let rank = match os.as_str() {
+        "linux" => 0,
+        "windows" => 2,
+        _ => 1,
+    };
+    let version = p
+        .windows_version()
+        .map_or((0, 0, 0, 0), |v| (v.major, v.minor, v.build, v.revision));
+    let mut features = p.os_features.clone();
+    features.sort();
+    (
+        rank,
+        os,
+        Reverse(version),
+        arch,
+        variant,
+        features,
+        digest.to_string(),
+    )
+}
+
+/// Builds the list. `format` `None` picks Docker when every child is a Docker schema2 manifest
+/// and OCI otherwise.
+pub fn build_index(
+    children: &[ChildImage],
+    format: Option<IndexFormat>,
+    annotations: &BTreeMap<String, String>,
+) -> Result<AssembledIndex, Refusal> {
+    if children.is_empty() {
+        return refuse("no child images: give at least one CHILD_REF");
+    }
+    let mut entries = Vec::with_capacity(children.len());
+    for child in children {
+        if child.media_type != OCI_MANIFEST && child.media_type != DOCKER_MANIFEST {
+            return refuse(format!(
+                "child {}: media type '{}' is not an OCI or Docker schema2 image manifest",
+                child.origin, child.media_type
+            ));
+        }
+        entries.push((child, entry_platform(child)?));
+    }
+    let all_docker = children.iter().all(|c| c.media_type == DOCKER_MANIFEST);
+    let format = format.unwrap_or(if all_docker {
+        IndexFormat::Docker
+    } else {
+        IndexFormat::Oci
+    });
+    if format == IndexFormat::Docker {
+        if let Some(c) = children.iter().find(|c| c.media_type != DOCKER_MANIFEST) {
+            return refuse(format!(
+                "child {} is an OCI image manifest: a Docker manifest list may only reference \
+                 Docker schema2 manifests; use --format oci",
+                c.origin
+            ));
+        }
+        if !annotations.is_empty() {
+            return refuse(
+                "a Docker manifest list has no annotations; use --format oci with --annotation",
+            );
+        }
+    }
+    let mut seen: BTreeMap<_, &ChildImage> = BTreeMap::new();
+    for (child, platform) in &entries {
+        if let Some(first) = seen.insert(platform_key(platform), child) {
+            return refuse(format!(
+                "children {} and {} are both {platform}: a node would only ever pull one of \
+                 them; keep one",
+                first.origin, child.origin
+            ));
+        }
+    }
+    entries.sort_by_cached_key(|(child, platform)| order_key(platform, &child.digest));
+    let mut descriptors = Vec::with_capacity(entries.len());
+    for (child, platform) in entries {
+        descriptors.push(Descriptor {
+            media_type: child.media_type.clone(),
+            digest: child.digest.to_string(),
+            size: i64::try_from(child.size)
+                .map_err(|_| Refusal(format!("child {}: size out of range", child.origin)))?,
+            platform: Some(platform),
+            annotations: BTreeMap::new(),
+            urls: vec![],
+        });
+    }
+    let body = IndexBody {
+        schema_version: 2,
+        media_type: format.media_type(),
+        manifests: &descriptors,
+        annotations,
+    };
+    let mut bytes = serde_json::to_vec_pretty(&body)
+        .map_err(|e| Refusal(format!("cannot serialise the index: {e}")))?;
+    bytes.push(b'\n');
+    Ok(AssembledIndex {
+        digest: Digest::sha256(&bytes),
+        bytes,
+        format,
+        entries: descriptors,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(json: &str) -> ImageConfig {
+        ImageConfig::parse(json.as_bytes()).unwrap()
+    }
+
+    fn child(name: &str, cfg: &str) -> ChildImage {
+        ChildImage {
+            origin: name.to_string(),
+            digest: Digest::sha256(name.as_bytes()),
+            media_type: OCI_MANIFEST.to_string(),
+            size: 400,
+            config: config(cfg),
+            os_version: None,
+            listed: None,
+        }
+    }
+
+    const LINUX_AMD64: &str = r#"{"os":"linux","architecture":"amd64"}"#;
+    const LINUX_ARM64: &str = r#"{"os":"linux","architecture":"arm64","variant":"v8"}"#;
+    const LINUX_ARM: &str = r#"{"os":"linux","architecture":"arm","variant":"v7"}"#;
+    const WIN_17763: &str =
+        r#"{"os":"windows","architecture":"amd64","os.version":"10.0.17763.5830"}"#;
+    const WIN_20348: &str =
+        r#"{"os":"windows","architecture":"amd64","os.version":"10.0.20348.2461"}"#;
+    const WIN_26100: &str =
+        r#"{"os":"windows","architecture":"amd64","os.version":"10.0.26100.1742"}"#;
+    const WIN_NONE: &str = r#"{"os":"windows","architecture":"amd64"}"#;
+
+    fn four() -> Vec<ChildImage> {
+        vec![
+            child("w17763", WIN_17763),
+            child("amd64", LINUX_AMD64),
+            child("w20348", WIN_20348),
+            child("arm64", LINUX_ARM64),
+        ]
+    }
+
+    fn order(index: &AssembledIndex) -> Vec<String> {
+        index
+            .entries
+            .iter()
+            .map(|d| d.platform.as_ref().unwrap().to_string())
+            .collect()
+    }
+
+    /// Children as (name, config) and the platforms expected, in list order.
+    type OrderCase<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str]);
+
+    #[test]
+    fn platforms_come_from_configs_in_a_fixed_order() {
+        let cases: &[OrderCase] = &[
+            (
+                &[
+                    ("w17763", WIN_17763),
+                    ("amd64", LINUX_AMD64),
+                    ("w20348", WIN_20348),
+                    ("arm64", LINUX_ARM64),
+                ],
+                &[
+                    "linux/amd64",
+                    "linux/arm64",
+                    "windows/amd64:10.0.20348.2461",
+                    "windows/amd64:10.0.17763.5830",
+                ],
+            ),
+            (
+                &[
+                    ("w26100", WIN_26100),
+                    ("arm", LINUX_ARM),
+                    ("w17763", WIN_17763),
+                    ("w20348", WIN_20348),
+                    ("s390x", r#"{"os":"linux","architecture":"s390x"}"#),
+                    ("freebsd", r#"{"os":"freebsd","architecture":"amd64"}"#),
+                    (
+                        "warm",
+                        r#"{"os":"windows","architecture":"arm64","os.version":"10.0.20348.2461"}"#,
+                    ),
+                ],
+                &[
+                    "linux/arm/v7",
+                    "linux/s390x",
+                    "freebsd/amd64",
+                    "windows/amd64:10.0.26100.1742",
+                    "windows/amd64:10.0.20348.2461",
+                    "windows/arm64:10.0.20348.2461",
+                    "windows/amd64:10.0.17763.5830",
+                ],
+            ),
+        ];
+        for (inputs, want) in cases {
+            let children: Vec<_> = inputs.iter().map(|(n, c)| child(n, c)).collect();
+            let index = build_index(&children, None, &BTreeMap::new()).unwrap();
+            assert_eq!(order(&index), *want);
+        }
+    }
+
+    #[test]
+    fn same_inputs_in_any_order_give_the_same_digest() {
+        let mut children = four();
+        let first = build_index(&children, None, &BTreeMap::new()).unwrap();
+        for rotation in 1..children.len() {
+            children.rotate_left(1);
+            let again = build_index(&children, None, &BTreeMap::new()).unwrap();
+            assert_eq!(again.digest, first.digest, "rotation {rotation}");
+            assert_eq!(again.bytes, first.bytes);
+        }
+        assert_eq!(first.digest, Digest::sha256(&first.bytes));
+        assert!(first.bytes.ends_with(b"}\n"));
+    }
+
+    #[test]
+    fn writes_every_platform_field_and_nothing_else() {
+        let mut c = child(
+            "w",
+            r#"{"os":"windows","architecture":"amd64","os.version":"10.0.17763.5830","os.features":["win32k"],"created":"2024-01-01T00:00:00Z"}"#,
+        );
+        c.media_type = DOCKER_MANIFEST.to_string();
+        let ann = parse_annotations(&["org.opencontainers.image.source=https://x".into()]).unwrap();
+        let index = build_index(&[c.clone()], Some(IndexFormat::Oci), &ann).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&index.bytes).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "schemaVersion": 2,
+                "mediaType": OCI_INDEX,
+                "manifests": [{
+                    "mediaType": DOCKER_MANIFEST,
+                    "digest": c.digest.to_string(),
+                    "size": 400,
+                    "platform": {
+                        "os": "windows",
+                        "architecture": "amd64",
+                        "os.version": "10.0.17763.5830",
+                        "os.features": ["win32k"]
+                    }
+                }],
+                "annotations": {"org.opencontainers.image.source": "https://x"}
+            })
+        );
+        let text = String::from_utf8(index.bytes).unwrap();
+        assert!(!text.contains("2024"), "no timestamps: {text}");
+    }
+
+    #[test]
+    fn format_follows_children_unless_given() {
+        let mut docker = four();
+        for c in &mut docker {
+            c.media_type = DOCKER_MANIFEST.to_string();
+        }
+        let none = BTreeMap::new();
+        type FormatCase<'a> = (
+            &'a [ChildImage],
+            Option<IndexFormat>,
+            Result<IndexFormat, &'a str>,
+        );
+        let cases: &[FormatCase] = &[
+            (&docker, None, Ok(IndexFormat::Docker)),
+            (&docker, Some(IndexFormat::Oci), Ok(IndexFormat::Oci)),
+            (&four(), None, Ok(IndexFormat::Oci)),
+            (
+                &four(),
+                Some(IndexFormat::Docker),
+                Err("may only reference Docker schema2"),
+            ),
+        ];
+        for (children, format, want) in cases {
+            match (build_index(children, *format, &none), want) {
+                (Ok(index), Ok(f)) => {
+                    assert_eq!(index.format, *f);
+                    let v: serde_json::Value = serde_json::from_slice(&index.bytes).unwrap();
+                    assert_eq!(v["mediaType"], f.media_type());
+                }
+                (Err(e), Err(w)) => assert!(e.0.contains(w), "{e}"),
+                (got, want) => panic!("{format:?}: got {got:?}, want {want:?}"),
+            }
+        }
+        let mut mixed = docker.clone();
+        mixed[0].media_type = OCI_MANIFEST.to_string();
+        let err = build_index(&mixed, Some(IndexFormat::Docker), &none).unwrap_err();
+        assert!(
+            err.0.contains("child w17763 is an OCI image manifest"),
+            "{err}"
+        );
+        assert_eq!(
+            build_index(&mixed, None, &none).unwrap().format,
+            IndexFormat::Oci
+        );
+        let ann = parse_annotations(&["a=b".into()]).unwrap();
+        let err = build_index(&docker, None, &ann).unwrap_err();
+        assert!(err.0.contains("no annotations"), "{err}");
+    }
+
+    #[test]
+    fn refusals_name_the_child_and_the_problem() {
+        let with = |name: &str, cfg: &str, f: &dyn Fn(&mut ChildImage)| {
+            let mut c = child(name, cfg);
+            f(&mut c);
+            c
+        };
+        let cases: Vec<(Vec<ChildImage>, &str)> = vec![
+            (vec![], "no child images"),
+            (
+                vec![child("nover", WIN_NONE)],
+                "child nover is a Windows image whose config has no os.version",
+            ),
+            (
+                vec![child(
+                    "badver",
+                    r#"{"os":"windows","architecture":"amd64","os.version":"10.0"}"#,
+                )],
+                "os.version '10.0' is not MAJOR.MINOR.BUILD",
+            ),
+            (
+                vec![child("a", WIN_17763), child("b", WIN_17763)],
+                "children a and b are both windows/amd64:10.0.17763.5830",
+            ),
+            (
+                // Same build, different revision: the same hosts select both.
+                vec![
+                    child("a", WIN_20348),
+                    child(
+                        "b",
+                        r#"{"os":"windows","architecture":"amd64","os.version":"10.0.20348.9"}"#,
+                    ),
+                ],
+                "children a and b are both",
+            ),
+            (
+                // x86_64 normalises to amd64; win32k is ignored by containerd.
+                vec![
+                    child("a", LINUX_AMD64),
+                    child("b", r#"{"os":"linux","architecture":"x86_64"}"#),
+                ],
+                "children a and b are both linux/amd64",
+            ),
+            (
+                vec![
+                    child("a", WIN_17763),
+                    child(
+                        "b",
+                        r#"{"os":"windows","architecture":"amd64","os.version":"10.0.17763.1","os.features":["win32k"]}"#,
+                    ),
+                ],
+                "children a and b are both",
+            ),
+            (
+                vec![with("linux", LINUX_AMD64, &|c| {
+                    c.os_version = Some("10.0.17763.1".into())
+                })],
+                "os.version only applies to Windows images",
+            ),
+            (
+                vec![with("w", WIN_17763, &|c| {
+                    c.os_version = Some("10.0.20348.1".into())
+                })],
+                "its config says os.version 10.0.17763.5830",
+            ),
+            (
+                vec![with("e", WIN_20348, &|c| {
+                    c.listed =
+                        Some(Platform::new("windows", "amd64").with_os_version("10.0.17763.5830"))
+                })],
+                "child e: the index it comes from says os.version 10.0.17763.5830 but the image config says 10.0.20348.2461",
+            ),
+            (
+                vec![with("e", LINUX_ARM64, &|c| {
+                    c.listed = Some(Platform::new("linux", "amd64"))
+                })],
+                "says linux/amd64 but the image config says linux/arm64",
+            ),
+            (
+                vec![with("e", WIN_17763, &|c| {
+                    c.listed = Some(Platform {
+                        os_features: vec!["win32k".into()],
+                        ..Platform::new("windows", "amd64")
+                    })
+                })],
+                "os.features [win32k] but the image config says []",
+            ),
+            (
+                vec![with("cfg", LINUX_AMD64, &|c| {
+                    c.media_type = "application/vnd.oci.image.index.v1+json".into()
+                })],
+                "is not an OCI or Docker schema2 image manifest",
+            ),
+        ];
+        for (children, want) in cases {
+            let err = build_index(&children, None, &BTreeMap::new()).unwrap_err();
+            assert!(err.0.contains(want), "want '{want}', got '{err}'");
+        }
+    }
+
+    #[test]
+    fn accepted_fills_and_matches() {
+        let none = BTreeMap::new();
+        // A given os.version fills a missing one; the same value as the config is accepted.
+        for (cfg, given) in [
+            (WIN_NONE, "10.0.20348.2227"),
+            (WIN_20348, "10.0.20348.2461"),
+        ] {
+            let mut c = child("w", cfg);
+            c.os_version = Some(given.to_string());
+            let index = build_index(&[c], None, &none).unwrap();
+            assert_eq!(
+                index.entries[0]
+                    .platform
+                    .as_ref()
+                    .unwrap()
+                    .os_version
+                    .as_deref(),
+                Some(given)
+            );
+        }
+        // An index entry without os.version (buildah manifest add --all) is filled from the
+        // config; a normalised spelling of the same platform is no conflict.
+        for listed in [
+            Platform::new("windows", "amd64"),
+            Platform::new("windows", "x86_64").with_os_version("10.0.17763.1"),
+        ] {
+            let mut c = child("w", WIN_17763);
+            c.listed = Some(listed);
+            let index = build_index(&[c], None, &none).unwrap();
+            assert_eq!(
+                index.entries[0].platform.as_ref().unwrap().to_string(),
+                "windows/amd64:10.0.17763.5830"
+            );
+        }
+        // Different features are different platforms.
+        let featured = child(
+            "b",
+            r#"{"os":"windows","architecture":"amd64","os.version":"10.0.17763.1","os.features":["hyperv"]}"#,
+        );
+        let index = build_index(&[child("a", WIN_17763), featured], None, &none).unwrap();
+        assert_eq!(index.entries.len(), 2);
+    }
+
+    #[test]
+    fn parses_arguments() {
+        let spec = ChildSpec::parse("quay.io/a/b@sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855=os.version=10.0.20348.2227").unwrap();
+        assert_eq!(spec.os_version.as_deref(), Some("10.0.20348.2227"));
+        assert!(matches!(spec.reference, ImageRef::Registry(_)));
+        let spec = ChildSpec::parse("oci:/tmp/x:tag").unwrap();
+        assert_eq!(spec.os_version, None);
+        for (bad, want) in [
+            ("quay.io/a/b:t=os.version=20348", "is not MAJOR.MINOR.BUILD"),
+            ("quay.io/a/b:t=os.version=", "is not MAJOR.MINOR.BUILD"),
+            ("=os.version=10.0.1.1", "child '=os.version=10.0.1.1'"),
+            ("Bad/Ref", "child 'Bad/Ref'"),
+        ] {
+            let err = ChildSpec::parse(bad).unwrap_err();
+            assert!(err.0.contains(want), "{bad}: {err}");
+        }
+        assert!(target_ref("127.0.0.1:5000/app:v1").is_ok());
+        for (bad, want) in [
+            (
+                "127.0.0.1:5000/app@sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+                "is a digest reference",
+            ),
+            (
+                "127.0.0.1:5000/app:v1@sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+                "is a digest reference",
+            ),
+            ("oci:/tmp/x:latest", "pushes to a registry"),
+            ("UPPER/x", "--target: invalid reference"),
+        ] {
+            let err = target_ref(bad).unwrap_err();
+            assert!(err.0.contains(want), "{bad}: {err}");
+        }
+        let ann = parse_annotations(&["a=b=c".into(), "x=".into(), "a=b=c".into()]).unwrap();
+        assert_eq!(ann["a"], "b=c");
+        assert_eq!(ann["x"], "");
+        for (bad, want) in [
+            (vec!["novalue"], "expected KEY=VALUE"),
+            (vec!["=v"], "key is empty"),
+            (vec!["k=1", "k=2"], "given twice"),
+        ] {
+            let inputs: Vec<String> = bad.iter().map(|s| s.to_string()).collect();
+            let err = parse_annotations(&inputs).unwrap_err();
+            assert!(err.0.contains(want), "{bad:?}: {err}");
+        }
+    }
+}
