@@ -8,6 +8,7 @@
 
 pub mod assemble;
 pub mod auth;
+pub mod batch;
 pub mod digest;
 pub mod engine;
 pub mod graph;

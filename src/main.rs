@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 
 use imgcheck::auth::AuthStore;
-use imgcheck::engine::{ImageReport, judge, resolve};
+use imgcheck::batch;
+use imgcheck::engine::{ImageReport, resolve};
 use imgcheck::graph::{Content, Graph, WalkOptions};
 use imgcheck::platform::{Platform, RuntimeProfile};
 use imgcheck::policy::{DEFAULT_POLICY, Policy};
@@ -15,6 +16,8 @@ use imgcheck::report::{self, EXIT_ERROR, EXIT_FAIL, EXIT_PASS, EXIT_USAGE, Forma
 use imgcheck::session::Session;
 use imgcheck::source::FetchError;
 use imgcheck::source::registry::ClientOptions;
+
+mod progress;
 
 #[derive(Parser)]
 #[command(
@@ -40,8 +43,17 @@ enum Command {
     /// Verify references against a policy: which entry each supported host would pull.
     Verify {
         /// References: REGISTRY/REPO[:TAG][@DIGEST], docker://…, oci:DIR[:TAG], oci:DIR@DIGEST.
-        #[arg(required = true, value_name = "REF")]
+        #[arg(value_name = "REF", required_unless_present_any = ["from_file", "from_imageset"])]
         references: Vec<String>,
+        /// Read references from FILE, one per line, `#` comments (`-` for standard input).
+        #[arg(long, value_name = "FILE")]
+        from_file: Option<String>,
+        /// Read references from an oc-mirror ImageSetConfiguration (mirror.additionalImages).
+        #[arg(long, value_name = "FILE")]
+        from_imageset: Option<String>,
+        /// Print request counters to standard error at the end.
+        #[arg(long)]
+        stats: bool,
         /// Embedded policy name or policy file.
         #[arg(long, default_value = DEFAULT_POLICY)]
         policy: String,
@@ -54,8 +66,8 @@ enum Command {
         /// Runtime profiles to judge with (repeatable); default: the policy's `runtimes`.
         #[arg(long = "runtime", value_name = "PROFILE")]
         runtimes: Vec<RuntimeProfile>,
-        /// Fetches in flight at once per image.
-        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
+        /// Registry requests (and images) in flight at once.
+        #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
         jobs: u16,
     },
     /// Print the digest a node of PLATFORM would pull from REF.
@@ -119,10 +131,11 @@ fn parse_refs(inputs: &[String]) -> Result<Vec<ImageRef>, Exit> {
         .collect()
 }
 
-async fn session(cli: &Cli, refs: &[ImageRef]) -> Result<Session, Exit> {
+async fn session(cli: &Cli, refs: &[ImageRef], max_requests: usize) -> Result<Session, Exit> {
     let auth = AuthStore::load(cli.authfile.as_deref()).map_err(usage)?;
     let options = ClientOptions {
         tls_verify: cli.tls_verify,
+        max_requests,
     };
     Ok(Session::new(&options, auth, refs).await)
 }
@@ -148,30 +161,48 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
     match &cli.command {
         Command::Verify {
             references,
+            from_file,
+            from_imageset,
+            stats,
             policy,
             format,
             deep,
             runtimes,
             jobs,
         } => {
-            let refs = parse_refs(references)?;
+            let mut refs = parse_refs(references)?;
+            if let Some(f) = from_file {
+                refs.extend(batch::read_reference_list(f).map_err(usage)?);
+            }
+            if let Some(f) = from_imageset {
+                refs.extend(batch::read_imageset(f).map_err(usage)?);
+            }
+            if refs.is_empty() {
+                return Err(usage("no references to verify"));
+            }
             let policy = Policy::load(policy).map_err(usage)?;
             let runtimes = if runtimes.is_empty() {
                 policy.runtimes.clone()
             } else {
                 runtimes.clone()
             };
-            let session = session(&cli, &refs).await?;
-            let options = WalkOptions {
-                jobs: usize::from(*jobs),
-                deep: *deep,
+            let jobs = usize::from(*jobs);
+            let session = session(&cli, &refs, jobs).await?;
+            let run = batch::VerifyRun {
+                policy,
+                runtimes,
+                walk: WalkOptions { jobs, deep: *deep },
+                images_in_flight: jobs,
             };
-            let mut reports = Vec::new();
-            for r in &refs {
-                reports.push(match graph_or_report(&session, r, options).await? {
-                    Ok(g) => judge(&g, &policy, &runtimes),
-                    Err(report) => report,
-                });
+            let progress = progress::Progress::new(refs.len() as u64);
+            let outcomes = batch::verify_all(&session, &refs, &run, &|o| progress.done(o)).await;
+            progress.finish();
+            let mut reports = Vec::with_capacity(outcomes.len());
+            for o in outcomes {
+                match o {
+                    batch::Outcome::Report(r) => reports.push(r),
+                    batch::Outcome::BadInput(m) => return Err(usage(m)),
+                }
             }
             match format {
                 Format::Text => print!("{}", report::text(&reports)),
@@ -181,6 +212,13 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
                     serde_json::to_string(&report::konflux(&reports, std::time::SystemTime::now()))
                         .expect("serialises")
                 ),
+            }
+            if *stats {
+                let line = session.stats().map_or_else(
+                    || "requests: none (no registry references)".to_string(),
+                    |s| s.summary(),
+                );
+                eprintln!("imgcheck: {} images; {line}", reports.len());
             }
             Ok(report::exit_code(&reports))
         }
@@ -192,7 +230,7 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
         } => {
             let refs = parse_refs(std::slice::from_ref(reference))?;
             let host = Platform::parse(platform).map_err(usage)?;
-            let session = session(&cli, &refs).await?;
+            let session = session(&cli, &refs, 16).await?;
             let graph = match graph_or_report(&session, &refs[0], WalkOptions::default()).await? {
                 Ok(g) => g,
                 Err(report) => {
@@ -246,7 +284,7 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
         }
         Command::Inspect { reference, format } => {
             let refs = parse_refs(std::slice::from_ref(reference))?;
-            let session = session(&cli, &refs).await?;
+            let session = session(&cli, &refs, 16).await?;
             let graph = match graph_or_report(&session, &refs[0], WalkOptions::default()).await? {
                 Ok(g) => g,
                 Err(report) => return Err(Exit(EXIT_ERROR, report.findings[0].message.clone())),

@@ -199,6 +199,30 @@ pub fn text(reports: &[ImageReport]) -> String {
         }
     }
     if reports.len() > 1 {
+        // Summary: failing images first, then those that could not be checked, then passes.
+        let _ = writeln!(out, "\nsummary:");
+        let mut order: Vec<&ImageReport> = reports.iter().collect();
+        order.sort_by_key(|r| match r.verdict {
+            Verdict::Fail => 0,
+            Verdict::Error => 1,
+            Verdict::Pass => 2,
+        });
+        for r in order {
+            let mut rules: Vec<&str> = r
+                .findings
+                .iter()
+                .filter(|f| f.severity == Severity::Error)
+                .map(|f| f.rule)
+                .collect();
+            rules.dedup();
+            let verdict = match r.verdict {
+                Verdict::Pass => "PASS",
+                Verdict::Fail => "FAIL",
+                Verdict::Error => "ERROR",
+            };
+            let line = format!("  {verdict:<5} {}  {}", r.reference, rules.join(","));
+            let _ = writeln!(out, "{}", line.trim_end());
+        }
         let count = |v| reports.iter().filter(|r| r.verdict == v).count();
         let _ = writeln!(
             out,

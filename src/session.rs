@@ -8,7 +8,7 @@ use crate::graph::{Graph, WalkOptions, walk};
 use crate::reference::{ImageRef, RegistryRef};
 use crate::source::FetchError;
 use crate::source::layout::LayoutSource;
-use crate::source::registry::{ClientOptions, RegistryClient};
+use crate::source::registry::{ClientOptions, RegistryClient, Stats};
 
 /// Shared state for a run over one or more references.
 pub struct Session {
@@ -36,6 +36,11 @@ impl Session {
         Session { client }
     }
 
+    /// Registry request counters, when a registry was contacted.
+    pub fn stats(&self) -> Option<&Stats> {
+        self.client.as_deref().map(RegistryClient::stats)
+    }
+
     /// Walks the graph of one reference.
     pub async fn graph(
         &self,
@@ -53,5 +58,10 @@ impl Session {
                 walk(&client.source(r), options).await
             }
         }
+    }
+
+    /// The shared registry client, when the session has registry references.
+    pub fn registry_client(&self) -> Option<&Arc<RegistryClient>> {
+        self.client.as_ref()
     }
 }

@@ -5,7 +5,12 @@
 //! in the graph walker anyway. Known limits (DOMAIN.md §7), handled by the hardening work:
 //! manifests are buffered before the size check, and there are no retries.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::{OnceCell, Semaphore};
 
 use futures::StreamExt;
 use oci_client::client::{ClientConfig, ClientProtocol};
@@ -24,12 +29,64 @@ use crate::reference::RegistryRef;
 pub struct ClientOptions {
     /// Verify TLS certificates and require HTTPS (except on loopback).
     pub tls_verify: bool,
+    /// Requests in flight at once, across every reference of the run.
+    pub max_requests: usize,
 }
 
-/// One client shared by every reference of a run: connections and tokens are reused.
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            tls_verify: true,
+            max_requests: 16,
+        }
+    }
+}
+
+/// Counters of what a run asked the registries for (`verify --stats`).
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Manifest GETs sent.
+    pub manifest_requests: AtomicU64,
+    /// Blob GETs sent.
+    pub blob_requests: AtomicU64,
+    /// Body bytes received.
+    pub bytes: AtomicU64,
+    /// Fetches answered from the run's cache (same repository, same digest).
+    pub cache_hits: AtomicU64,
+    /// Time spent waiting for a request slot, in microseconds.
+    pub queue_wait_micros: AtomicU64,
+    /// Time spent in requests, summed over concurrent requests, in microseconds.
+    pub request_micros: AtomicU64,
+}
+
+impl Stats {
+    /// A one-line summary.
+    pub fn summary(&self) -> String {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        format!(
+            "requests: {} manifest, {} blob; {} bytes; {} cache hits; {:.3}s queued, {:.3}s in requests",
+            get(&self.manifest_requests),
+            get(&self.blob_requests),
+            get(&self.bytes),
+            get(&self.cache_hits),
+            get(&self.queue_wait_micros) as f64 / 1e6,
+            get(&self.request_micros) as f64 / 1e6,
+        )
+    }
+}
+
+type CacheKey = (String, Digest);
+type CacheSlot = Arc<OnceCell<Result<Arc<Vec<u8>>, FetchError>>>;
+
+/// One client shared by every reference of a run: connections and tokens are reused,
+/// requests are bounded by a semaphore, and manifests/configs are fetched once per
+/// (repository, digest) — existence in one repository proves nothing about another.
 pub struct RegistryClient {
     client: oci_client::Client,
     auth: AuthStore,
+    slots: Semaphore,
+    cache: Mutex<HashMap<CacheKey, CacheSlot>>,
+    stats: Stats,
 }
 
 impl RegistryClient {
@@ -61,7 +118,70 @@ impl RegistryClient {
         RegistryClient {
             client: oci_client::Client::new(config),
             auth,
+            slots: Semaphore::new(options.max_requests.max(1)),
+            cache: Mutex::new(HashMap::new()),
+            stats: Stats::default(),
         }
+    }
+
+    /// What the run has fetched so far.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Runs `fetch` once per (repository, digest) for the whole run; later callers get the
+    /// same bytes (or the same error).
+    async fn cached<F>(
+        &self,
+        reference: &RegistryRef,
+        digest: &Digest,
+        fetch: F,
+    ) -> Result<Vec<u8>, FetchError>
+    where
+        F: Future<Output = Result<Vec<u8>, FetchError>>,
+    {
+        let key = (
+            format!("{}/{}", reference.registry, reference.repository),
+            digest.clone(),
+        );
+        let slot = {
+            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            Arc::clone(cache.entry(key).or_default())
+        };
+        let mut ran = false;
+        let result = slot
+            .get_or_init(|| {
+                ran = true;
+                async { fetch.await.map(Arc::new) }
+            })
+            .await;
+        if !ran {
+            self.stats.cache_hits.fetch_add(1, Ordering::Relaxed);
+        }
+        result.clone().map(|b| b.as_ref().clone())
+    }
+
+    /// Waits for a request slot and times the request.
+    async fn metered<T, F>(&self, counter: &AtomicU64, fetch: F) -> Result<T, FetchError>
+    where
+        F: Future<Output = Result<T, FetchError>>,
+    {
+        let queued = Instant::now();
+        let _permit = self
+            .slots
+            .acquire()
+            .await
+            .map_err(|_| FetchError::Unavailable("request slots closed".to_string()))?;
+        self.stats
+            .queue_wait_micros
+            .fetch_add(queued.elapsed().as_micros() as u64, Ordering::Relaxed);
+        counter.fetch_add(1, Ordering::Relaxed);
+        let started = Instant::now();
+        let result = fetch.await;
+        self.stats
+            .request_micros
+            .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+        result
     }
 
     /// A source for one reference.
@@ -75,6 +195,19 @@ impl RegistryClient {
             reference: reference.clone(),
             auth,
         }
+    }
+
+    /// The credentials this run uses for `reference` (anonymous when none are stored).
+    pub fn auth_for(&self, reference: &RegistryRef) -> RegistryAuth {
+        match self.auth.lookup(reference) {
+            Some(c) => RegistryAuth::Basic(c.username.clone(), c.password.clone()),
+            None => RegistryAuth::Anonymous,
+        }
+    }
+
+    /// The underlying oci-client, for registry writes ([`crate::push`]).
+    pub fn oci(&self) -> &oci_client::Client {
+        &self.client
     }
 }
 
@@ -148,12 +281,20 @@ impl RegistrySource {
         what: &str,
         limit: u64,
     ) -> Result<Vec<u8>, FetchError> {
-        let (bytes, _digest) = self
-            .client
-            .client
-            .pull_manifest_raw(&reference.to_oci(), &self.auth, &ACCEPTED_MANIFEST_TYPES)
-            .await
-            .map_err(|e| map_error(what, e))?;
+        let client = &self.client;
+        let (bytes, _digest) = client
+            .metered(&client.stats.manifest_requests, async {
+                client
+                    .client
+                    .pull_manifest_raw(&reference.to_oci(), &self.auth, &ACCEPTED_MANIFEST_TYPES)
+                    .await
+                    .map_err(|e| map_error(what, e))
+            })
+            .await?;
+        client
+            .stats
+            .bytes
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
         if bytes.len() as u64 > limit {
             return Err(FetchError::TooLarge {
                 what: what.to_string(),
@@ -188,11 +329,38 @@ impl Source for RegistrySource {
 
     async fn manifest(&self, digest: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
         let reference = self.reference.with_digest(digest);
-        self.pull_manifest(&reference, &format!("manifest {digest}"), limit)
+        let what = format!("manifest {digest}");
+        self.client
+            .cached(
+                &self.reference,
+                digest,
+                self.pull_manifest(&reference, &what, limit),
+            )
             .await
     }
 
     async fn blob(&self, digest: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
+        // Configs are shared between tags of one repository; layers (--deep) are large and
+        // read once, so only small blobs go through the cache.
+        if limit <= crate::manifest::MAX_CONFIG_BYTES {
+            self.client
+                .cached(&self.reference, digest, self.pull_blob(digest, limit))
+                .await
+        } else {
+            self.pull_blob(digest, limit).await
+        }
+    }
+}
+
+impl RegistrySource {
+    async fn pull_blob(&self, digest: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
+        let client = &self.client;
+        client
+            .metered(&client.stats.blob_requests, self.stream_blob(digest, limit))
+            .await
+    }
+
+    async fn stream_blob(&self, digest: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
         let what = format!("blob {digest}");
         let oci_ref = self.reference.to_oci();
         self.client
@@ -225,6 +393,10 @@ impl Source for RegistrySource {
                 }
             })?;
             bytes.extend_from_slice(&chunk);
+            self.client
+                .stats
+                .bytes
+                .fetch_add(chunk.len() as u64, Ordering::Relaxed);
             if bytes.len() as u64 > limit {
                 return Err(FetchError::TooLarge { what, limit });
             }

@@ -1,0 +1,226 @@
+//! Many references at once: reading reference lists (plain files, oc-mirror
+//! ImageSetConfiguration) and verifying them with bounded concurrency.
+
+use std::io::Read;
+use std::path::Path;
+
+use futures::StreamExt;
+use serde::Deserialize;
+
+use crate::engine::{ImageReport, judge};
+use crate::graph::WalkOptions;
+use crate::platform::RuntimeProfile;
+use crate::policy::Policy;
+use crate::reference::ImageRef;
+use crate::session::Session;
+use crate::source::FetchError;
+
+/// A reference list that cannot be used: the file, the line (when known) and the problem.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{origin}: {reason}")]
+pub struct ListError {
+    /// `FILE` or `FILE:LINE`.
+    pub origin: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+fn read_all(path: &str) -> Result<String, ListError> {
+    let err = |reason: String| ListError {
+        origin: path.to_string(),
+        reason,
+    };
+    let mut text = String::new();
+    if path == "-" {
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| err(format!("cannot read standard input: {e}")))?;
+    } else {
+        text = std::fs::read_to_string(Path::new(path))
+            .map_err(|e| err(format!("cannot read: {e}")))?;
+    }
+    Ok(text)
+}
+
+/// Parses a reference list: one reference per line, `#` starts a comment, blank lines ignored.
+pub fn parse_reference_list(text: &str, origin: &str) -> Result<Vec<ImageRef>, ListError> {
+    let mut refs = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let r = line.parse::<ImageRef>().map_err(|e| ListError {
+            origin: format!("{origin}:{}", n + 1),
+            reason: e.to_string(),
+        })?;
+        refs.push(r);
+    }
+    Ok(refs)
+}
+
+/// Reads a reference list from a file, or standard input for `-`.
+pub fn read_reference_list(path: &str) -> Result<Vec<ImageRef>, ListError> {
+    parse_reference_list(&read_all(path)?, path)
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ImageSetConfiguration {
+    kind: String,
+    api_version: String,
+    #[serde(default)]
+    mirror: Option<MirrorSection>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MirrorSection {
+    #[serde(default)]
+    additional_images: Vec<AdditionalImage>,
+}
+
+#[derive(Deserialize)]
+struct AdditionalImage {
+    name: String,
+}
+
+/// Parses an oc-mirror ImageSetConfiguration (`mirror.openshift.io/v2alpha1`) and returns
+/// its `mirror.additionalImages[].name` references.
+pub fn parse_imageset(text: &str, origin: &str) -> Result<Vec<ImageRef>, ListError> {
+    let err = |reason: String| ListError {
+        origin: origin.to_string(),
+        reason,
+    };
+    let config: ImageSetConfiguration =
+        serde_yaml_ng::from_str(text).map_err(|e| err(e.to_string()))?;
+    if config.kind != "ImageSetConfiguration" {
+        return Err(err(format!(
+            "kind is '{}', expected ImageSetConfiguration",
+            config.kind
+        )));
+    }
+    if !config.api_version.starts_with("mirror.openshift.io/") {
+        return Err(err(format!(
+            "apiVersion is '{}', expected mirror.openshift.io/v2alpha1",
+            config.api_version
+        )));
+    }
+    let images = config
+        .mirror
+        .map(|m| m.additional_images)
+        .unwrap_or_default();
+    if images.is_empty() {
+        return Err(err("mirror.additionalImages lists no images".to_string()));
+    }
+    images
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            a.name.parse::<ImageRef>().map_err(|e| ListError {
+                origin: format!("{origin}: mirror.additionalImages[{i}]"),
+                reason: e.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Reads an ImageSetConfiguration file.
+pub fn read_imageset(path: &str) -> Result<Vec<ImageRef>, ListError> {
+    parse_imageset(&read_all(path)?, path)
+}
+
+/// Settings of a verify run.
+#[derive(Debug, Clone)]
+pub struct VerifyRun {
+    /// The policy.
+    pub policy: Policy,
+    /// Runtime profiles to judge with.
+    pub runtimes: Vec<RuntimeProfile>,
+    /// Walk options (per image).
+    pub walk: WalkOptions,
+    /// Images in flight at once.
+    pub images_in_flight: usize,
+}
+
+/// What happened to one reference.
+pub enum Outcome {
+    /// It was judged (or could not be fetched: an `error` verdict).
+    Report(ImageReport),
+    /// The user's input is wrong (e.g. not an OCI layout): ends the run with exit 2.
+    BadInput(String),
+}
+
+/// Verifies every reference, at most `images_in_flight` at once, calling `on_done` as each
+/// finishes. One image's failure to fetch is that image's `error` verdict; the others go on.
+/// Results come back in input order.
+pub async fn verify_all(
+    session: &Session,
+    refs: &[ImageRef],
+    run: &VerifyRun,
+    on_done: &(dyn Fn(&Outcome) + Sync),
+) -> Vec<Outcome> {
+    futures::stream::iter(refs.iter().map(|r| async move {
+        let outcome = match session.graph(r, run.walk).await {
+            Ok(graph) => Outcome::Report(judge(&graph, &run.policy, &run.runtimes)),
+            Err(FetchError::BadInput(m)) => Outcome::BadInput(m),
+            Err(e) => Outcome::Report(ImageReport::unavailable(&r.to_string(), &e.to_string())),
+        };
+        on_done(&outcome);
+        outcome
+    }))
+    .buffered(run.images_in_flight.max(1))
+    .collect()
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reference_lists() {
+        let text = "# release 4.18\nquay.io/a/b:v1\n\n  oci:fixtures/layouts/good  # local\nquay.io/a/c@sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n";
+        let refs = parse_reference_list(text, "list.txt").unwrap();
+        assert_eq!(refs.len(), 3);
+        assert_eq!(refs[1].to_string(), "oci:fixtures/layouts/good");
+        let err = parse_reference_list("quay.io/a/b:v1\nNOT VALID\n", "list.txt").unwrap_err();
+        assert_eq!(err.origin, "list.txt:2");
+        assert!(err.to_string().contains("invalid reference 'NOT VALID'"));
+        assert!(parse_reference_list("# nothing\n", "x").unwrap().is_empty());
+    }
+
+    #[test]
+    fn imagesets() {
+        let text = "kind: ImageSetConfiguration\napiVersion: mirror.openshift.io/v2alpha1\nmirror:\n  additionalImages:\n  - name: quay.io/org/azure-file:v4.18\n  - name: registry.k8s.io/sig-storage/livenessprobe:v2.14.0\n  operators: []\n";
+        let refs = parse_imageset(text, "isc.yaml").unwrap();
+        assert_eq!(refs.len(), 2);
+        assert_eq!(
+            refs[1].to_string(),
+            "registry.k8s.io/sig-storage/livenessprobe:v2.14.0"
+        );
+        let cases = [
+            (
+                "kind: Pod\napiVersion: v1\n",
+                "expected ImageSetConfiguration",
+            ),
+            (
+                "kind: ImageSetConfiguration\napiVersion: v1\n",
+                "mirror.openshift.io",
+            ),
+            (
+                "kind: ImageSetConfiguration\napiVersion: mirror.openshift.io/v2alpha1\n",
+                "lists no images",
+            ),
+            (
+                "kind: ImageSetConfiguration\napiVersion: mirror.openshift.io/v2alpha1\nmirror:\n  additionalImages:\n  - name: 'bad ref'\n",
+                "additionalImages[0]",
+            ),
+            ("[", "isc.yaml"),
+        ];
+        for (text, want) in cases {
+            let err = parse_imageset(text, "isc.yaml").unwrap_err().to_string();
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+    }
+}
