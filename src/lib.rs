@@ -15,6 +15,7 @@ pub mod graph;
 pub mod manifest;
 pub mod platform;
 pub mod policy;
+pub mod push;
 pub mod reference;
 pub mod report;
 pub mod session;

@@ -94,6 +94,9 @@ enum Command {
         #[arg(long, value_enum, default_value_t = SimpleFormat::Text)]
         format: SimpleFormat,
     },
+    /// Build a manifest list from per-platform images (platforms from their configs), push it
+    /// by digest, then verify it.
+    Assemble(AssembleArgs),
     /// Policy commands.
     Policy {
         #[command(subcommand)]
@@ -301,6 +304,7 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
             }
             Ok(EXIT_PASS)
         }
+        Command::Assemble(args) => run_assemble(&cli, args).await,
         Command::Policy {
             command: PolicyCommand::Show { policy },
         } => {
@@ -308,6 +312,97 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
             print!("{}", policy.to_yaml());
             Ok(EXIT_PASS)
         }
+    }
+}
+
+#[derive(clap::Args)]
+struct AssembleArgs {
+    /// Where to push the list: REGISTRY/REPO:TAG (a tag, not a digest).
+    #[arg(long, value_name = "REGISTRY/REPO:TAG")]
+    target: String,
+    /// Per-platform images (registry references, oci:DIR[:TAG], or indexes whose runnable
+    /// entries are taken). Append =os.version=10.0.BUILD.REV to a Windows image whose config
+    /// lacks os.version.
+    #[arg(required = true, value_name = "CHILD_REF")]
+    children: Vec<String>,
+    /// List format; default: docker when every child is a Docker schema2 manifest, else oci.
+    #[arg(long, value_enum)]
+    format: Option<imgcheck::assemble::IndexFormat>,
+    /// Index annotation (repeatable; OCI format only).
+    #[arg(long = "annotation", value_name = "KEY=VALUE")]
+    annotations: Vec<String>,
+    /// Print the list and the digest it would have; push nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Policy the pushed list is verified against.
+    #[arg(long, default_value = DEFAULT_POLICY)]
+    policy: String,
+}
+
+/// `assemble`: the work is in `imgcheck::push`; this parses, prints and maps exit codes.
+async fn run_assemble(cli: &Cli, args: &AssembleArgs) -> Result<i32, Exit> {
+    use imgcheck::assemble::{ChildSpec, parse_annotations, target_ref};
+    use imgcheck::engine::Verdict;
+    use imgcheck::push;
+    use std::io::Write as _;
+
+    let target = target_ref(&args.target).map_err(usage)?;
+    let children = args
+        .children
+        .iter()
+        .map(|c| ChildSpec::parse(c))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(usage)?;
+    let annotations = parse_annotations(&args.annotations).map_err(usage)?;
+    let policy = Policy::load(&args.policy).map_err(usage)?;
+    let refs: Vec<ImageRef> = std::iter::once(ImageRef::Registry(target.clone()))
+        .chain(children.iter().map(|c| c.reference.clone()))
+        .collect();
+    let session = session(cli, &refs, 16).await?;
+    let request = push::Request {
+        target,
+        children,
+        format: args.format,
+        annotations,
+        dry_run: args.dry_run,
+    };
+    let failed = |f: push::Failure| Exit(f.exit_code(), f.to_string());
+    let outcome = push::assemble(&session, &request).await.map_err(failed)?;
+    let (target, index) = (&request.target, &outcome.index);
+    if args.dry_run {
+        let mut out = std::io::stdout().lock();
+        out.write_all(&index.bytes)
+            .and_then(|()| out.flush())
+            .map_err(|e| Exit(EXIT_ERROR, format!("cannot write the index: {e}")))?;
+        eprintln!(
+            "imgcheck: dry run: {target}@{} ({} entries, {}); nothing was pushed",
+            index.digest,
+            index.entries.len(),
+            index.format.media_type()
+        );
+        return Ok(EXIT_PASS);
+    }
+    eprintln!("imgcheck: {}", outcome.copied.summary());
+    println!("{target}@{}", index.digest);
+    let pushed = format!("{target}@{}", index.digest);
+    let report = push::verify_pushed(&session, target, &index.digest, &policy)
+        .await
+        .map_err(|f| Exit(f.exit_code(), format!("{f} (the list {pushed} was pushed)")))?;
+    print!("{}", report::text(std::slice::from_ref(&report)));
+    match report.verdict {
+        Verdict::Pass => Ok(EXIT_PASS),
+        Verdict::Fail => Err(Exit(
+            EXIT_FAIL,
+            format!(
+                "{pushed} was pushed but fails policy '{}'; the list stays pushed: fix the \
+                 children and run assemble again",
+                policy.name
+            ),
+        )),
+        Verdict::Error => Err(Exit(
+            EXIT_ERROR,
+            format!("{pushed} was pushed but could not be fully verified; the list stays pushed"),
+        )),
     }
 }
 
