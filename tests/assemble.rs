@@ -393,6 +393,39 @@ fn write_layout(dir: &Path, config: &Value) {
     fs::write(dir.join("index.json"), serde_json::to_vec(&index).unwrap()).unwrap();
 }
 
+/// Copies the `good` layout and tags a new index whose only entry is good's index.
+fn write_nested_layout(dir: &Path) {
+    let src = fixture("good").join("blobs/sha256");
+    let blobs = dir.join("blobs/sha256");
+    fs::create_dir_all(&blobs).unwrap();
+    for entry in fs::read_dir(&src).unwrap() {
+        let entry = entry.unwrap();
+        fs::copy(entry.path(), blobs.join(entry.file_name())).unwrap();
+    }
+    let inner = common::layout_top_digest(&fixture("good"));
+    let inner_size = fs::metadata(blobs.join(inner.strip_prefix("sha256:").unwrap()))
+        .unwrap()
+        .len();
+    let outer = serde_json::to_vec(&json!({
+        "schemaVersion": 2,
+        "mediaType": OCI_INDEX,
+        "manifests": [{"mediaType": OCI_INDEX, "digest": inner, "size": inner_size}],
+    }))
+    .unwrap();
+    let outer_digest = sha256_digest(&outer);
+    fs::write(
+        blobs.join(outer_digest.strip_prefix("sha256:").unwrap()),
+        &outer,
+    )
+    .unwrap();
+    fs::write(dir.join("oci-layout"), br#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+    let index = json!({
+        "schemaVersion": 2,
+        "manifests": [{"mediaType": OCI_INDEX, "digest": outer_digest, "size": outer.len()}],
+    });
+    fs::write(dir.join("index.json"), serde_json::to_vec(&index).unwrap()).unwrap();
+}
+
 #[test]
 fn refusals_exit_2_and_write_nothing() {
     let reg = Registry::start();
@@ -410,6 +443,10 @@ fn refusals_exit_2_and_write_nothing() {
     );
     let unversioned = format!("oci:{}", unversioned.display());
     let good = |k: &str| format!("{host}/src@{}", child("good", k));
+    let layout = |name: &str| format!("oci:{}", fixture(name).display());
+    let nested = tmp.path().join("nested");
+    write_nested_layout(&nested);
+    let nested = format!("oci:{}", nested.display());
     let absent = format!("{host}/src@sha256:{}", "0".repeat(64));
 
     let cases: Vec<(&str, Vec<String>, Vec<&str>, &str)> = vec![
@@ -466,6 +503,36 @@ fn refusals_exit_2_and_write_nothing() {
             vec![format!("oci:{}/nope", tmp.path().display())],
             vec![],
             "is not a directory",
+        ),
+        (
+            "an index nested in an index child",
+            vec![nested.clone()],
+            vec![],
+            "is itself an index",
+        ),
+        (
+            "a schema1 child",
+            vec![layout("schema1")],
+            vec![],
+            "obsolete Docker schema1 manifest",
+        ),
+        (
+            "a child that is not JSON",
+            vec![layout("bad-json")],
+            vec![],
+            "not valid JSON",
+        ),
+        (
+            "a child whose config is corrupt",
+            vec![layout("corrupt-config")],
+            vec![],
+            "its config content does not match its digest",
+        ),
+        (
+            "a child whose manifest is truncated",
+            vec![layout("truncated-manifest")],
+            vec![],
+            "content does not match its digest",
         ),
         (
             "a Windows child without os.version",
@@ -562,6 +629,23 @@ fn refusals_exit_2_and_write_nothing() {
             "windows/amd64:10.0.20348.2227".to_string()
         ]
     );
+}
+
+#[test]
+fn an_unreachable_target_registry_exits_3() {
+    let r = assemble(
+        "127.0.0.1:1/nowhere/app:v1",
+        &[format!("oci:{}", fixture("good").display())],
+        &[],
+    );
+    expect(&r, 3, "unreachable target");
+    assert!(
+        r.stderr
+            .starts_with("imgcheck: 127.0.0.1:1/nowhere/app:v1: cannot "),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
 }
 
 #[test]
