@@ -378,8 +378,20 @@ impl Writer<'_> {
     ) -> Result<(), Failure> {
         let content_type = HeaderValue::from_str(media_type)
             .map_err(|e| Failure::Refused(format!("media type '{media_type}': {e}")))?;
+        // By digest, the tag is set to the digest too: the URL is the same, and oci-client
+        // 0.18 then survives registries that answer without a Location header (it rebuilds
+        // the URL by stripping the tag, and panics when there is none).
+        let oci_ref = match &reference.digest {
+            Some(d) => oci_client::Reference::with_tag_and_digest(
+                reference.registry.clone(),
+                reference.repository.clone(),
+                d.to_string(),
+                d.to_string(),
+            ),
+            None => reference.to_oci(),
+        };
         self.client
-            .push_manifest_raw(&reference.to_oci(), bytes, content_type)
+            .push_manifest_raw(&oci_ref, bytes, content_type)
             .await
             .map_err(|e| self.failed(&format!("push manifest {reference}"), e))?;
         Ok(())
