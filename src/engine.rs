@@ -743,7 +743,9 @@ fn platform_disagreement(entry: &Platform, config: &Platform) -> Option<String> 
             config.os_arch()
         ));
     }
-    if entry.is_windows() && entry.os_version.is_some() {
+    // A config without os.version (an image built FROM scratch) cannot contradict the list:
+    // the build was set on purpose, e.g. `imgcheck assemble CHILD=os.version=…`.
+    if entry.is_windows() && entry.os_version.is_some() && config.os_version.is_some() {
         let e = entry.windows_version();
         let c = config.windows_version();
         let same_build = match (e, c) {
@@ -875,4 +877,103 @@ pub fn inspect_text(view: &InspectView) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn win(v: Option<&str>) -> Platform {
+        let p = Platform::new("windows", "amd64");
+        match v {
+            Some(v) => p.with_os_version(v),
+            None => p,
+        }
+    }
+
+    #[test]
+    fn platform_disagreements() {
+        let mut feat = win(Some("10.0.17763.1"));
+        feat.os_features = vec!["win32k".into()];
+        let cases: Vec<(Platform, Platform, Option<&str>)> = vec![
+            (
+                win(Some("10.0.17763.1")),
+                win(Some("10.0.17763.5830")),
+                None,
+            ),
+            (
+                win(Some("10.0.17763.1")),
+                win(Some("10.0.20348.1")),
+                Some("os.version"),
+            ),
+            (
+                win(Some("ltsc2019")),
+                win(Some("10.0.17763.1")),
+                Some("os.version"),
+            ),
+            (win(Some("10.0.17763.1")), win(None), None),
+            (win(None), win(Some("10.0.17763.1")), None),
+            (
+                Platform::new("linux", "x86_64"),
+                Platform::new("linux", "amd64"),
+                None,
+            ),
+            (
+                Platform::new("linux", "amd64"),
+                Platform::new("linux", "arm64"),
+                Some("linux/amd64"),
+            ),
+            (
+                Platform::new("linux", "arm64").with_variant("v8"),
+                Platform::new("linux", "arm64"),
+                None,
+            ),
+            (feat.clone(), win(Some("10.0.17763.1")), Some("os.features")),
+            (feat.clone(), feat.clone(), None),
+        ];
+        for (entry, config, want) in cases {
+            let got = platform_disagreement(&entry, &config);
+            match want {
+                None => assert_eq!(got, None, "{entry} vs {config}"),
+                Some(w) => assert!(
+                    got.as_deref().unwrap_or("").contains(w),
+                    "{entry} vs {config}: {got:?}"
+                ),
+            }
+        }
+    }
+
+    #[test]
+    fn every_rule_has_an_id_severity_and_hint() {
+        let rules = [
+            Rule::NotAnIndex,
+            Rule::NoMatch,
+            Rule::OsVersionMissing,
+            Rule::PlatformMismatch,
+            Rule::WrongBuildSelected,
+            Rule::ChildMissing,
+            Rule::DigestMismatch,
+            Rule::DuplicatePlatform,
+            Rule::ForeignLayer,
+            Rule::WindowsLayerFormat,
+            Rule::UnsupportedBuild,
+            Rule::Schema1,
+            Rule::BadManifest,
+            Rule::Attestation,
+            Rule::FetchError,
+        ];
+        let ids: BTreeSet<&str> = rules.iter().map(|r| r.id()).collect();
+        assert_eq!(ids.len(), rules.len(), "ids are unique");
+        for r in rules {
+            assert!(!r.hint().is_empty());
+            assert!(
+                r.id()
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit())
+            );
+        }
+        assert_eq!(Rule::ForeignLayer.severity(), Severity::Warning);
+        assert_eq!(Rule::Attestation.severity(), Severity::Info);
+        assert_eq!(Rule::NoMatch.severity(), Severity::Error);
+    }
 }

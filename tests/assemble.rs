@@ -629,6 +629,23 @@ fn refusals_exit_2_and_write_nothing() {
             "windows/amd64:10.0.20348.2227".to_string()
         ]
     );
+    // Pushed for real, the list verifies: a config without os.version cannot contradict the
+    // build that was given on purpose.
+    let policy = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        policy.path(),
+        "name: t\nlinux:\n  architectures: [amd64]\nwindows:\n  architectures: [amd64]\n  builds: [20348]\n",
+    )
+    .unwrap();
+    let r = assemble(
+        &target,
+        &[
+            good(AMD64),
+            format!("{unversioned}=os.version=10.0.20348.2227"),
+        ],
+        &["--policy", policy.path().to_str().unwrap()],
+    );
+    expect(&r, 0, "os.version given, pushed and verified");
 }
 
 #[test]
