@@ -802,12 +802,12 @@ pub struct InspectView {
 fn status_of(node: Option<&Node>) -> String {
     match node.map(|n| &n.content) {
         None => "not fetched".into(),
-        Some(Content::Problem(p)) => format!("{p:?}"),
+        Some(Content::Problem(p)) => p.to_string(),
         Some(Content::Schema1) => "schema1".into(),
         Some(Content::Index { .. }) => "nested index".into(),
         Some(Content::Image(i)) => match &i.config {
             Ok(_) => "ok".into(),
-            Err(p) => format!("config: {p:?}"),
+            Err(p) => format!("config {p}"),
         },
     }
 }
@@ -846,7 +846,7 @@ pub fn inspect(graph: &Graph) -> InspectView {
             }],
         ),
         Content::Schema1 => ("schema1".to_string(), vec![]),
-        Content::Problem(p) => (format!("{p:?}"), vec![]),
+        Content::Problem(p) => (p.to_string(), vec![]),
     };
     InspectView {
         reference: graph.reference.clone(),

@@ -49,6 +49,17 @@ pub enum Problem {
     Unavailable(String),
 }
 
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Problem::Missing(m) => write!(f, "missing: {m}"),
+            Problem::DigestMismatch(m) => write!(f, "digest mismatch: {m}"),
+            Problem::Bad(m) => write!(f, "unusable: {m}"),
+            Problem::Unavailable(m) => write!(f, "could not be fetched: {m}"),
+        }
+    }
+}
+
 impl Problem {
     fn from_fetch(err: FetchError) -> Problem {
         match err {
@@ -377,7 +388,12 @@ pub fn classify_layer(bytes: &[u8]) -> LayerFormat {
     let reader: Box<dyn std::io::Read> = if bytes.starts_with(&[0x1f, 0x8b]) {
         Box::new(flate2::read::GzDecoder::new(bytes))
     } else if bytes.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-        return LayerFormat::Skipped("zstd-compressed layer: not checked".to_string());
+        match ruzstd::decoding::StreamingDecoder::new(bytes) {
+            Ok(d) => Box::new(d),
+            Err(e) => {
+                return LayerFormat::Failed(Problem::Bad(format!("corrupt zstd stream: {e}")));
+            }
+        }
     } else {
         Box::new(bytes)
     };
@@ -475,9 +491,22 @@ mod tests {
         ));
         assert!(matches!(
             classify_layer(&[0x28, 0xb5, 0x2f, 0xfd]),
-            LayerFormat::Skipped(_)
+            LayerFormat::Failed(_)
         ));
         assert!(matches!(classify_layer(&[]), LayerFormat::Skipped(_)));
+        let zstd = ruzstd::encoding::compress_to_vec(
+            &tar_of(&["Files/a.exe", "Hives/x"], false)[..],
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        assert_eq!(classify_layer(&zstd), LayerFormat::Windows);
+        let zstd = ruzstd::encoding::compress_to_vec(
+            &tar_of(&["csi.exe"], false)[..],
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        assert!(matches!(
+            classify_layer(&zstd),
+            LayerFormat::NotWindows { outside: 1, .. }
+        ));
     }
 
     #[test]

@@ -259,7 +259,7 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
             match (&r.digest, &r.child_problem) {
                 (None, _) => {
                     let why = match &graph.root.content {
-                        Content::Problem(p) => format!(" ({p:?})"),
+                        Content::Problem(p) => format!(" ({p})"),
                         Content::Schema1 => " (schema1 manifest)".to_string(),
                         _ => String::new(),
                     };
@@ -275,7 +275,7 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
                 }
                 (Some(d), Some(p)) => Err(Exit(
                     EXIT_FAIL,
-                    format!("{} selects {d}, but the pull would fail: {p:?}", host),
+                    format!("{} selects {d}, but the pull would fail: {p}", host),
                 )),
                 (Some(d), None) => {
                     if *format == SimpleFormat::Text {
