@@ -71,16 +71,25 @@ impl RegistryRef {
     }
 }
 
+/// Writes `[:TAG][@DIGEST]`, the suffix both reference kinds share.
+fn write_suffix(
+    f: &mut fmt::Formatter<'_>,
+    tag: &Option<String>,
+    digest: &Option<Digest>,
+) -> fmt::Result {
+    if let Some(t) = tag {
+        write!(f, ":{t}")?;
+    }
+    if let Some(d) = digest {
+        write!(f, "@{d}")?;
+    }
+    Ok(())
+}
+
 impl fmt::Display for RegistryRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.registry, self.repository)?;
-        if let Some(t) = &self.tag {
-            write!(f, ":{t}")?;
-        }
-        if let Some(d) = &self.digest {
-            write!(f, "@{d}")?;
-        }
-        Ok(())
+        write_suffix(f, &self.tag, &self.digest)
     }
 }
 
@@ -98,13 +107,7 @@ pub struct LayoutRef {
 impl fmt::Display for LayoutRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "oci:{}", self.dir.display())?;
-        if let Some(t) = &self.tag {
-            write!(f, ":{t}")?;
-        }
-        if let Some(d) = &self.digest {
-            write!(f, "@{d}")?;
-        }
-        Ok(())
+        write_suffix(f, &self.tag, &self.digest)
     }
 }
 
