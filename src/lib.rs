@@ -13,6 +13,7 @@ pub mod digest;
 pub mod engine;
 pub mod graph;
 pub mod manifest;
+pub mod mirror;
 pub mod platform;
 pub mod policy;
 pub mod push;

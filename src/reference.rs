@@ -212,7 +212,7 @@ impl FromStr for ImageRef {
 
 /// docker/distribution's path-component grammar:
 /// `[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*`.
-fn valid_path_component(c: &str) -> bool {
+pub(crate) fn valid_path_component(c: &str) -> bool {
     let b = c.as_bytes();
     let alnum = |x: u8| x.is_ascii_lowercase() || x.is_ascii_digit();
     if b.is_empty() || !alnum(b[0]) || !alnum(b[b.len() - 1]) {

@@ -1,0 +1,27 @@
+//! Disconnected mirroring (DOMAIN.md §5): read the cluster's mirror configuration
+//! ([`config`]), work out where a node pulls each reference from ([`resolve`]), and check the
+//! mirror holds the source image byte for byte ([`check`]).
+
+use std::path::PathBuf;
+
+pub mod config;
+pub mod resolve;
+
+use config::{ConfigError, MirrorConfig};
+
+/// Loads every mirror configuration file: registries.conf files (with drop-ins) first, then
+/// IDMS/ITMS files, then ICSP files; each file may hold any of the three mirror-set kinds.
+pub fn load(
+    registries_conf: &[PathBuf],
+    idms: &[PathBuf],
+    icsp: &[PathBuf],
+) -> Result<MirrorConfig, ConfigError> {
+    let mut config = MirrorConfig::default();
+    for p in registries_conf {
+        config.add_registries_conf_file(p)?;
+    }
+    for p in idms.iter().chain(icsp) {
+        config.add_mirror_sets_file(p)?;
+    }
+    Ok(config)
+}
