@@ -45,6 +45,22 @@ pub enum Rule {
     Attestation,
     /// Part of the graph could not be fetched.
     FetchError,
+    /// No mirror configuration entry covers the reference (mirror-check).
+    MirrorNotConfigured,
+    /// A tag reference whose mirrors serve digest pulls only (mirror-check).
+    MirrorTagIgnored,
+    /// No configured mirror holds the image (mirror-check).
+    MirrorMissing,
+    /// The mirror holds another index than the source under the same name (mirror-check).
+    MirrorDigestDiffers,
+    /// A child manifest, config or layer is absent from the mirror (mirror-check).
+    MirrorChildMissing,
+    /// Windows entries for supported builds are not in the mirror's index (mirror-check).
+    MirrorWindowsDropped,
+    /// A foreign/non-distributable layer's blob is not in the mirror (mirror-check).
+    ForeignLayerNotMirrored,
+    /// Where the image is pulled from under the mirror configuration (mirror-check).
+    MirrorResolved,
 }
 
 impl Rule {
@@ -66,14 +82,22 @@ impl Rule {
             Rule::BadManifest => "bad-manifest",
             Rule::Attestation => "attestation",
             Rule::FetchError => "fetch-error",
+            Rule::MirrorNotConfigured => "mirror-not-configured",
+            Rule::MirrorTagIgnored => "mirror-tag-ignored",
+            Rule::MirrorMissing => "mirror-missing",
+            Rule::MirrorDigestDiffers => "mirror-digest-differs",
+            Rule::MirrorChildMissing => "mirror-child-missing",
+            Rule::MirrorWindowsDropped => "mirror-windows-dropped",
+            Rule::ForeignLayerNotMirrored => "foreign-layer-not-mirrored",
+            Rule::MirrorResolved => "mirror-resolved",
         }
     }
 
     /// How serious a finding of this rule is.
     pub fn severity(self) -> Severity {
         match self {
-            Rule::ForeignLayer => Severity::Warning,
-            Rule::UnsupportedBuild | Rule::Attestation => Severity::Info,
+            Rule::ForeignLayer | Rule::MirrorTagIgnored => Severity::Warning,
+            Rule::UnsupportedBuild | Rule::Attestation | Rule::MirrorResolved => Severity::Info,
             _ => Severity::Error,
         }
     }
@@ -124,6 +148,28 @@ impl Rule {
             Rule::FetchError => {
                 "check network access, credentials (--authfile) and --tls-verify, then re-run"
             }
+            Rule::MirrorNotConfigured => {
+                "add the source (or a parent namespace) to an ImageDigestMirrorSet, or reference the image from the mirror directly"
+            }
+            Rule::MirrorTagIgnored => {
+                "reference the image by digest (IDMS mirrors serve digest pulls only), or add an ImageTagMirrorSet"
+            }
+            Rule::MirrorMissing => {
+                "mirror the image with 'skopeo copy --all --preserve-digests' (or oc-mirror) before releasing it"
+            }
+            Rule::MirrorDigestDiffers => {
+                "re-mirror with 'skopeo copy --all --preserve-digests': filtering or re-serialising the list changes its digest and breaks digest references"
+            }
+            Rule::MirrorChildMissing => {
+                "re-mirror with 'skopeo copy --all --preserve-digests' so every child manifest, config and layer is copied"
+            }
+            Rule::MirrorWindowsDropped => {
+                "mirror all platforms: drop --filter-by-os / platform filters, use 'skopeo copy --all'"
+            }
+            Rule::ForeignLayerNotMirrored => {
+                "copy foreign layers too (oc image mirror / regctl --include-external), or rebase on a base without foreign layers"
+            }
+            Rule::MirrorResolved => "none needed",
         }
     }
 }
@@ -222,6 +268,28 @@ impl ImageReport {
             .iter()
             .filter(|f| f.severity == severity)
             .count()
+    }
+}
+
+impl Finding {
+    /// A finding of `rule` with the rule's severity and hint.
+    pub fn new(rule: Rule, message: String, digest: Option<&Digest>) -> Finding {
+        finding(rule, message, digest, None)
+    }
+}
+
+/// The verdict for a set of findings: `fail` on any error other than `fetch-error`, else
+/// `error` when something could not be fetched, else `pass`.
+pub fn verdict_of(findings: &[Finding]) -> Verdict {
+    if findings
+        .iter()
+        .any(|f| f.severity == Severity::Error && f.rule != Rule::FetchError.id())
+    {
+        Verdict::Fail
+    } else if findings.iter().any(|f| f.rule == Rule::FetchError.id()) {
+        Verdict::Error
+    } else {
+        Verdict::Pass
     }
 }
 

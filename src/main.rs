@@ -9,6 +9,7 @@ use imgcheck::auth::AuthStore;
 use imgcheck::batch;
 use imgcheck::engine::{ImageReport, resolve};
 use imgcheck::graph::{Content, Graph, WalkOptions};
+use imgcheck::mirror;
 use imgcheck::platform::{Platform, RuntimeProfile};
 use imgcheck::policy::{DEFAULT_POLICY, Policy};
 use imgcheck::reference::ImageRef;
@@ -97,6 +98,35 @@ enum Command {
     /// Build a manifest list from per-platform images (platforms from their configs), push it
     /// by digest, then verify it.
     Assemble(AssembleArgs),
+    /// Check that disconnected mirrors hold each image exactly as its source does.
+    #[command(name = "mirror-check")]
+    MirrorCheck {
+        /// Source references: REGISTRY/REPO[:TAG][@DIGEST].
+        #[arg(required = true, value_name = "REF")]
+        references: Vec<String>,
+        /// ImageDigestMirrorSet / ImageTagMirrorSet YAML (several documents; repeatable).
+        #[arg(long = "idms", value_name = "FILE")]
+        idms: Vec<PathBuf>,
+        /// ImageContentSourcePolicy YAML (several documents; repeatable).
+        #[arg(long = "icsp", value_name = "FILE")]
+        icsp: Vec<PathBuf>,
+        /// registries.conf v2, with its FILE.d/*.conf drop-ins (repeatable).
+        #[arg(long = "registries-conf", value_name = "FILE")]
+        registries_conf: Vec<PathBuf>,
+        /// Before mirroring: judge the sources against the policy and check the mirror
+        /// configuration covers them (without a configuration: a plain verify).
+        #[arg(long)]
+        pre: bool,
+        /// Embedded policy name or policy file (the supported Windows builds).
+        #[arg(long, default_value = DEFAULT_POLICY)]
+        policy: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Fetches in flight at once per image.
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
+        jobs: u16,
+    },
     /// Policy commands.
     Policy {
         #[command(subcommand)]
@@ -157,6 +187,18 @@ async fn graph_or_report(
             &reference.to_string(),
             &e.to_string(),
         ))),
+    }
+}
+
+fn print_reports(format: Format, reports: &[ImageReport]) {
+    match format {
+        Format::Text => print!("{}", report::text(reports)),
+        Format::Json => println!("{}", report::json(reports)),
+        Format::Konflux => println!(
+            "{}",
+            serde_json::to_string(&report::konflux(reports, std::time::SystemTime::now()))
+                .expect("serialises")
+        ),
     }
 }
 
@@ -305,6 +347,84 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
             Ok(EXIT_PASS)
         }
         Command::Assemble(args) => run_assemble(&cli, args).await,
+        Command::MirrorCheck {
+            references,
+            idms,
+            icsp,
+            registries_conf,
+            pre,
+            policy,
+            format,
+            jobs,
+        } => {
+            let refs = parse_refs(references)?;
+            let policy = Policy::load(policy).map_err(usage)?;
+            let config = mirror::load(registries_conf, idms, icsp).map_err(usage)?;
+            let configured = !idms.is_empty() || !icsp.is_empty() || !registries_conf.is_empty();
+            if !configured && !*pre {
+                return Err(usage(
+                    "mirror-check needs --idms, --icsp or --registries-conf (or --pre for a plain verify)",
+                ));
+            }
+            // Each source with its resolution; mirrors join the session's registries.
+            let mut checks = Vec::new();
+            let mut all_refs = refs.clone();
+            for r in &refs {
+                let resolution = match r {
+                    ImageRef::Registry(reg) if configured => {
+                        mirror::resolve::resolve(&config, reg).map_err(usage)?
+                    }
+                    ImageRef::Layout(_) if configured => {
+                        return Err(usage(format!(
+                            "{r}: mirror-check needs registry references (an OCI layout is not mirrored by the cluster)"
+                        )));
+                    }
+                    _ => None,
+                };
+                if let Some(res) = &resolution {
+                    all_refs.extend(
+                        res.mirrors
+                            .iter()
+                            .map(|m| ImageRef::Registry(m.repository.clone())),
+                    );
+                }
+                checks.push((r, resolution));
+            }
+            let session = session(&cli, &all_refs, usize::from(*jobs)).await?;
+            let options = WalkOptions {
+                jobs: usize::from(*jobs),
+                deep: false,
+            };
+            let mut reports = Vec::new();
+            for (r, resolution) in &checks {
+                reports.push(match r {
+                    ImageRef::Registry(reg) if !*pre => {
+                        mirror::check::check(&session, reg, resolution.as_ref(), &policy, options)
+                            .await
+                            .map_err(usage)?
+                    }
+                    _ => {
+                        let plan = match r {
+                            ImageRef::Registry(reg) if configured => {
+                                Some(mirror::check::plan(reg, resolution.as_ref()))
+                            }
+                            _ => None,
+                        };
+                        match graph_or_report(&session, r, options).await? {
+                            Ok(g) => mirror::check::pre_check(
+                                &g,
+                                &policy,
+                                &policy.runtimes,
+                                plan.as_ref(),
+                            ),
+                            Err(report) => report,
+                        }
+                    }
+                });
+            }
+            print_reports(*format, &reports);
+            Ok(report::exit_code(&reports))
+        }
         Command::Policy {
             command: PolicyCommand::Show { policy },
         } => {

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::auth::AuthStore;
+use crate::digest::Digest;
 use crate::graph::{Graph, WalkOptions, walk};
 use crate::reference::{ImageRef, RegistryRef};
 use crate::source::FetchError;
@@ -39,6 +40,20 @@ impl Session {
     /// Registry request counters, when a registry was contacted.
     pub fn stats(&self) -> Option<&Stats> {
         self.client.as_deref().map(RegistryClient::stats)
+    }
+
+    /// Does the registry repository of `reference` hold the blob `digest` (a `HEAD`)?
+    pub async fn blob_exists(
+        &self,
+        reference: &RegistryRef,
+        digest: &Digest,
+    ) -> Result<bool, FetchError> {
+        let client = self.client.as_ref().ok_or_else(|| {
+            FetchError::BadInput(format!(
+                "{reference}: session was created without registry references"
+            ))
+        })?;
+        client.source(reference).blob_exists(digest).await
     }
 
     /// Walks the graph of one reference.

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+pub mod check;
 pub mod config;
 pub mod resolve;
 

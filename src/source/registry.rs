@@ -305,6 +305,24 @@ impl RegistrySource {
     }
 }
 
+impl RegistrySource {
+    /// Does the repository hold the blob `digest`? A `HEAD` on `/v2/<repo>/blobs/<digest>`:
+    /// `Ok(false)` on 404, an error when the registry cannot answer.
+    pub async fn blob_exists(&self, digest: &Digest) -> Result<bool, FetchError> {
+        let what = format!("blob {digest}");
+        let oci_ref = self.reference.to_oci();
+        self.client
+            .client
+            .store_auth_if_needed(oci_ref.resolve_registry(), &self.auth)
+            .await;
+        self.client
+            .client
+            .blob_exists(&oci_ref, &digest.to_string())
+            .await
+            .map_err(|e| map_error(&what, e))
+    }
+}
+
 impl Source for RegistrySource {
     fn name(&self) -> String {
         self.reference.to_string()
