@@ -502,9 +502,13 @@ pub async fn check(
     findings.push(Finding::new(
         Rule::MirrorMissing,
         format!(
-            "{} {} is in none of its mirrors ({}): {}",
+            "{}{} is in none of its mirrors ({}): {}",
             name,
-            digest.short(),
+            if reference.digest.is_some() {
+                String::new()
+            } else {
+                format!(" ({})", digest.short())
+            },
             absent.join(", "),
             if p.source_blocked {
                 "the source may not be contacted, so the pull fails"

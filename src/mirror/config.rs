@@ -379,7 +379,7 @@ fn collect_document(
             "{kind} must have apiVersion {expected_api}, found '{api}'"
         )));
     }
-    let origin = format!("{} ({kind} {name})", path.display());
+    let origin = format!("{}: {kind} {name}", path.display());
     let spec = get("spec").and_then(Value::as_mapping);
     let entries = spec
         .and_then(|s| s.get(Value::String(field.to_string())))

@@ -1,0 +1,454 @@
+//! `imgcheck mirror-check` end to end: a source and a mirror, each a real `docker-registry`,
+//! mirrored with skopeo (correctly, partially, without foreign layers) or by hand, under
+//! IDMS, ITMS, ICSP and registries.conf configurations.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use common::{Registry, fixture, imgcheck, layout_top_digest, skopeo_copy_all};
+use serde_json::Value;
+
+const REPO: &str = "csi/driver";
+
+/// A source registry holding `fixture` as `csi/driver:v1`, and an empty mirror.
+struct Pair {
+    source: Registry,
+    mirror: Registry,
+    /// The source's top digest.
+    digest: String,
+    dir: tempfile::TempDir,
+}
+
+impl Pair {
+    fn new(fixture_name: &str) -> Pair {
+        let source = Registry::start();
+        let mirror = Registry::start();
+        let digest = source.push_layout(&fixture(fixture_name), REPO, "v1");
+        assert_eq!(digest, layout_top_digest(&fixture(fixture_name)));
+        Pair {
+            source,
+            mirror,
+            digest,
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    fn by_tag(&self) -> String {
+        format!("{}/{REPO}:v1", self.source.host())
+    }
+
+    fn by_digest(&self) -> String {
+        format!("{}/{REPO}@{}", self.source.host(), self.digest)
+    }
+
+    /// `skopeo copy --all --preserve-digests` of the source to `mirror/<repo>:v1`.
+    fn mirror_all(&self, repo: &str) {
+        skopeo_copy_all(
+            &self.source.docker_ref(REPO, "v1"),
+            &self.mirror.docker_ref(repo, "v1"),
+        );
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create config dir");
+        }
+        std::fs::write(&path, text).expect("write config");
+        path
+    }
+
+    /// An IDMS mapping the source's `csi` namespace to `mirror/mirror/csi`.
+    fn idms(&self, policy: &str) -> PathBuf {
+        self.write(
+            "idms.yaml",
+            &format!(
+                "---\napiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata:\n  name: idms-release\n\
+                 spec:\n  imageDigestMirrors:\n  - source: {}/csi\n    mirrors:\n    - {}/mirror/csi\n{policy}",
+                self.source.host(),
+                self.mirror.host()
+            ),
+        )
+    }
+}
+
+fn run(args: &[&str]) -> Output {
+    let out = imgcheck().args(args).output().expect("imgcheck runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "imgcheck panicked: {stderr}");
+    out
+}
+
+/// Runs `mirror-check … --format json`; returns the exit code and the one image report.
+fn check(config: &[&str], reference: &str, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec!["mirror-check"];
+    args.extend_from_slice(config);
+    args.push(reference);
+    args.extend_from_slice(&["--format", "json"]);
+    args.extend_from_slice(extra);
+    let out = run(&args);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let image = doc["images"][0].clone();
+    assert_eq!(image["reference"].as_str(), Some(reference), "{doc:#}");
+    (out.status.code().expect("exit code"), image)
+}
+
+fn rules(image: &Value, severity: &str) -> BTreeSet<String> {
+    image["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["severity"] == severity)
+        .map(|f| f["rule"].as_str().expect("rule").to_string())
+        .collect()
+}
+
+fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+fn message(image: &Value, rule: &str) -> String {
+    image["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["rule"] == rule)
+        .unwrap_or_else(|| panic!("no {rule} finding in {image:#}"))["message"]
+        .as_str()
+        .expect("message")
+        .to_string()
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+const W17763: &str = "sha256:1ad013b9a54258102621a04e7a93682913ae33d6dbdc7311e2a725b347ea7c78";
+const W20348: &str = "sha256:e684e61f21acb02e853ac43b5ff531d4596f45a396bacd0de431f1cb5e70b83e";
+
+#[test]
+fn a_full_mirror_passes_under_idms() {
+    let pair = Pair::new("good");
+    pair.mirror_all("mirror/csi/driver");
+    let idms = pair.idms("");
+    let (code, image) = check(&["--idms", path(&idms)], &pair.by_digest(), &[]);
+    assert_eq!(code, 0, "{image:#}");
+    assert_eq!(image["verdict"], "pass");
+    assert_eq!(image["digest"].as_str(), Some(pair.digest.as_str()));
+    assert!(rules(&image, "error").is_empty(), "{image:#}");
+    let resolved = message(&image, "mirror-resolved");
+    let expected = format!("{}/mirror/csi/driver@{}", pair.mirror.host(), pair.digest);
+    assert!(resolved.contains(&expected), "{resolved}");
+
+    // By tag: IDMS mirrors serve digest pulls only. Reported; the mirror is still checked
+    // at the source's digest, and holds it.
+    let (code, image) = check(&["--idms", path(&idms)], &pair.by_tag(), &[]);
+    assert_eq!(code, 0, "{image:#}");
+    assert_eq!(rules(&image, "warning"), set(&["mirror-tag-ignored"]));
+    // With NeverContactSource a tag pull fails outright: an error.
+    let blocked = pair.idms("    mirrorSourcePolicy: NeverContactSource\n");
+    let (code, image) = check(&["--idms", path(&blocked)], &pair.by_tag(), &[]);
+    assert_eq!(code, 1, "{image:#}");
+    assert_eq!(rules(&image, "error"), set(&["mirror-tag-ignored"]));
+}
+
+/// `skopeo copy` without `--all`: only the host platform's image reaches the mirror tag.
+fn skopeo_copy_single(src: &str, dst: &str) {
+    let out = Command::new("skopeo")
+        .args([
+            "--insecure-policy",
+            "copy",
+            "--src-tls-verify=false",
+            "--dest-tls-verify=false",
+            "--override-os",
+            "linux",
+            "--override-arch",
+            "amd64",
+            src,
+            dst,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .expect("skopeo runs");
+    assert!(
+        out.status.success(),
+        "skopeo copy {src} {dst}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_single_platform_copy_differs_and_drops_windows() {
+    let pair = Pair::new("good");
+    skopeo_copy_single(
+        &pair.source.docker_ref(REPO, "v1"),
+        &pair.mirror.docker_ref("mirror/csi/driver", "v1"),
+    );
+    let idms = pair.idms("");
+    // By tag: the mirror's tag names a single linux/amd64 image, not the source's list.
+    let (code, image) = check(&["--idms", path(&idms)], &pair.by_tag(), &[]);
+    assert_eq!(code, 1, "{image:#}");
+    assert_eq!(image["verdict"], "fail");
+    assert_eq!(
+        rules(&image, "error"),
+        set(&["mirror-digest-differs", "mirror-windows-dropped"])
+    );
+    assert!(message(&image, "mirror-digest-differs").contains("single linux/amd64 image"));
+    let dropped = message(&image, "mirror-windows-dropped");
+    assert!(
+        dropped.contains(W17763) && dropped.contains(W20348),
+        "{dropped}"
+    );
+    // By digest alone there is no tag to compare with: the image is simply missing.
+    let (code, image) = check(&["--idms", path(&idms)], &pair.by_digest(), &[]);
+    assert_eq!(code, 1, "{image:#}");
+    assert_eq!(rules(&image, "error"), set(&["mirror-missing"]));
+}
+
+#[test]
+fn a_rebuilt_list_under_itms_differs_and_names_the_dropped_entries() {
+    let pair = Pair::new("good");
+    pair.mirror_all("mirror/csi/driver");
+    // Rebuild the list without its ltsc2019 entry, as `oc image mirror --filter-by-os` or
+    // `crane index filter` do, and push it over the tag.
+    let (status, body) = pair.mirror.get_manifest("mirror/csi/driver", "v1");
+    assert_eq!(status, 200);
+    let mut index: Value = serde_json::from_slice(&body).expect("index JSON");
+    index["manifests"]
+        .as_array_mut()
+        .expect("manifests")
+        .retain(|d| d["digest"] != W17763);
+    let rebuilt = serde_json::to_vec(&index).expect("serialise");
+    let resp = pair
+        .mirror
+        .client()
+        .put(pair.mirror.url("/v2/mirror/csi/driver/manifests/v1"))
+        .header("Content-Type", "application/vnd.oci.image.index.v1+json")
+        .body(rebuilt)
+        .send()
+        .expect("PUT rebuilt index");
+    assert_eq!(resp.status().as_u16(), 201);
+    let itms = pair.write(
+        "itms.yaml",
+        &format!(
+            "apiVersion: config.openshift.io/v1\nkind: ImageTagMirrorSet\nmetadata:\n  name: tags\n\
+             spec:\n  imageTagMirrors:\n  - source: {}/csi/driver\n    mirrors: [{}/mirror/csi/driver]\n",
+            pair.source.host(),
+            pair.mirror.host()
+        ),
+    );
+    let (code, image) = check(&["--idms", path(&itms)], &pair.by_tag(), &[]);
+    assert_eq!(code, 1, "{image:#}");
+    assert_eq!(
+        rules(&image, "error"),
+        set(&["mirror-digest-differs", "mirror-windows-dropped"])
+    );
+    let dropped = message(&image, "mirror-windows-dropped");
+    assert!(dropped.contains(W17763), "{dropped}");
+    assert!(!dropped.contains(W20348), "{dropped}");
+    assert!(dropped.contains("10.0.17763.5830"), "{dropped}");
+}
+
+#[test]
+fn foreign_layers_left_out_by_skopeo_are_reported() {
+    let pair = Pair::new("foreign-layer");
+    pair.mirror_all("mirror/csi/driver");
+    let idms = pair.idms("");
+    let (code, image) = check(&["--idms", path(&idms)], &pair.by_digest(), &[]);
+    assert_eq!(code, 1, "{image:#}");
+    assert_eq!(rules(&image, "error"), set(&["foreign-layer-not-mirrored"]));
+    let n = image["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["rule"] == "foreign-layer-not-mirrored")
+        .count();
+    assert_eq!(n, 2, "one per foreign base layer: {image:#}");
+}
+
+#[test]
+fn an_absent_image_and_a_missing_child_are_reported() {
+    let pair = Pair::new("good");
+    let idms = pair.idms("    mirrorSourcePolicy: NeverContactSource\n");
+    let (code, image) = check(&["--idms", path(&idms)], &pair.by_digest(), &[]);
+    assert_eq!(code, 1, "{image:#}");
+    assert_eq!(rules(&image, "error"), set(&["mirror-missing"]));
+    assert!(message(&image, "mirror-missing").contains("the pull fails"));
+
+    // Mirror everything, then lose the ltsc2022 child.
+    pair.mirror_all("mirror/csi/driver");
+    let resp = pair
+        .mirror
+        .client()
+        .delete(
+            pair.mirror
+                .url(&format!("/v2/mirror/csi/driver/manifests/{W20348}")),
+        )
+        .send()
+        .expect("DELETE child");
+    assert_eq!(resp.status().as_u16(), 202);
+    let (code, image) = check(&["--idms", path(&idms)], &pair.by_digest(), &[]);
+    assert_eq!(code, 1, "{image:#}");
+    assert_eq!(rules(&image, "error"), set(&["mirror-child-missing"]));
+    assert!(message(&image, "mirror-child-missing").contains(W20348));
+}
+
+#[test]
+fn icsp_mirrors_are_checked_by_digest() {
+    let pair = Pair::new("docker-list");
+    pair.mirror_all("icsp/driver");
+    let icsp = pair.write(
+        "icsp.yaml",
+        &format!(
+            "apiVersion: operator.openshift.io/v1alpha1\nkind: ImageContentSourcePolicy\nmetadata:\n  name: release\n\
+             spec:\n  repositoryDigestMirrors:\n  - source: {}/{REPO}\n    mirrors:\n    - {}/icsp/driver\n",
+            pair.source.host(),
+            pair.mirror.host()
+        ),
+    );
+    let (code, image) = check(&["--icsp", path(&icsp)], &pair.by_digest(), &[]);
+    assert_eq!(code, 0, "{image:#}");
+    assert!(message(&image, "mirror-resolved").contains("icsp/driver"));
+}
+
+#[test]
+fn idms_most_specific_source_wins_and_mirrors_are_tried_in_order() {
+    let pair = Pair::new("good");
+    pair.mirror_all("specific/driver");
+    let (src, mir) = (pair.source.host(), pair.mirror.host());
+    // The namespace entry points at an empty mirror; the repository entry lists an empty
+    // mirror first, then the one holding the image.
+    let idms = pair.write(
+        "sets.yaml",
+        &format!(
+            "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {{name: broad}}\n\
+             spec:\n  imageDigestMirrors:\n  - source: {src}/csi\n    mirrors: [{mir}/broad]\n\
+             ---\napiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {{name: specific}}\n\
+             spec:\n  imageDigestMirrors:\n  - source: {src}/{REPO}\n    mirrors: [{mir}/empty/driver, {mir}/specific/driver]\n"
+        ),
+    );
+    let (code, image) = check(&["--idms", path(&idms)], &pair.by_digest(), &[]);
+    assert_eq!(code, 0, "{image:#}");
+    let resolved = message(&image, "mirror-resolved");
+    assert!(resolved.contains("mirror 2 of 2"), "{resolved}");
+    assert!(
+        resolved.contains(&format!("after {mir}/empty/driver@")),
+        "{resolved}"
+    );
+    assert!(
+        resolved.contains("ImageDigestMirrorSet specific"),
+        "{resolved}"
+    );
+}
+
+#[test]
+fn registries_conf_longest_prefix_from_a_drop_in_wins() {
+    let pair = Pair::new("good");
+    pair.mirror_all("dropin/driver");
+    let (src, mir) = (pair.source.host(), pair.mirror.host());
+    let conf = pair.write(
+        "registries.conf",
+        &format!(
+            "unqualified-search-registries = []\n\n[[registry]]\nlocation = \"{src}/csi\"\nblocked = true\n\
+             mirror-by-digest-only = true\n[[registry.mirror]]\nlocation = \"{mir}/wrong\"\n"
+        ),
+    );
+    // Without the drop-in the broad entry applies, and its mirror is empty.
+    let (code, image) = check(&["--registries-conf", path(&conf)], &pair.by_digest(), &[]);
+    assert_eq!(code, 1, "{image:#}");
+    assert_eq!(rules(&image, "error"), set(&["mirror-missing"]));
+    assert!(message(&image, "mirror-missing").contains(&format!("{mir}/wrong/driver@")));
+    // A drop-in adds the repository entry: longest prefix wins; mirrors in order, and a
+    // tag-only mirror is skipped for a digest pull.
+    pair.write(
+        "registries.conf.d/50-driver.conf",
+        &format!(
+            "[[registry]]\nprefix = \"{src}/{REPO}\"\nlocation = \"{src}/{REPO}\"\n\
+             [[registry.mirror]]\nlocation = \"{mir}/tags-only/driver\"\npull-from-mirror = \"tag-only\"\n\
+             [[registry.mirror]]\nlocation = \"{mir}/dropin/driver\"\npull-from-mirror = \"digest-only\"\n"
+        ),
+    );
+    let (code, image) = check(&["--registries-conf", path(&conf)], &pair.by_digest(), &[]);
+    assert_eq!(code, 0, "{image:#}");
+    let resolved = message(&image, "mirror-resolved");
+    assert!(resolved.contains("mirror 1 of 1"), "{resolved}");
+    assert!(resolved.contains("50-driver.conf"), "{resolved}");
+}
+
+#[test]
+fn pre_checks_sources_before_mirroring() {
+    // Without a configuration: a plain verify (here of a layout).
+    let good = format!("oci:{}", fixture("good").display());
+    let (code, image) = check(&[], &good, &["--pre"]);
+    assert_eq!(code, 0, "{image:#}");
+    assert!(!image["hosts"].as_array().expect("hosts").is_empty());
+    let bad = format!("oci:{}", fixture("no-os-version").display());
+    let (code, image) = check(&[], &bad, &["--pre"]);
+    assert_eq!(code, 1, "{image:#}");
+    assert!(rules(&image, "error").contains("os-version-missing"));
+
+    // With a configuration: the source is judged, and the plan checked; nothing is mirrored.
+    let pair = Pair::new("good");
+    let idms = pair.idms("");
+    let (code, image) = check(&["--idms", path(&idms)], &pair.by_digest(), &["--pre"]);
+    assert_eq!(code, 0, "{image:#}");
+    assert!(message(&image, "mirror-resolved").contains("once mirrored"));
+    pair.source
+        .push_layout(&fixture("good"), "elsewhere/driver", "v1");
+    let other = format!("{}/elsewhere/driver@{}", pair.source.host(), pair.digest);
+    let (code, image) = check(&["--idms", path(&idms)], &other, &["--pre"]);
+    assert_eq!(code, 1, "{image:#}");
+    assert_eq!(rules(&image, "error"), set(&["mirror-not-configured"]));
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("idms.yaml");
+    std::fs::write(&bad, "apiVersion: apps/v1\nkind: Deployment\n").expect("write");
+    let reference = "127.0.0.1:1/csi/driver:v1";
+    let cases: Vec<(Vec<String>, String)> = vec![
+        (
+            vec!["--idms".into(), path(&bad).into()],
+            format!("{}: document 1: kind 'Deployment'", bad.display()),
+        ),
+        (
+            vec![
+                "--registries-conf".into(),
+                "/nonexistent/registries.conf".into(),
+            ],
+            "/nonexistent/registries.conf".into(),
+        ),
+        (vec![], "needs --idms, --icsp or --registries-conf".into()),
+    ];
+    for (config, want) in cases {
+        let mut args = vec!["mirror-check".to_string()];
+        args.extend(config);
+        args.push(reference.into());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(&want), "{args:?}: {stderr}");
+    }
+    // A layout cannot be checked against a mirror configuration.
+    std::fs::write(
+        &bad,
+        "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {name: a}\n\
+         spec:\n  imageDigestMirrors:\n  - source: q.io/a\n    mirrors: [m.local/a]\n",
+    )
+    .expect("write");
+    let layout = format!("oci:{}", fixture("good").display());
+    let out = run(&["mirror-check", "--idms", path(&bad), &layout]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("registry references"));
+}
