@@ -102,8 +102,14 @@ enum Command {
     #[command(name = "mirror-check")]
     MirrorCheck {
         /// Source references: REGISTRY/REPO[:TAG][@DIGEST].
-        #[arg(required = true, value_name = "REF")]
+        #[arg(value_name = "REF", required_unless_present_any = ["from_file", "from_imageset"])]
         references: Vec<String>,
+        /// Read references from FILE, one per line, `#` comments (`-` for standard input).
+        #[arg(long, value_name = "FILE")]
+        from_file: Option<String>,
+        /// Read references from an oc-mirror ImageSetConfiguration (mirror.additionalImages).
+        #[arg(long, value_name = "FILE")]
+        from_imageset: Option<String>,
         /// ImageDigestMirrorSet / ImageTagMirrorSet YAML (several documents; repeatable).
         #[arg(long = "idms", value_name = "FILE")]
         idms: Vec<PathBuf>,
@@ -123,8 +129,8 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
-        /// Fetches in flight at once per image.
-        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256))]
+        /// Registry requests (and images) in flight at once.
+        #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
         jobs: u16,
     },
     /// Policy commands.
@@ -349,6 +355,8 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
         Command::Assemble(args) => run_assemble(&cli, args).await,
         Command::MirrorCheck {
             references,
+            from_file,
+            from_imageset,
             idms,
             icsp,
             registries_conf,
@@ -357,70 +365,53 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
             format,
             jobs,
         } => {
-            let refs = parse_refs(references)?;
+            let mut refs = parse_refs(references)?;
+            if let Some(f) = from_file {
+                refs.extend(batch::read_reference_list(f).map_err(usage)?);
+            }
+            if let Some(f) = from_imageset {
+                refs.extend(batch::read_imageset(f).map_err(usage)?);
+            }
+            if refs.is_empty() {
+                return Err(usage("no references to check"));
+            }
             let policy = Policy::load(policy).map_err(usage)?;
-            let config = mirror::load(registries_conf, idms, icsp).map_err(usage)?;
             let configured = !idms.is_empty() || !icsp.is_empty() || !registries_conf.is_empty();
             if !configured && !*pre {
                 return Err(usage(
                     "mirror-check needs --idms, --icsp or --registries-conf (or --pre for a plain verify)",
                 ));
             }
-            // Each source with its resolution; mirrors join the session's registries.
-            let mut checks = Vec::new();
+            let config = mirror::load(registries_conf, idms, icsp).map_err(usage)?;
+            let targets = mirror::check::targets(&config, configured, &refs).map_err(usage)?;
+            // Mirrors join the session's registries (plain-HTTP probing of loopback hosts).
             let mut all_refs = refs.clone();
-            for r in &refs {
-                let resolution = match r {
-                    ImageRef::Registry(reg) if configured => {
-                        mirror::resolve::resolve(&config, reg).map_err(usage)?
-                    }
-                    ImageRef::Layout(_) if configured => {
-                        return Err(usage(format!(
-                            "{r}: mirror-check needs registry references (an OCI layout is not mirrored by the cluster)"
-                        )));
-                    }
-                    _ => None,
-                };
-                if let Some(res) = &resolution {
-                    all_refs.extend(
-                        res.mirrors
-                            .iter()
-                            .map(|m| ImageRef::Registry(m.repository.clone())),
-                    );
-                }
-                checks.push((r, resolution));
+            for t in &targets {
+                all_refs.extend(t.resolution.iter().flat_map(|res| {
+                    res.mirrors
+                        .iter()
+                        .map(|m| ImageRef::Registry(m.repository.clone()))
+                }));
             }
-            let session = session(&cli, &all_refs, usize::from(*jobs)).await?;
-            let options = WalkOptions {
-                jobs: usize::from(*jobs),
-                deep: false,
+            let jobs = usize::from(*jobs);
+            let session = session(&cli, &all_refs, jobs).await?;
+            let run = mirror::check::MirrorRun {
+                policy,
+                configured,
+                pre: *pre,
+                walk: WalkOptions { jobs, deep: false },
+                images_in_flight: jobs,
             };
-            let mut reports = Vec::new();
-            for (r, resolution) in &checks {
-                reports.push(match r {
-                    ImageRef::Registry(reg) if !*pre => {
-                        mirror::check::check(&session, reg, resolution.as_ref(), &policy, options)
-                            .await
-                            .map_err(usage)?
-                    }
-                    _ => {
-                        let plan = match r {
-                            ImageRef::Registry(reg) if configured => {
-                                Some(mirror::check::plan(reg, resolution.as_ref()))
-                            }
-                            _ => None,
-                        };
-                        match graph_or_report(&session, r, options).await? {
-                            Ok(g) => mirror::check::pre_check(
-                                &g,
-                                &policy,
-                                &policy.runtimes,
-                                plan.as_ref(),
-                            ),
-                            Err(report) => report,
-                        }
-                    }
-                });
+            let progress = progress::Progress::new(targets.len() as u64);
+            let outcomes =
+                mirror::check::check_all(&session, &targets, &run, &|o| progress.done(o)).await;
+            progress.finish();
+            let mut reports = Vec::with_capacity(outcomes.len());
+            for o in outcomes {
+                match o {
+                    batch::Outcome::Report(r) => reports.push(r),
+                    batch::Outcome::BadInput(m) => return Err(usage(m)),
+                }
             }
             print_reports(*format, &reports);
             Ok(report::exit_code(&reports))

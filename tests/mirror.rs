@@ -452,3 +452,54 @@ fn bad_input_exits_2_naming_the_file() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("registry references"));
 }
+
+#[test]
+fn references_come_from_a_list_or_an_imageset_in_order() {
+    let pair = Pair::new("good");
+    pair.source
+        .push_layout(&fixture("docker-list"), "csi/list", "v1");
+    pair.mirror_all("mirror/csi/driver");
+    let (src, mir) = (pair.source.host(), pair.mirror.host());
+    // An ITMS so tag references are mirrored by tag.
+    let itms = pair.write(
+        "itms.yaml",
+        &format!(
+            "apiVersion: config.openshift.io/v1\nkind: ImageTagMirrorSet\nmetadata: {{name: t}}\n\
+             spec:\n  imageTagMirrors:\n  - source: {src}/csi\n    mirrors: [{mir}/mirror/csi]\n"
+        ),
+    );
+    let list = pair.write(
+        "refs.txt",
+        &format!("# release\n{src}/{REPO}:v1\n{src}/csi/list:v1  # not mirrored yet\n"),
+    );
+    let imageset = pair.write(
+        "isc.yaml",
+        &format!(
+            "kind: ImageSetConfiguration\napiVersion: mirror.openshift.io/v2alpha1\nmirror:\n  additionalImages:\n\
+             \x20 - name: {src}/{REPO}:v1\n  - name: {src}/csi/list:v1\n"
+        ),
+    );
+    for source in [
+        ["--from-file", path(&list)],
+        ["--from-imageset", path(&imageset)],
+    ] {
+        let out = run(&[
+            "mirror-check",
+            "--idms",
+            path(&itms),
+            source[0],
+            source[1],
+            "--format",
+            "json",
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{source:?}");
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let images = doc["images"].as_array().expect("images");
+        assert_eq!(images.len(), 2, "{doc:#}");
+        assert_eq!(images[0]["reference"], format!("{src}/{REPO}:v1"));
+        assert_eq!(images[0]["verdict"], "pass", "{doc:#}");
+        assert!(message(&images[0], "mirror-resolved").contains(":v1"));
+        assert_eq!(images[1]["reference"], format!("{src}/csi/list:v1"));
+        assert_eq!(rules(&images[1], "error"), set(&["mirror-missing"]));
+    }
+}

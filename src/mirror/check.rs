@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use futures::StreamExt;
 
 use super::resolve::{MirrorLocation, Resolution};
+use crate::batch::Outcome;
 use crate::digest::Digest;
 use crate::engine::{Finding, ImageReport, Rule, Severity, judge, verdict_of};
 use crate::graph::{Content, Graph, Node, Problem, WalkOptions};
@@ -519,6 +520,97 @@ pub async fn check(
         Some(&digest),
     ));
     Ok(report(&name, Some(&digest), findings))
+}
+
+/// One source reference to check, with its resolution under the mirror configuration.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The source reference.
+    pub reference: ImageRef,
+    /// Where a node pulls it from (`None`: no entry covers it, or no configuration).
+    pub resolution: Option<Resolution>,
+}
+
+/// Settings of a mirror-check run.
+#[derive(Debug, Clone)]
+pub struct MirrorRun {
+    /// The policy (supported Windows builds; with `pre`, the whole verify policy).
+    pub policy: Policy,
+    /// A mirror configuration was given (plan findings apply).
+    pub configured: bool,
+    /// Check the sources before mirroring instead of the mirrors.
+    pub pre: bool,
+    /// Walk options (per image).
+    pub walk: WalkOptions,
+    /// Images in flight at once.
+    pub images_in_flight: usize,
+}
+
+/// Resolves every reference under `config`; refuses OCI layouts when a configuration is
+/// given (the cluster mirrors registry references only).
+pub fn targets(
+    config: &super::config::MirrorConfig,
+    configured: bool,
+    refs: &[ImageRef],
+) -> Result<Vec<Target>, String> {
+    refs.iter()
+        .map(|r| {
+            let resolution = match r {
+                ImageRef::Registry(reg) if configured => {
+                    super::resolve::resolve(config, reg).map_err(|e| e.to_string())?
+                }
+                ImageRef::Layout(_) if configured => {
+                    return Err(format!(
+                        "{r}: mirror-check needs registry references (an OCI layout is not mirrored by the cluster)"
+                    ));
+                }
+                _ => None,
+            };
+            Ok(Target {
+                reference: r.clone(),
+                resolution,
+            })
+        })
+        .collect()
+}
+
+/// Checks every target, at most `images_in_flight` at once, calling `on_done` as each
+/// finishes; results in input order. Without `pre`, each mirror is checked ([`check`]);
+/// with `pre`, each source is judged ([`pre_check`]).
+pub async fn check_all(
+    session: &Session,
+    targets: &[Target],
+    run: &MirrorRun,
+    on_done: &(dyn Fn(&Outcome) + Sync),
+) -> Vec<Outcome> {
+    futures::stream::iter(targets.iter().map(|t| async move {
+        let outcome = match (&t.reference, run.pre) {
+            (ImageRef::Registry(reg), false) => {
+                match check(session, reg, t.resolution.as_ref(), &run.policy, run.walk).await {
+                    Ok(r) => Outcome::Report(r),
+                    Err(e) => Outcome::BadInput(e.to_string()),
+                }
+            }
+            (r, _) => match session.graph(r, run.walk).await {
+                Ok(g) => {
+                    let p = match r {
+                        ImageRef::Registry(reg) if run.configured => {
+                            Some(plan(reg, t.resolution.as_ref()))
+                        }
+                        _ => None,
+                    };
+                    Outcome::Report(pre_check(&g, &run.policy, &run.policy.runtimes, p.as_ref()))
+                }
+                Err(FetchError::BadInput(m)) => Outcome::BadInput(m),
+                Err(e) => Outcome::Report(ImageReport::unavailable(&r.to_string(), &e.to_string())),
+            },
+        };
+        on_done(&outcome);
+        outcome
+    }))
+    .buffered(run.images_in_flight.max(1))
+    .collect()
+    .await
 }
 
 /// `HEAD`s every layer blob of the mirror graph, `jobs` at a time.
