@@ -503,3 +503,20 @@ fn references_come_from_a_list_or_an_imageset_in_order() {
         assert_eq!(rules(&images[1], "error"), set(&["mirror-missing"]));
     }
 }
+
+#[test]
+fn corrupted_content_in_the_mirror_is_a_digest_mismatch() {
+    let pair = Pair::new("good");
+    pair.mirror_all("mirror/csi/driver");
+    // The ltsc2019 config, one byte changed (the corrupt-config fixture's bytes).
+    let config = "sha256:b5993c229bcc01835c8a0edc6605a6eff971f9691ba84d99fa4e84a6c1996263";
+    let hex = config.trim_start_matches("sha256:");
+    let corrupt = std::fs::read(fixture("corrupt-config").join("blobs/sha256").join(hex))
+        .expect("corrupt bytes");
+    pair.mirror.corrupt_blob(config, &corrupt);
+    let idms = pair.idms("");
+    let (code, image) = check(&["--idms", path(&idms)], &pair.by_digest(), &[]);
+    assert_eq!(code, 1, "{image:#}");
+    assert_eq!(rules(&image, "error"), set(&["digest-mismatch"]));
+    assert!(message(&image, "digest-mismatch").contains(&pair.mirror.host()));
+}

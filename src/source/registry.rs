@@ -311,15 +311,20 @@ impl RegistrySource {
     pub async fn blob_exists(&self, digest: &Digest) -> Result<bool, FetchError> {
         let what = format!("blob {digest}");
         let oci_ref = self.reference.to_oci();
-        self.client
-            .client
-            .store_auth_if_needed(oci_ref.resolve_registry(), &self.auth)
-            .await;
-        self.client
-            .client
-            .blob_exists(&oci_ref, &digest.to_string())
+        let client = &self.client;
+        client
+            .metered(&client.stats.blob_requests, async {
+                client
+                    .client
+                    .store_auth_if_needed(oci_ref.resolve_registry(), &self.auth)
+                    .await;
+                client
+                    .client
+                    .blob_exists(&oci_ref, &digest.to_string())
+                    .await
+                    .map_err(|e| map_error(&what, e))
+            })
             .await
-            .map_err(|e| map_error(&what, e))
     }
 }
 
