@@ -119,7 +119,7 @@ fn error(path: &Path, line: Option<usize>, message: impl Into<String>) -> Config
 
 /// Largest configuration file read.
 const MAX_CONFIG_FILE_BYTES: u64 = 16 * 1024 * 1024;
-/// Most drop-in files read from one `.d` directory.
+/// Most entries read from one `.d` drop-in directory.
 const MAX_DROP_INS: usize = 1000;
 
 fn read(path: &Path) -> Result<String, ConfigError> {
@@ -219,19 +219,19 @@ impl MirrorConfig {
             Err(e) => return Err(error(&dir, None, e.to_string())),
         };
         let mut drop_ins: Vec<PathBuf> = Vec::new();
-        for entry in entries.take(MAX_DROP_INS + 1) {
+        for (n, entry) in entries.enumerate() {
+            if n >= MAX_DROP_INS {
+                return Err(error(
+                    &dir,
+                    None,
+                    format!("more than {MAX_DROP_INS} entries"),
+                ));
+            }
             let entry = entry.map_err(|e| error(&dir, None, e.to_string()))?;
             let p = entry.path();
             if p.extension().is_some_and(|x| x == "conf") && p.is_file() {
                 drop_ins.push(p);
             }
-        }
-        if drop_ins.len() > MAX_DROP_INS {
-            return Err(error(
-                &dir,
-                None,
-                format!("more than {MAX_DROP_INS} drop-in files"),
-            ));
         }
         drop_ins.sort();
         for p in drop_ins {
@@ -639,7 +639,8 @@ mod tests {
         Ok(c)
     }
 
-    const IDMS_HEAD: &str = "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata:\n  name: x\nspec:\n  imageDigestMirrors:\n";
+    /// As oc-mirror v2 writes it (`status: {}`, a null creationTimestamp).
+    const IDMS_HEAD: &str = "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata:\n  creationTimestamp: null\n  name: x\nstatus: {}\nspec:\n  imageDigestMirrors:\n";
 
     #[test]
     fn oc_mirror_output_merges_documents_and_lists() {
