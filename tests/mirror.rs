@@ -520,3 +520,34 @@ fn corrupted_content_in_the_mirror_is_a_digest_mismatch() {
     assert_eq!(rules(&image, "error"), set(&["digest-mismatch"]));
     assert!(message(&image, "digest-mismatch").contains(&pair.mirror.host()));
 }
+
+#[test]
+fn a_pinned_reference_is_checked_without_reaching_the_source() {
+    // Inside the disconnected network: the source registry is out of reach (nothing
+    // listens on port 1), the mirror holds the release.
+    let mirror = Registry::start();
+    let digest = mirror.push_layout(&fixture("good"), "mirror/csi/driver", "v1");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let idms = dir.path().join("idms.yaml");
+    std::fs::write(
+        &idms,
+        format!(
+            "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {{name: d}}\n\
+             spec:\n  imageDigestMirrors:\n  - source: 127.0.0.1:1/csi\n    mirrors: [{}/mirror/csi]\n",
+            mirror.host()
+        ),
+    )
+    .expect("write");
+    let pinned = format!("127.0.0.1:1/{REPO}@{digest}");
+    let (code, image) = check(&["--idms", path(&idms)], &pinned, &[]);
+    assert_eq!(code, 0, "{image:#}");
+    assert!(message(&image, "mirror-resolved").contains("could not be reached"));
+    // A tag says nothing without the source: the check cannot complete.
+    let (code, image) = check(
+        &["--idms", path(&idms)],
+        &format!("127.0.0.1:1/{REPO}:v1"),
+        &[],
+    );
+    assert_eq!(code, 3, "{image:#}");
+    assert_eq!(image["verdict"], "error");
+}

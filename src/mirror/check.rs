@@ -275,11 +275,12 @@ fn describe(graph: &Graph) -> String {
     }
 }
 
-/// Findings for a mirror whose tag names other content than the source:
-/// `mirror-digest-differs`, and `mirror-windows-dropped` naming the Windows entries of
-/// supported builds (policy) that the mirror's content no longer offers.
+/// Findings for a mirror whose tag names other content than the source's `digest`:
+/// `mirror-digest-differs`, and (when the source graph is known) `mirror-windows-dropped`
+/// naming the Windows entries of supported builds (policy) the mirror's content lost.
 pub fn diverged_findings(
-    source: &Graph,
+    digest: &Digest,
+    source: Option<&Graph>,
     mirror: &Graph,
     target: &str,
     policy: &Policy,
@@ -287,16 +288,15 @@ pub fn diverged_findings(
     let mut findings = vec![Finding::new(
         Rule::MirrorDigestDiffers,
         format!(
-            "the mirror's {target} is {} ({}), not the source's {} ({}): references pinned to {} do not resolve in the mirror",
+            "the mirror's {target} is {} ({}), not the source's {digest}{}: references pinned to {} do not resolve in the mirror",
             mirror.root.digest,
             describe(mirror),
-            source.root.digest,
-            describe(source),
-            source.root.digest.short()
+            source.map_or(String::new(), |s| format!(" ({})", describe(s))),
+            digest.short()
         ),
         Some(&mirror.root.digest),
     )];
-    let Content::Index { index, .. } = &source.root.content else {
+    let Some(Content::Index { index, .. }) = source.map(|s| &s.root.content) else {
         return findings;
     };
     let builds = policy.windows_builds();
@@ -416,20 +416,28 @@ pub async fn check(
     options: WalkOptions,
 ) -> Result<ImageReport, FetchError> {
     let name = reference.to_string();
-    let source = match session
+    // A pinned reference can be checked from inside the disconnected network, where the
+    // source is out of reach: the digest alone says what the mirror must hold.
+    let (source, digest, unreached) = match session
         .graph(&ImageRef::Registry(reference.clone()), options)
         .await
     {
-        Ok(g) => g,
-        Err(e @ FetchError::BadInput(_)) => return Err(e),
-        Err(e) => {
-            return Ok(ImageReport::unavailable(
-                &name,
-                &format!("the source could not be fetched: {e}"),
-            ));
+        Ok(g) => {
+            let d = g.root.digest.clone();
+            (Some(g), d, None)
         }
+        Err(e @ FetchError::BadInput(_)) => return Err(e),
+        Err(e) => match &reference.digest {
+            Some(d) => (None, d.clone(), Some(e.to_string())),
+            None => {
+                return Ok(ImageReport::unavailable(
+                    &name,
+                    &format!("the source could not be fetched: {e}"),
+                ));
+            }
+        },
     };
-    let digest = source.root.digest.clone();
+    let source = source.as_ref();
     let p = plan(reference, resolution);
     let mut findings = p.findings.clone();
     let mut absent: Vec<String> = Vec::new();
@@ -457,14 +465,20 @@ pub async fn check(
         match held {
             Held::Absent => absent.push(target.to_string()),
             Held::Other(g) => {
-                findings.extend(diverged_findings(&source, &g, &target.to_string(), policy));
+                findings.extend(diverged_findings(
+                    &digest,
+                    source,
+                    &g,
+                    &target.to_string(),
+                    policy,
+                ));
                 return Ok(report(&name, Some(&digest), findings));
             }
             Held::Same(g) => {
                 findings.push(Finding::new(
                     Rule::MirrorResolved,
                     format!(
-                        "a node pulls it from {target} (mirror {} of {}, {}){}",
+                        "a node pulls it from {target} (mirror {} of {}, {}){}{}",
                         i + 1,
                         p.mirrors.len(),
                         m.origin,
@@ -472,7 +486,10 @@ pub async fn check(
                             String::new()
                         } else {
                             format!(", after {} which do(es) not hold it", absent.join(", "))
-                        }
+                        },
+                        unreached.as_deref().map_or(String::new(), |e| format!(
+                            "; the source could not be reached ({e}), so the mirror was checked against the pinned digest alone"
+                        ))
                     ),
                     Some(&digest),
                 ));
@@ -495,7 +512,13 @@ pub async fn check(
                 ..m.repository.clone()
             };
             if let Ok(Held::Other(g)) = look(session, &tagged, &digest, options).await {
-                findings.extend(diverged_findings(&source, &g, &tagged.to_string(), policy));
+                findings.extend(diverged_findings(
+                    &digest,
+                    source,
+                    &g,
+                    &tagged.to_string(),
+                    policy,
+                ));
                 return Ok(report(&name, Some(&digest), findings));
             }
         }
@@ -734,7 +757,13 @@ mod tests {
         let source = fixture("good").await;
         let policy = Policy::default_policy();
         let filtered = fixture("ltsc2022-only").await;
-        let f = diverged_findings(&source, &filtered, "m/x:v1", &policy);
+        let f = diverged_findings(
+            &source.root.digest,
+            Some(&source),
+            &filtered,
+            "m/x:v1",
+            &policy,
+        );
         assert_eq!(
             rules(&f),
             ["mirror-digest-differs", "mirror-windows-dropped"]
@@ -744,7 +773,13 @@ mod tests {
         assert!(!f[1].message.contains(W20348), "{}", f[1].message);
         // A single-platform copy (skopeo copy without --all) loses every Windows entry.
         let single = fixture("single-arch").await;
-        let f = diverged_findings(&source, &single, "m/x:v1", &policy);
+        let f = diverged_findings(
+            &source.root.digest,
+            Some(&source),
+            &single,
+            "m/x:v1",
+            &policy,
+        );
         assert_eq!(
             rules(&f),
             ["mirror-digest-differs", "mirror-windows-dropped"]
@@ -758,13 +793,36 @@ mod tests {
         // Same children in another list (re-serialised): only the digest differs.
         let attest = fixture("attestation").await;
         assert_eq!(
-            rules(&diverged_findings(&source, &attest, "m/x:v1", &policy)),
+            rules(&diverged_findings(
+                &source.root.digest,
+                Some(&source),
+                &attest,
+                "m/x:v1",
+                &policy
+            )),
+            ["mirror-digest-differs"]
+        );
+        // Without the source graph (unreachable source) only the digest can be compared.
+        assert_eq!(
+            rules(&diverged_findings(
+                &source.root.digest,
+                None,
+                &single,
+                "m/x:v1",
+                &policy
+            )),
             ["mirror-digest-differs"]
         );
         // Builds outside the policy are not required.
         let linux_only = Policy::load("linux-only").unwrap();
         assert_eq!(
-            rules(&diverged_findings(&source, &single, "m/x:v1", &linux_only)),
+            rules(&diverged_findings(
+                &source.root.digest,
+                Some(&source),
+                &single,
+                "m/x:v1",
+                &linux_only
+            )),
             ["mirror-digest-differs"]
         );
     }
