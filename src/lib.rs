@@ -9,6 +9,7 @@
 pub mod assemble;
 pub mod auth;
 pub mod batch;
+pub mod build;
 pub mod digest;
 pub mod engine;
 pub mod graph;

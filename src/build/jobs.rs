@@ -1,0 +1,280 @@
+//! From plan to build jobs: one per image × platform (× Windows build), each with its
+//! `buildah build` spec, its per-platform push destination and its log file. Pure.
+
+use std::path::{Path, PathBuf};
+
+use crate::build::buildah::BuildSpec;
+use crate::build::plan::{Context, ImageSpec, Plan, expand_context, osversion_arg};
+
+/// What one job builds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// `linux` or `windows`.
+    pub os: &'static str,
+    /// CPU architecture.
+    pub arch: String,
+    /// Windows build number.
+    pub build: Option<u16>,
+    /// Windows base image.
+    pub base: Option<String>,
+}
+
+impl Target {
+    /// `linux-amd64`, `windows-amd64-20348`: used in tags and file names.
+    pub fn slug(&self) -> String {
+        match self.build {
+            Some(b) => format!("{}-{}-{b}", self.os, self.arch),
+            None => format!("{}-{}", self.os, self.arch),
+        }
+    }
+
+    /// `--platform` value.
+    pub fn platform(&self) -> String {
+        format!("{}/{}", self.os, self.arch)
+    }
+
+    /// `linux/amd64`, `windows/amd64 20348` for people.
+    pub fn label(&self) -> String {
+        match self.build {
+            Some(b) => format!("{} {b}", self.platform()),
+            None => self.platform(),
+        }
+    }
+}
+
+/// One build job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    /// The image (plan name).
+    pub image: String,
+    /// What it builds.
+    pub target: Target,
+    /// The `buildah build` to run.
+    pub spec: BuildSpec,
+    /// Where the per-platform image is pushed: `REGISTRY/NAMESPACE/IMAGE:TAG-SLUG`.
+    pub push_to: String,
+    /// Its log file.
+    pub log: PathBuf,
+    /// Where `buildah push` writes the pushed manifest's digest.
+    pub digestfile: PathBuf,
+}
+
+/// Settings shared by every job of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobSettings {
+    /// `REGISTRY/NAMESPACE` to push to.
+    pub push: String,
+    /// Tag of the manifest list; per-platform images get `TAG-SLUG`.
+    pub tag: String,
+    /// Directory for logs, image-ID and digest files.
+    pub log_dir: PathBuf,
+}
+
+/// The list reference of an image: `REGISTRY/NAMESPACE/IMAGE:TAG`.
+pub fn list_reference(settings: &JobSettings, image: &str) -> String {
+    format!(
+        "{}/{image}:{}",
+        settings.push.trim_end_matches('/'),
+        settings.tag
+    )
+}
+
+/// The jobs for `images`. A context whose variables are unset becomes a `${VAR}` placeholder
+/// (fine for a dry run; a real run refuses it first with [`unset_contexts`]).
+pub fn plan_jobs(
+    plan: &Plan,
+    images: &[&ImageSpec],
+    settings: &JobSettings,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Job>, String> {
+    let mut jobs = Vec::new();
+    for image in images {
+        let context = match expand_context(plan, &image.context, env)
+            .map_err(|e| format!("image '{}': {e}", image.name))?
+        {
+            Context::Path(p) => p.display().to_string(),
+            Context::Unset { written, .. } => written,
+        };
+        let mut targets = Vec::new();
+        if let (Some(l), Some(file)) = (&image.linux, &image.containerfiles.linux) {
+            for a in &l.architectures {
+                targets.push((
+                    file,
+                    Target {
+                        os: "linux",
+                        arch: a.to_string(),
+                        build: None,
+                        base: None,
+                    },
+                ));
+            }
+        }
+        if let (Some(w), Some(file)) = (&image.windows, &image.containerfiles.windows) {
+            for a in &w.architectures {
+                for t in &w.builds {
+                    let base = plan.windows_base(t).ok_or_else(|| {
+                        format!(
+                            "image '{}': Windows build {} has no base image",
+                            image.name, t.build
+                        )
+                    })?;
+                    targets.push((
+                        file,
+                        Target {
+                            os: "windows",
+                            arch: a.to_string(),
+                            build: Some(t.build.0),
+                            base: Some(base),
+                        },
+                    ));
+                }
+            }
+        }
+        for (file, target) in targets {
+            let slug = target.slug();
+            let stem = format!("{}-{slug}", image.name);
+            let mut build_args: Vec<(String, String)> = image
+                .build_args
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            build_args.push(("TARGETOS".into(), target.os.into()));
+            build_args.push(("TARGETARCH".into(), target.arch.clone()));
+            if let (Some(base), Some(build)) = (&target.base, target.build) {
+                build_args.push(("WINDOWS_BASE".into(), base.clone()));
+                build_args.push(("OSVERSION".into(), osversion_arg(build)));
+            }
+            let log_dir: &Path = &settings.log_dir;
+            jobs.push(Job {
+                image: image.name.to_string(),
+                spec: BuildSpec {
+                    platform: target.platform(),
+                    os_version: None,
+                    build_args,
+                    containerfile: plan.resolve(file),
+                    context: context.clone(),
+                    tag: format!("localhost/imgcheck-build/{}:{slug}", image.name),
+                    iidfile: log_dir.join(format!("{stem}.iid")),
+                },
+                push_to: format!(
+                    "{}/{}:{}-{slug}",
+                    settings.push.trim_end_matches('/'),
+                    image.name,
+                    settings.tag
+                ),
+                log: log_dir.join(format!("{stem}.log")),
+                digestfile: log_dir.join(format!("{stem}.digest")),
+                target,
+            });
+        }
+    }
+    Ok(jobs)
+}
+
+/// Images whose context names unset variables, with the variables: a real build needs them.
+pub fn unset_contexts(
+    plan: &Plan,
+    images: &[&ImageSpec],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Vec<(String, Vec<String>)> {
+    images
+        .iter()
+        .filter_map(|i| match expand_context(plan, &i.context, env) {
+            Ok(Context::Unset { missing, .. }) => Some((i.name.to_string(), missing)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::buildah::{Passthrough, build_command, shell_line};
+
+    const PLAN: &str = "\
+windows_bases:
+  20348: mirror.example/windows/nanoserver:ltsc2022
+images:
+  - name: driver
+    context: ${SRC}
+    containerfiles:
+      linux: driver/Containerfile.linux
+      windows: driver/Containerfile.windows
+    build_args:
+      BUILDER: golang:1.24
+    linux:
+      architectures: [amd64, arm64]
+    windows:
+      architectures: [amd64]
+      builds:
+        - build: 17763
+        - build: 20348
+    policy: openshift
+";
+
+    #[test]
+    fn one_job_per_platform_and_build() {
+        let plan = Plan::parse(PLAN, Path::new("buildah/images.yaml")).unwrap();
+        let settings = JobSettings {
+            push: "reg.example:5000/csi/".into(),
+            tag: "v1".into(),
+            log_dir: "/logs".into(),
+        };
+        let images = plan.select(&[]).unwrap();
+        let env = |k: &str| (k == "SRC").then(|| "/src/driver".to_string());
+        let jobs = plan_jobs(&plan, &images, &settings, &env).unwrap();
+        let got: Vec<(String, String, String)> = jobs
+            .iter()
+            .map(|j| {
+                (
+                    j.target.label(),
+                    j.push_to.clone(),
+                    shell_line(&build_command(&j.spec, &Passthrough::default())),
+                )
+            })
+            .collect();
+        let want = [
+            (
+                "linux/amd64",
+                "reg.example:5000/csi/driver:v1-linux-amd64",
+                "buildah build --platform=linux/amd64 --build-arg BUILDER=golang:1.24 --build-arg TARGETOS=linux --build-arg TARGETARCH=amd64 --iidfile /logs/driver-linux-amd64.iid -t localhost/imgcheck-build/driver:linux-amd64 -f buildah/driver/Containerfile.linux /src/driver",
+            ),
+            (
+                "linux/arm64",
+                "reg.example:5000/csi/driver:v1-linux-arm64",
+                "buildah build --platform=linux/arm64 --build-arg BUILDER=golang:1.24 --build-arg TARGETOS=linux --build-arg TARGETARCH=arm64 --iidfile /logs/driver-linux-arm64.iid -t localhost/imgcheck-build/driver:linux-arm64 -f buildah/driver/Containerfile.linux /src/driver",
+            ),
+            (
+                "windows/amd64 17763",
+                "reg.example:5000/csi/driver:v1-windows-amd64-17763",
+                "buildah build --platform=windows/amd64 --build-arg BUILDER=golang:1.24 --build-arg TARGETOS=windows --build-arg TARGETARCH=amd64 --build-arg WINDOWS_BASE=mcr.microsoft.com/windows/nanoserver:ltsc2019 --build-arg OSVERSION=ltsc2019 --iidfile /logs/driver-windows-amd64-17763.iid -t localhost/imgcheck-build/driver:windows-amd64-17763 -f buildah/driver/Containerfile.windows /src/driver",
+            ),
+            (
+                "windows/amd64 20348",
+                "reg.example:5000/csi/driver:v1-windows-amd64-20348",
+                "buildah build --platform=windows/amd64 --build-arg BUILDER=golang:1.24 --build-arg TARGETOS=windows --build-arg TARGETARCH=amd64 --build-arg WINDOWS_BASE=mirror.example/windows/nanoserver:ltsc2022 --build-arg OSVERSION=ltsc2022 --iidfile /logs/driver-windows-amd64-20348.iid -t localhost/imgcheck-build/driver:windows-amd64-20348 -f buildah/driver/Containerfile.windows /src/driver",
+            ),
+        ];
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(want) {
+            assert_eq!((g.0.as_str(), g.1.as_str(), g.2.as_str()), w);
+        }
+        assert_eq!(
+            jobs[3].log,
+            Path::new("/logs/driver-windows-amd64-20348.log")
+        );
+        assert_eq!(
+            list_reference(&settings, "driver"),
+            "reg.example:5000/csi/driver:v1"
+        );
+        assert!(unset_contexts(&plan, &images, &env).is_empty());
+
+        let no_env = |_: &str| None;
+        let jobs = plan_jobs(&plan, &images, &settings, &no_env).unwrap();
+        assert_eq!(jobs[0].spec.context, "${SRC}");
+        assert_eq!(
+            unset_contexts(&plan, &images, &no_env),
+            [("driver".to_string(), vec!["SRC".to_string()])]
+        );
+    }
+}

@@ -1,0 +1,594 @@
+//! The build plan (`buildah/images.yaml`): which images to build, from which Containerfiles,
+//! for which Linux architectures and Windows builds, and the policy each list must pass.
+//!
+//! Unknown keys and impossible values are rejected while parsing, so errors name the file,
+//! line and column, as policy files do ([`crate::policy`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::policy::{Arch, Build};
+
+/// The plan file `imgcheck build` reads when `--plan` is not given.
+pub const DEFAULT_PLAN: &str = "buildah/images.yaml";
+
+/// The Windows base image used for a build when the plan names none: Microsoft's nanoserver
+/// tag for the LTSC release of that build.
+pub fn default_windows_base(build: u16) -> Option<String> {
+    let tag = match build {
+        17763 => "ltsc2019",
+        20348 => "ltsc2022",
+        26100 => "ltsc2025",
+        _ => return None,
+    };
+    Some(format!("mcr.microsoft.com/windows/nanoserver:{tag}"))
+}
+
+/// The `OSVERSION` build arg for a build: the nanoserver/servercore tag name upstream
+/// Containerfiles put after `${OSVERSION}` (`ltsc2022`), or the build number when it has none.
+pub fn osversion_arg(build: u16) -> String {
+    match build {
+        17763 => "ltsc2019".to_string(),
+        20348 => "ltsc2022".to_string(),
+        26100 => "ltsc2025".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// An image name: one lowercase repository path component (`[a-z0-9]+([._-][a-z0-9]+)*`),
+/// pushed as `REGISTRY/NAMESPACE/<name>`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ImageName(String);
+
+impl ImageName {
+    /// The name as a string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ImageName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn valid_component(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    let alnum = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    let sep = |b: u8| matches!(b, b'.' | b'_' | b'-');
+    !bytes.is_empty()
+        && alnum(bytes[0])
+        && alnum(bytes[bytes.len() - 1])
+        && bytes.iter().all(|&b| alnum(b) || sep(b))
+        && !bytes.windows(2).any(|w| sep(w[0]) && sep(w[1]))
+}
+
+impl<'de> Deserialize<'de> for ImageName {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if valid_component(&s) {
+            Ok(ImageName(s))
+        } else {
+            Err(serde::de::Error::custom(format!(
+                "image name '{s}' is not a repository name component \
+                 (lowercase letters, digits, and . _ - between them)"
+            )))
+        }
+    }
+}
+
+/// The Containerfile for each operating system, relative to the plan file.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Containerfiles {
+    /// For the Linux builds.
+    #[serde(default)]
+    pub linux: Option<PathBuf>,
+    /// For the Windows builds.
+    #[serde(default)]
+    pub windows: Option<PathBuf>,
+}
+
+/// The `linux:` section of an image.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinuxTargets {
+    /// Architectures to build.
+    #[serde(deserialize_with = "unique")]
+    pub architectures: Vec<Arch>,
+}
+
+/// One Windows build to produce.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WindowsTarget {
+    /// The Windows build number (17763, 20348, 26100, …).
+    pub build: Build,
+    /// Base image for the Windows stage (the `WINDOWS_BASE` build arg); default: the plan's
+    /// `windows_bases`, then Microsoft's nanoserver for that build.
+    #[serde(default)]
+    pub base: Option<String>,
+}
+
+/// The `windows:` section of an image.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WindowsTargets {
+    /// Architectures to build.
+    #[serde(deserialize_with = "unique")]
+    pub architectures: Vec<Arch>,
+    /// Builds to produce, each its own image.
+    #[serde(deserialize_with = "unique_builds")]
+    pub builds: Vec<WindowsTarget>,
+}
+
+/// One image of the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImageSpec {
+    /// Repository name under the push namespace.
+    pub name: ImageName,
+    /// Build context: a path relative to the plan file, or `${VAR}` (a path the user sets,
+    /// e.g. the driver's source checkout).
+    pub context: String,
+    /// Containerfiles per OS.
+    pub containerfiles: Containerfiles,
+    /// Build args for every build of this image.
+    #[serde(default)]
+    pub build_args: BTreeMap<String, String>,
+    /// Linux builds.
+    #[serde(default)]
+    pub linux: Option<LinuxTargets>,
+    /// Windows builds.
+    #[serde(default)]
+    pub windows: Option<WindowsTargets>,
+    /// The policy the list must pass: an embedded name or a file relative to the plan.
+    pub policy: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlanFile {
+    #[serde(default)]
+    windows_bases: BTreeMap<Build, String>,
+    #[serde(deserialize_with = "non_empty_images")]
+    images: Vec<ImageSpec>,
+}
+
+fn unique<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Ord + Clone + fmt::Display,
+{
+    let items = Vec::<T>::deserialize(d)?;
+    if items.is_empty() {
+        return Err(serde::de::Error::custom("the list must not be empty"));
+    }
+    let mut seen = BTreeSet::new();
+    for item in &items {
+        if !seen.insert(item.clone()) {
+            return Err(serde::de::Error::custom(format!("{item} is listed twice")));
+        }
+    }
+    Ok(items)
+}
+
+fn unique_builds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<WindowsTarget>, D::Error> {
+    let items = Vec::<WindowsTarget>::deserialize(d)?;
+    if items.is_empty() {
+        return Err(serde::de::Error::custom("the list must not be empty"));
+    }
+    let mut seen = BTreeSet::new();
+    for t in &items {
+        if !seen.insert(t.build) {
+            return Err(serde::de::Error::custom(format!(
+                "build {} is listed twice",
+                t.build
+            )));
+        }
+    }
+    Ok(items)
+}
+
+fn non_empty_images<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ImageSpec>, D::Error> {
+    let items = Vec::<ImageSpec>::deserialize(d)?;
+    if items.is_empty() {
+        return Err(serde::de::Error::custom("the plan lists no images"));
+    }
+    Ok(items)
+}
+
+/// The line of the `name: NAME` key of the `occurrence`-th image so named (0-based), for
+/// errors found after parsing.
+fn name_line(text: &str, name: &str, occurrence: usize) -> Option<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let t = l.trim_start().trim_start_matches("- ").trim();
+            t.strip_prefix("name:")
+                .map(|v| v.trim().trim_matches(|c| c == '"' || c == '\'') == name)
+                .unwrap_or(false)
+        })
+        .nth(occurrence)
+        .map(|(i, _)| i + 1)
+}
+
+/// Checks what spans several keys of an image: unique names, something to build, a
+/// Containerfile for each OS built.
+fn validate_images(images: &[ImageSpec], text: &str) -> Result<(), String> {
+    let mut seen: BTreeMap<&ImageName, usize> = BTreeMap::new();
+    for (i, image) in images.iter().enumerate() {
+        let count = seen.entry(&image.name).or_insert(0);
+        let at = |n: usize| match name_line(text, image.name.as_str(), n) {
+            Some(l) => format!("line {l}: images[{i}]: "),
+            None => format!("images[{i}]: "),
+        };
+        if *count > 0 {
+            return Err(format!(
+                "{}image '{}' is listed twice",
+                at(*count),
+                image.name
+            ));
+        }
+        let here = at(0);
+        *count += 1;
+        if image.linux.is_none() && image.windows.is_none() {
+            return Err(format!(
+                "{here}image '{}' builds nothing: add a 'linux:' or 'windows:' section",
+                image.name
+            ));
+        }
+        for (os, wanted, file) in [
+            ("linux", image.linux.is_some(), &image.containerfiles.linux),
+            (
+                "windows",
+                image.windows.is_some(),
+                &image.containerfiles.windows,
+            ),
+        ] {
+            if wanted && file.is_none() {
+                return Err(format!(
+                    "{here}image '{}' has a '{os}:' section but no 'containerfiles.{os}'",
+                    image.name
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A plan that cannot be loaded, naming the file and the problem.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("plan {origin}: {reason}")]
+pub struct PlanError {
+    /// The plan file.
+    pub origin: String,
+    /// What is wrong, with line and column when known.
+    pub reason: String,
+}
+
+/// A parsed plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// The plan file as given.
+    pub path: PathBuf,
+    /// Its directory: Containerfiles, relative contexts and policy files are relative to it.
+    pub dir: PathBuf,
+    /// Default Windows base per build.
+    pub windows_bases: BTreeMap<Build, String>,
+    /// The images, in file order.
+    pub images: Vec<ImageSpec>,
+}
+
+impl Plan {
+    /// Parses plan YAML; `path` names it in errors and anchors relative paths.
+    pub fn parse(text: &str, path: &Path) -> Result<Plan, PlanError> {
+        let origin = path.display().to_string();
+        let file: PlanFile = serde_yaml_ng::from_str(text).map_err(|e| {
+            let reason = e.to_string();
+            let reason = match e.location() {
+                Some(l) if !reason.contains("line ") => {
+                    format!("line {}, column {}: {reason}", l.line(), l.column())
+                }
+                _ => reason,
+            };
+            PlanError {
+                origin: origin.clone(),
+                reason,
+            }
+        })?;
+        validate_images(&file.images, text).map_err(|reason| PlanError {
+            origin: origin.clone(),
+            reason,
+        })?;
+        let dir = path
+            .parent()
+            .map(Path::to_path_buf)
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or_else(|| PathBuf::from("."));
+        Ok(Plan {
+            path: path.to_path_buf(),
+            dir,
+            windows_bases: file.windows_bases,
+            images: file.images,
+        })
+    }
+
+    /// Reads and parses the plan file.
+    pub fn load(path: &Path) -> Result<Plan, PlanError> {
+        let text = std::fs::read_to_string(path).map_err(|e| PlanError {
+            origin: path.display().to_string(),
+            reason: format!("cannot read: {e}"),
+        })?;
+        Plan::parse(&text, path)
+    }
+
+    /// The images named by `--image` (all when `names` is empty); an unknown name is an error
+    /// listing the known ones.
+    pub fn select(&self, names: &[String]) -> Result<Vec<&ImageSpec>, PlanError> {
+        if names.is_empty() {
+            return Ok(self.images.iter().collect());
+        }
+        names
+            .iter()
+            .map(|n| {
+                self.images
+                    .iter()
+                    .find(|i| i.name.as_str() == n)
+                    .ok_or_else(|| PlanError {
+                        origin: self.path.display().to_string(),
+                        reason: format!(
+                            "no image named '{n}' (the plan has: {})",
+                            self.images
+                                .iter()
+                                .map(|i| i.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    })
+            })
+            .collect()
+    }
+
+    /// The Windows base for one build of an image: the build's `base`, else the plan's
+    /// `windows_bases`, else nanoserver for that build. `None` when nothing names one.
+    pub fn windows_base(&self, target: &WindowsTarget) -> Option<String> {
+        target
+            .base
+            .clone()
+            .or_else(|| self.windows_bases.get(&target.build).cloned())
+            .or_else(|| default_windows_base(target.build.0))
+    }
+
+    /// A path of the plan (Containerfile, policy file) resolved against the plan's directory.
+    pub fn resolve(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.dir.join(path)
+        }
+    }
+}
+
+/// The build context after `${VAR}` expansion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Context {
+    /// A directory (relative contexts are joined to the plan's directory).
+    Path(PathBuf),
+    /// The context names variables the environment does not set.
+    Unset {
+        /// The context as written, e.g. `${AZUREFILE_CSI_SRC}`.
+        written: String,
+        /// The unset variables.
+        missing: Vec<String>,
+    },
+}
+
+/// Expands `${VAR}` in an image's `context` with `lookup` (the environment) and anchors a
+/// relative result at the plan's directory.
+pub fn expand_context(
+    plan: &Plan,
+    context: &str,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<Context, String> {
+    let mut out = String::new();
+    let mut missing = Vec::new();
+    let mut rest = context;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            return Err(format!("context '{context}': '${{' without a closing '}}'"));
+        };
+        let name = &after[..end];
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(format!(
+                "context '{context}': '{name}' is not a variable name"
+            ));
+        }
+        match lookup(name).filter(|v| !v.is_empty()) {
+            Some(v) => out.push_str(&v),
+            None => missing.push(name.to_string()),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    if !missing.is_empty() {
+        return Ok(Context::Unset {
+            written: context.to_string(),
+            missing,
+        });
+    }
+    if out.is_empty() {
+        return Err("context is empty".to_string());
+    }
+    Ok(Context::Path(plan.resolve(Path::new(&out))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = "\
+images:
+  - name: driver
+    context: src
+    containerfiles:
+      windows: driver/Containerfile.windows
+    windows:
+      architectures: [amd64]
+      builds:
+        - build: 17763
+        - build: 20348
+          base: mirror.example/nanoserver:ltsc2022
+    policy: openshift
+";
+
+    #[test]
+    fn parses_a_plan_and_resolves_bases() {
+        let plan = Plan::parse(MINIMAL, Path::new("buildah/images.yaml")).unwrap();
+        assert_eq!(plan.dir, Path::new("buildah"));
+        let image = &plan.images[0];
+        assert_eq!(image.name.as_str(), "driver");
+        let w = image.windows.as_ref().unwrap();
+        assert_eq!(
+            plan.windows_base(&w.builds[0]).as_deref(),
+            Some("mcr.microsoft.com/windows/nanoserver:ltsc2019")
+        );
+        assert_eq!(
+            plan.windows_base(&w.builds[1]).as_deref(),
+            Some("mirror.example/nanoserver:ltsc2022")
+        );
+        let with_default = format!("windows_bases:\n  17763: m.example/ns:1809\n{MINIMAL}");
+        let plan = Plan::parse(&with_default, Path::new("p.yaml")).unwrap();
+        assert_eq!(plan.dir, Path::new("."));
+        assert_eq!(
+            plan.windows_base(&plan.images[0].windows.as_ref().unwrap().builds[0])
+                .as_deref(),
+            Some("m.example/ns:1809")
+        );
+        let odd = WindowsTarget {
+            build: Build(25398),
+            base: None,
+        };
+        assert_eq!(plan.windows_base(&odd), None);
+        assert_eq!(osversion_arg(20348), "ltsc2022");
+        assert_eq!(osversion_arg(25398), "25398");
+    }
+
+    #[test]
+    fn rejects_bad_plans_with_location() {
+        let cases = [
+            (
+                MINIMAL.replace("    policy:", "    polcy:"),
+                "line 12",
+                "unknown field `polcy`",
+            ),
+            (
+                MINIMAL.replace("build: 17763", "build: 99"),
+                "line 9",
+                "99 is not a Windows build",
+            ),
+            (
+                MINIMAL.replace(
+                    "- build: 20348\n          base: mirror.example/nanoserver:ltsc2022",
+                    "- build: 17763",
+                ),
+                "line 7",
+                "build 17763 is listed twice",
+            ),
+            (
+                MINIMAL.replace("name: driver", "name: Driver"),
+                "line 2",
+                "not a repository name component",
+            ),
+            (
+                MINIMAL.replace("[amd64]", "[x86]"),
+                "line 7",
+                "unknown architecture 'x86'",
+            ),
+            (
+                MINIMAL.replace("      windows: driver", "      linux: driver"),
+                "line 2",
+                "no 'containerfiles.windows'",
+            ),
+            (
+                MINIMAL.replace("          base: mirror", "          bas: mirror"),
+                "line 11",
+                "unknown field `bas`",
+            ),
+            (
+                format!(
+                    "{MINIMAL}  - name: driver\n    context: x\n    containerfiles: {{}}\n    linux: {{architectures: [amd64]}}\n    policy: p\n"
+                ),
+                "line 13: images[1]",
+                "'driver' is listed twice",
+            ),
+            ("images: []\n".to_string(), "line 1", "lists no images"),
+            ("imgs: []\n".to_string(), "line 1", "unknown field `imgs`"),
+            (
+                "images:\n  - name: a\n    context: .\n    containerfiles: {}\n    policy: p\n"
+                    .to_string(),
+                "line 2",
+                "builds nothing",
+            ),
+        ];
+        let mut bad = Vec::new();
+        for (text, line, want) in cases {
+            let err = Plan::parse(&text, Path::new("t.yaml"))
+                .unwrap_err()
+                .to_string();
+            if !(err.starts_with("plan t.yaml: ") && err.contains(line) && err.contains(want)) {
+                bad.push(format!("want {line} {want:?}\n  got {err}"));
+            }
+        }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+
+    #[test]
+    fn selects_images_by_name() {
+        let plan = Plan::parse(MINIMAL, Path::new("p.yaml")).unwrap();
+        assert_eq!(plan.select(&[]).unwrap().len(), 1);
+        assert_eq!(
+            plan.select(&["driver".into()]).unwrap()[0].name.as_str(),
+            "driver"
+        );
+        let err = plan.select(&["nope".into()]).unwrap_err().to_string();
+        assert!(
+            err.contains("no image named 'nope'") && err.contains("driver"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn expands_context_variables() {
+        let plan = Plan::parse(MINIMAL, Path::new("buildah/images.yaml")).unwrap();
+        let env = |k: &str| (k == "SRC").then(|| "/src/driver".to_string());
+        let cases: [(&str, Result<Context, &str>); 6] = [
+            ("${SRC}", Ok(Context::Path("/src/driver".into()))),
+            ("${SRC}/sub", Ok(Context::Path("/src/driver/sub".into()))),
+            ("ctx", Ok(Context::Path("buildah/ctx".into()))),
+            (
+                "${NOPE}/x",
+                Ok(Context::Unset {
+                    written: "${NOPE}/x".into(),
+                    missing: vec!["NOPE".into()],
+                }),
+            ),
+            ("${SRC", Err("without a closing")),
+            ("${A-B}", Err("not a variable name")),
+        ];
+        for (input, want) in cases {
+            let got = expand_context(&plan, input, env);
+            match (got, want) {
+                (Ok(g), Ok(w)) => assert_eq!(g, w, "{input}"),
+                (Err(g), Err(w)) => assert!(g.contains(w), "{input}: {g}"),
+                (g, w) => panic!("{input}: got {g:?}, want {w:?}"),
+            }
+        }
+    }
+}
