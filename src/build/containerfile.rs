@@ -436,9 +436,19 @@ ENTRYPOINT ["/csi.exe"]
         assert_eq!(f.stages[1].line, 5);
     }
 
+    /// What, Containerfile, is it the Windows one, plan build args, expected line, expected text.
+    type LintCase = (
+        &'static str,
+        &'static str,
+        bool,
+        &'static [&'static str],
+        Option<usize>,
+        &'static str,
+    );
+
     #[test]
     fn lint_rules() {
-        let cases: [(&str, &str, bool, &[&str], Option<usize>, &str); 9] = [
+        let cases: [LintCase; 9] = [
             (
                 "run in windows stage",
                 "ARG WINDOWS_BASE\nFROM ${WINDOWS_BASE}\nRUN echo hi\n",
