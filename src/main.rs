@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 
+mod build_cli;
+
 use imgcheck::auth::AuthStore;
 use imgcheck::batch;
 use imgcheck::engine::{ImageReport, resolve};
@@ -133,6 +135,8 @@ enum Command {
         #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
         jobs: u16,
     },
+    /// Build the images of a plan with Buildah, assemble and push their lists, verify them.
+    Build(build_cli::BuildArgs),
     /// Policy commands.
     Policy {
         #[command(subcommand)]
@@ -416,6 +420,9 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
             print_reports(*format, &reports);
             Ok(report::exit_code(&reports))
         }
+        Command::Build(args) => build_cli::run(args, cli.authfile.as_deref(), cli.tls_verify)
+            .await
+            .map_err(|(code, msg)| Exit(code, msg)),
         Command::Policy {
             command: PolicyCommand::Show { policy },
         } => {

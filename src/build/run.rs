@@ -1,0 +1,736 @@
+//! Running a build: Buildah's capabilities first, then the Windows bases, then every job
+//! (bounded parallelism, one log file each, progress), then per image: assemble the list from
+//! the pushed per-platform images, push it, and verify it with the image's policy.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::{Semaphore, mpsc};
+
+use crate::build::buildah::{
+    Passthrough, Version, build_command, parse_step, push_command, shell_line, version_command,
+};
+use crate::build::jobs::Job;
+use crate::digest::Digest;
+use crate::engine::{ImageReport, judge, resolve};
+use crate::graph::{Content, WalkOptions};
+use crate::platform::{Platform, RuntimeProfile, WindowsVersion};
+use crate::policy::Policy;
+use crate::reference::{ImageRef, RegistryRef};
+use crate::session::Session;
+
+/// Lines of a failed build's log printed with the failure.
+pub const LOG_TAIL_LINES: usize = 25;
+
+/// Why a run could not start or finish as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// Bad plan or arguments (exit 2).
+    #[error("{0}")]
+    Usage(String),
+    /// The environment cannot do it: Buildah missing or too old, logs not writable (exit 3).
+    #[error("{0}")]
+    Incomplete(String),
+}
+
+/// Settings of a run beyond the jobs themselves.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    /// Builds at once.
+    pub jobs: usize,
+    /// Options every `buildah` command gets.
+    pub passthrough: Passthrough,
+    /// Build Windows targets with a Buildah that writes Linux-format layers (labs only).
+    pub allow_legacy_windows_layers: bool,
+    /// Draw progress bars (a terminal); otherwise print plain lines.
+    pub progress: bool,
+}
+
+impl RunSettings {
+    /// Progress bars when standard output is a terminal.
+    pub fn progress_default() -> bool {
+        std::io::stdout().is_terminal()
+    }
+}
+
+/// `buildah version`, parsed. A missing `buildah` names the package to install.
+pub async fn buildah_version() -> Result<Version, RunError> {
+    let cmd = version_command();
+    let out = tokio::process::Command::new(&cmd[0])
+        .args(&cmd[1..])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .map_err(|e| {
+            RunError::Incomplete(if e.kind() == std::io::ErrorKind::NotFound {
+                "buildah not found: install it (Debian/Ubuntu: apt-get install buildah; \
+                 Fedora/RHEL: dnf install buildah)"
+                    .to_string()
+            } else {
+                format!("cannot run buildah version: {e}")
+            })
+        })?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(RunError::Incomplete(format!(
+            "buildah version failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Version::from_output(&text).ok_or_else(|| {
+        RunError::Incomplete(format!(
+            "cannot read the version from `buildah version`: {}",
+            text.trim()
+        ))
+    })
+}
+
+/// Decides whether this Buildah may build Windows targets. `Ok(Some(warning))` when it may
+/// only because the legacy flag allows it.
+pub fn windows_capability(
+    version: Version,
+    has_windows: bool,
+    allow_legacy: bool,
+) -> Result<Option<String>, RunError> {
+    if !has_windows || version.writes_windows_layers() {
+        return Ok(None);
+    }
+    let why = format!(
+        "buildah {version} writes the layers it adds to a Windows image in the Linux layout (no \
+         Files/, no Hives/); the image gets a Windows config but will not run on Windows. \
+         Windows targets need Buildah >= {} (containers/buildah#6592)",
+        crate::build::buildah::WINDOWS_LAYERS_SINCE
+    );
+    if allow_legacy {
+        Ok(Some(format!(
+            "{why}. Building anyway (--allow-legacy-windows-layers); the lists are verified with \
+             --deep, which reports windows-layer-format"
+        )))
+    } else {
+        Err(RunError::Incomplete(format!(
+            "{why}. Upgrade Buildah, build only Linux images, or pass \
+             --allow-legacy-windows-layers for a lab build that will not run on Windows"
+        )))
+    }
+}
+
+/// What a Windows base image turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseInfo {
+    /// Its config's os.version, if any.
+    pub os_version: Option<String>,
+}
+
+/// Reads a Windows base's config (through a list when it is one, selecting as a node of that
+/// build would) and checks it is a Windows image of the planned build.
+pub async fn inspect_base(
+    session: &Session,
+    base: &str,
+    arch: &str,
+    build: u16,
+) -> Result<BaseInfo, String> {
+    let reference: ImageRef = base
+        .parse()
+        .map_err(|e| format!("Windows base {base}: {e}"))?;
+    let graph = session
+        .graph(&reference, WalkOptions::default())
+        .await
+        .map_err(|e| format!("cannot read Windows base {base}: {e}"))?;
+    let host =
+        Platform::new("windows", arch).with_os_version(&WindowsVersion::host(build).to_string());
+    let node = match &graph.root.content {
+        Content::Index { index, children } => {
+            let r = resolve(&graph, &host, RuntimeProfile::DEFAULT);
+            let digest = r.digest.ok_or_else(|| {
+                format!("Windows base {base} has no entry for windows/{arch} build {build}")
+            })?;
+            index
+                .manifests
+                .iter()
+                .zip(children)
+                .find(|(d, _)| d.digest == digest)
+                .and_then(|(_, c)| c.as_ref())
+                .ok_or_else(|| format!("Windows base {base}: entry {digest} could not be read"))?
+        }
+        _ => &graph.root,
+    };
+    let image = node
+        .image()
+        .ok_or_else(|| format!("Windows base {base} is not a readable image"))?;
+    let config = image
+        .config
+        .as_ref()
+        .map_err(|p| format!("Windows base {base}: config unusable: {p:?}"))?;
+    let platform = config.platform();
+    if !platform.is_windows() {
+        return Err(format!(
+            "Windows base {base} is a {} image, not a Windows one",
+            platform.os_arch()
+        ));
+    }
+    if let Some(v) = &platform.os_version {
+        match WindowsVersion::parse(v) {
+            Some(w) if w.build == build => {}
+            Some(w) => {
+                return Err(format!(
+                    "Windows base {base} is build {} (os.version {v}), but the plan builds it as {build}",
+                    w.build
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "Windows base {base}: os.version '{v}' is unreadable"
+                ));
+            }
+        }
+    }
+    Ok(BaseInfo {
+        os_version: platform.os_version,
+    })
+}
+
+/// The end of one job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobOutcome {
+    /// Built and pushed: the digest of the per-platform image.
+    Pushed(Digest),
+    /// It failed; the message and the tail of its log.
+    Failed {
+        /// What failed.
+        message: String,
+        /// Last lines of the log.
+        tail: String,
+    },
+    /// Not run because another build of the same image failed first.
+    Skipped,
+}
+
+/// One line per build: a progress bar on a terminal, plain lines on standard error otherwise.
+struct View {
+    multi: Option<MultiProgress>,
+}
+
+struct JobView {
+    bar: Option<ProgressBar>,
+    label: String,
+}
+
+impl View {
+    fn new(progress: bool) -> View {
+        View {
+            multi: progress.then(|| MultiProgress::with_draw_target(ProgressDrawTarget::stderr())),
+        }
+    }
+
+    fn job(&self, label: String) -> JobView {
+        let bar = self.multi.as_ref().map(|m| {
+            let bar = m.add(ProgressBar::new_spinner());
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {prefix:40} {wide_msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            bar.set_prefix(label.clone());
+            bar.set_message("waiting");
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar
+        });
+        JobView { bar, label }
+    }
+
+    /// A line that must stay visible (failures, warnings).
+    fn println(&self, text: &str) {
+        match &self.multi {
+            Some(m) => {
+                if m.println(text).is_err() {
+                    eprintln!("{text}");
+                }
+            }
+            None => eprintln!("{text}"),
+        }
+    }
+}
+
+impl JobView {
+    fn status(&self, text: &str) {
+        match &self.bar {
+            Some(b) => b.set_message(text.to_string()),
+            None => eprintln!("{}: {text}", self.label),
+        }
+    }
+
+    fn finish(&self, text: &str) {
+        match &self.bar {
+            Some(b) => b.finish_with_message(text.to_string()),
+            None => eprintln!("{}: {text}", self.label),
+        }
+    }
+}
+
+/// Runs `cmd`, appending its output to `log`; `on_line` sees every line.
+async fn run_logged(
+    cmd: &[String],
+    log: &mut tokio::fs::File,
+    mut on_line: impl FnMut(&str),
+) -> Result<bool, String> {
+    let (program, args) = cmd.split_first().ok_or("empty command")?;
+    let header = format!("$ {}\n", shell_line(cmd));
+    log.write_all(header.as_bytes())
+        .await
+        .map_err(|e| format!("cannot write the log: {e}"))?;
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start {program}: {e}"))?;
+    let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+    let mut readers = Vec::new();
+    if let Some(out) = child.stdout.take() {
+        let tx = tx.clone();
+        readers.push(tokio::spawn(async move {
+            let mut lines = BufReader::new(out).lines();
+            while let Ok(Some(l)) = lines.next_line().await {
+                let _ = tx.send(l);
+            }
+        }));
+    }
+    if let Some(err) = child.stderr.take() {
+        let tx = tx.clone();
+        readers.push(tokio::spawn(async move {
+            let mut lines = BufReader::new(err).lines();
+            while let Ok(Some(l)) = lines.next_line().await {
+                let _ = tx.send(l);
+            }
+        }));
+    }
+    drop(tx);
+    while let Some(line) = rx.recv().await {
+        on_line(&line);
+        log.write_all(line.as_bytes())
+            .await
+            .and(log.write_all(b"\n").await)
+            .map_err(|e| format!("cannot write the log: {e}"))?;
+    }
+    for r in readers {
+        let _ = r.await;
+    }
+    let status = child
+        .wait()
+        .await
+        .map_err(|e| format!("{program} did not finish: {e}"))?;
+    log.write_all(format!("# exit: {status}\n").as_bytes())
+        .await
+        .map_err(|e| format!("cannot write the log: {e}"))?;
+    Ok(status.success())
+}
+
+/// The last `n` lines of a log file.
+pub fn log_tail(path: &Path, n: usize) -> String {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let text = String::from_utf8_lossy(&bytes);
+            let lines: Vec<&str> = text.lines().collect();
+            lines[lines.len().saturating_sub(n)..].join("\n")
+        }
+        Err(e) => format!("<cannot read {}: {e}>", path.display()),
+    }
+}
+
+fn read_trimmed(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path)
+        .map(|s| s.trim().to_string())
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// Builds and pushes one job; returns the pushed digest.
+async fn run_job(job: &Job, pass: &Passthrough, view: &JobView) -> Result<Digest, String> {
+    let mut log = tokio::fs::File::create(&job.log)
+        .await
+        .map_err(|e| format!("cannot create {}: {e}", job.log.display()))?;
+    for f in [&job.spec.iidfile, &job.digestfile] {
+        let _ = std::fs::remove_file(f);
+    }
+    view.status("building");
+    let built = run_logged(&build_command(&job.spec, pass), &mut log, |line| {
+        if let Some(step) = parse_step(line) {
+            view.status(&step.to_string());
+        }
+    })
+    .await?;
+    if !built {
+        return Err("buildah build failed".to_string());
+    }
+    let image_id = read_trimmed(&job.spec.iidfile)?;
+    view.status(&format!("pushing to {}", job.push_to));
+    let pushed = run_logged(
+        &push_command(&image_id, &job.push_to, &job.digestfile, pass),
+        &mut log,
+        |_| {},
+    )
+    .await?;
+    if !pushed {
+        return Err(format!("buildah push to {} failed", job.push_to));
+    }
+    let digest = read_trimmed(&job.digestfile)?;
+    digest
+        .parse::<Digest>()
+        .map_err(|e| format!("buildah push wrote an unreadable digest '{digest}': {e}"))
+}
+
+/// Runs every job, at most `settings.jobs` at once. A failure stops the other jobs of the
+/// same image that have not started; other images go on.
+pub async fn run_jobs(jobs: &[Job], settings: &RunSettings) -> Vec<JobOutcome> {
+    let view = Arc::new(View::new(settings.progress));
+    let permits = Arc::new(Semaphore::new(settings.jobs.max(1)));
+    let mut stopped: BTreeMap<String, Arc<AtomicBool>> = BTreeMap::new();
+    let mut handles = Vec::new();
+    for job in jobs {
+        let stop = Arc::clone(
+            stopped
+                .entry(job.image.clone())
+                .or_insert_with(|| Arc::new(AtomicBool::new(false))),
+        );
+        let job = job.clone();
+        let view = Arc::clone(&view);
+        let permits = Arc::clone(&permits);
+        let pass = settings.passthrough.clone();
+        let label = format!("{} {}", job.image, job.target.label());
+        let job_view = view.job(label.clone());
+        handles.push(tokio::spawn(async move {
+            let Ok(_permit) = permits.acquire().await else {
+                return JobOutcome::Skipped;
+            };
+            if stop.load(Ordering::SeqCst) {
+                job_view.finish("skipped: another build of this image failed");
+                return JobOutcome::Skipped;
+            }
+            match run_job(&job, &pass, &job_view).await {
+                Ok(d) => {
+                    job_view.finish(&format!("pushed {}", d.short()));
+                    JobOutcome::Pushed(d)
+                }
+                Err(message) => {
+                    stop.store(true, Ordering::SeqCst);
+                    let tail = log_tail(&job.log, LOG_TAIL_LINES);
+                    job_view.finish(&format!("FAILED: {message}"));
+                    view.println(&format!(
+                        "{label}: {message}; last lines of {}:\n{tail}",
+                        job.log.display()
+                    ));
+                    JobOutcome::Failed { message, tail }
+                }
+            }
+        }));
+    }
+    let mut outcomes = Vec::with_capacity(handles.len());
+    for h in handles {
+        outcomes.push(h.await.unwrap_or_else(|e| JobOutcome::Failed {
+            message: format!("the build task ended abnormally: {e}"),
+            tail: String::new(),
+        }));
+    }
+    if let Some(m) = &view.multi {
+        let _ = m.clear();
+    }
+    outcomes
+}
+
+/// How one image of the plan ended.
+#[derive(Debug, Clone)]
+pub enum ImageOutcome {
+    /// Its list was pushed and verified.
+    Verified {
+        /// The list's digest.
+        digest: Digest,
+        /// The verify report.
+        report: Box<ImageReport>,
+    },
+    /// A build (or push) of it failed.
+    BuildFailed(Vec<String>),
+    /// Its list could not be assembled, pushed or verified.
+    Incomplete(String),
+}
+
+/// One row of the final table.
+#[derive(Debug, Clone)]
+pub struct ImageResult {
+    /// Plan name.
+    pub image: String,
+    /// `REGISTRY/NAMESPACE/IMAGE:TAG`.
+    pub list: String,
+    /// How it ended.
+    pub outcome: ImageOutcome,
+}
+
+/// Verifies a pushed list with `policy` (with `--deep` when asked) and returns the report.
+pub async fn verify_list(
+    session: &Session,
+    list: &RegistryRef,
+    policy: &Policy,
+    deep: bool,
+) -> Result<ImageReport, String> {
+    let reference = ImageRef::Registry(list.clone());
+    let graph = session
+        .graph(&reference, WalkOptions { jobs: 8, deep })
+        .await
+        .map_err(|e| format!("cannot verify {list}: {e}"))?;
+    Ok(judge(&graph, policy, &policy.runtimes))
+}
+
+/// The final table: image → list digest → verdict.
+pub fn table(results: &[ImageResult]) -> String {
+    let mut out = format!("{:<28} {:<73} {}\n", "image", "list digest", "verdict");
+    for r in results {
+        let (digest, verdict) = match &r.outcome {
+            ImageOutcome::Verified { digest, report } => {
+                let errors: Vec<&str> = {
+                    let mut v: Vec<&str> = report
+                        .findings
+                        .iter()
+                        .filter(|f| f.severity == crate::engine::Severity::Error)
+                        .map(|f| f.rule)
+                        .collect();
+                    v.dedup();
+                    v
+                };
+                let verdict = format!("{:?}", report.verdict).to_lowercase();
+                (
+                    digest.to_string(),
+                    if errors.is_empty() {
+                        verdict
+                    } else {
+                        format!("{verdict} ({})", errors.join(", "))
+                    },
+                )
+            }
+            ImageOutcome::BuildFailed(why) => {
+                ("-".to_string(), format!("build failed: {}", why.join("; ")))
+            }
+            ImageOutcome::Incomplete(why) => ("-".to_string(), format!("error: {why}")),
+        };
+        out.push_str(&format!("{:<28} {:<73} {verdict}\n", r.image, digest));
+    }
+    out
+}
+
+/// Exit code for a run: 1 when any image failed to build or fails its policy, else 3 when any
+/// could not be completed, else 0.
+pub fn exit_code(results: &[ImageResult]) -> i32 {
+    use crate::engine::Verdict;
+    use crate::report::{EXIT_ERROR, EXIT_FAIL, EXIT_PASS};
+    let failed = results.iter().any(|r| match &r.outcome {
+        ImageOutcome::BuildFailed(_) => true,
+        ImageOutcome::Verified { report, .. } => report.verdict == Verdict::Fail,
+        ImageOutcome::Incomplete(_) => false,
+    });
+    let incomplete = results.iter().any(|r| match &r.outcome {
+        ImageOutcome::Incomplete(_) => true,
+        ImageOutcome::Verified { report, .. } => report.verdict == Verdict::Error,
+        ImageOutcome::BuildFailed(_) => false,
+    });
+    if failed {
+        EXIT_FAIL
+    } else if incomplete {
+        EXIT_ERROR
+    } else {
+        EXIT_PASS
+    }
+}
+
+/// Where logs go when `--log-dir` is not given.
+pub fn default_log_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("imgcheck-build-{}", std::process::id()))
+}
+
+/// The assembly step: the pushed per-platform images of one image become its list, pushed to
+/// `target`. Implemented over the assemble code ([`crate::assemble`]), not `buildah manifest`,
+/// so every entry's platform (os.version included) is copied from the image's config.
+pub trait Assembler {
+    /// Assembles and pushes the list; returns its digest.
+    fn assemble(
+        &self,
+        session: &Session,
+        children: &[RegistryRef],
+        target: &RegistryRef,
+    ) -> impl std::future::Future<Output = Result<Digest, String>> + Send;
+}
+
+/// A whole run: what to build and how.
+pub struct Build<'a> {
+    /// The jobs, in plan order.
+    pub jobs: Vec<Job>,
+    /// Per image (plan order): its name, list reference and policy.
+    pub images: Vec<(String, RegistryRef, Policy)>,
+    /// Run settings.
+    pub settings: &'a RunSettings,
+}
+
+fn registry_ref(s: &str) -> Result<RegistryRef, RunError> {
+    match s.parse::<ImageRef>() {
+        Ok(ImageRef::Registry(r)) => Ok(r),
+        Ok(ImageRef::Layout(_)) => Err(RunError::Usage(format!(
+            "{s}: --push needs a registry (REGISTRY/NAMESPACE), not an OCI layout"
+        ))),
+        Err(e) => Err(RunError::Usage(format!("--push: {e}"))),
+    }
+}
+
+impl Build<'_> {
+    /// Every registry reference the run touches (for the session's plain-HTTP probing).
+    fn references(&self) -> Result<Vec<ImageRef>, RunError> {
+        let mut refs: Vec<ImageRef> = self
+            .images
+            .iter()
+            .map(|(_, r, _)| ImageRef::Registry(r.clone()))
+            .collect();
+        for job in &self.jobs {
+            refs.push(ImageRef::Registry(registry_ref(&job.push_to)?));
+            if let Some(b) = &job.target.base
+                && let Ok(r) = b.parse::<ImageRef>()
+            {
+                refs.push(r);
+            }
+        }
+        Ok(refs)
+    }
+
+    /// Runs it. `session_for` opens the registry session for the references the run
+    /// touches; `assembler` makes the lists.
+    pub async fn run<S, F>(
+        mut self,
+        version: Version,
+        session_for: S,
+        assembler: &impl Assembler,
+    ) -> Result<Vec<ImageResult>, RunError>
+    where
+        S: FnOnce(Vec<ImageRef>) -> F,
+        F: std::future::Future<Output = Session>,
+    {
+        let has_windows = self.jobs.iter().any(|j| j.target.build.is_some());
+        let legacy = windows_capability(
+            version,
+            has_windows,
+            self.settings.allow_legacy_windows_layers,
+        )?;
+        let view = View::new(false);
+        if let Some(w) = &legacy {
+            view.println(&format!("imgcheck: warning: {w}"));
+        }
+        if let Some(dir) = self.jobs.first().and_then(|j| j.log.parent()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                RunError::Incomplete(format!(
+                    "cannot create the log directory {}: {e}",
+                    dir.display()
+                ))
+            })?;
+        }
+        let session = session_for(self.references()?).await;
+
+        // Windows bases: a build of the wrong base is refused before it starts, and a base
+        // without os.version gets --os-version so the image (and its list entry) has one.
+        let mut base_errors: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut bases: BTreeMap<(String, String, u16), Result<BaseInfo, String>> = BTreeMap::new();
+        for job in &mut self.jobs {
+            let (Some(base), Some(build)) = (&job.target.base, job.target.build) else {
+                continue;
+            };
+            let key = (base.clone(), job.target.arch.clone(), build);
+            if !bases.contains_key(&key) {
+                let info = inspect_base(&session, base, &job.target.arch, build).await;
+                bases.insert(key.clone(), info);
+            }
+            match &bases[&key] {
+                Ok(info) if info.os_version.is_none() => {
+                    job.spec.os_version = Some(WindowsVersion::host(build).to_string());
+                }
+                Ok(_) => {}
+                Err(e) => base_errors
+                    .entry(job.image.clone())
+                    .or_default()
+                    .push(e.clone()),
+            }
+        }
+        let runnable: Vec<Job> = self
+            .jobs
+            .iter()
+            .filter(|j| !base_errors.contains_key(&j.image))
+            .cloned()
+            .collect();
+        for (image, errors) in &base_errors {
+            for e in errors {
+                view.println(&format!("{image}: {e}"));
+            }
+        }
+        let outcomes = run_jobs(&runnable, self.settings).await;
+
+        let mut results = Vec::new();
+        for (name, list, policy) in &self.images {
+            let row = |outcome| ImageResult {
+                image: name.clone(),
+                list: list.to_string(),
+                outcome,
+            };
+            if let Some(errors) = base_errors.get(name) {
+                results.push(row(ImageOutcome::BuildFailed(errors.clone())));
+                continue;
+            }
+            let mine: Vec<(&Job, &JobOutcome)> = runnable
+                .iter()
+                .zip(&outcomes)
+                .filter(|(j, _)| &j.image == name)
+                .collect();
+            let failures: Vec<String> = mine
+                .iter()
+                .filter_map(|(j, o)| match o {
+                    JobOutcome::Failed { message, .. } => Some(format!(
+                        "{}: {message} (log: {})",
+                        j.target.label(),
+                        j.log.display()
+                    )),
+                    _ => None,
+                })
+                .collect();
+            if !failures.is_empty() {
+                results.push(row(ImageOutcome::BuildFailed(failures)));
+                continue;
+            }
+            let mut children = Vec::new();
+            for (job, outcome) in &mine {
+                if let JobOutcome::Pushed(d) = outcome {
+                    children.push(registry_ref(&job.push_to)?.with_digest(d));
+                }
+            }
+            let digest = match assembler.assemble(&session, &children, list).await {
+                Ok(d) => d,
+                Err(e) => {
+                    results.push(row(ImageOutcome::Incomplete(format!(
+                        "assembling {list}: {e}"
+                    ))));
+                    continue;
+                }
+            };
+            let pinned = list.with_digest(&digest);
+            match verify_list(&session, &pinned, policy, legacy.is_some()).await {
+                Ok(mut report) => {
+                    report.reference = list.to_string();
+                    results.push(row(ImageOutcome::Verified {
+                        digest,
+                        report: Box::new(report),
+                    }))
+                }
+                Err(e) => results.push(row(ImageOutcome::Incomplete(e))),
+            }
+        }
+        Ok(results)
+    }
+}
