@@ -1,0 +1,682 @@
+//! `imgcheck build` end to end: the real Debian Buildah (vfs storage, chroot isolation, as root)
+//! builds a small multi-stage image for linux/amd64 and Windows 17763 and 20348 against a real
+//! `docker-registry`; plus `--check` and `--dry-run` on the real plan in `buildah/`.
+//!
+//! The Linux builder base is busybox-static (`buildah from scratch` + `buildah copy` +
+//! `buildah commit`), and the Windows bases are the Windows children of `fixtures/layouts/good`
+//! (os=windows, os.version set, `Files/` + `Hives/` layers), pushed to the test registry.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use common::{Registry, fixture, imgcheck, skopeo_copy_all};
+use serde_json::Value;
+
+const STORAGE: [&str; 2] = ["--storage-driver", "vfs"];
+
+/// Fails the test, naming what to install, when `tool` is not on PATH.
+fn require(tool: &str, package: &str) {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()));
+    assert!(
+        found,
+        "{tool} not found: install it with 'apt-get install {package}' (or run scripts/test)"
+    );
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let shown = format!("{cmd:?}");
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {shown}: {e}"));
+    assert!(
+        out.status.success(),
+        "{shown} failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn buildah() -> Command {
+    let mut c = Command::new("buildah");
+    c.args(STORAGE);
+    c
+}
+
+fn text(out: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A busybox-static Linux image pushed as `REG/test/builder:latest`: the builder stage of the
+/// test Containerfiles (it has `sh`, `mkdir`, `cat`, `echo`).
+fn push_builder(reg: &Registry, work: &Path) -> String {
+    require("buildah", "buildah");
+    let busybox = Path::new("/bin/busybox");
+    assert!(
+        busybox.is_file(),
+        "/bin/busybox not found: install it with 'apt-get install busybox-static'"
+    );
+    let root = work.join("rootfs");
+    fs::create_dir_all(root.join("bin")).unwrap();
+    fs::create_dir_all(root.join("tmp")).unwrap();
+    fs::copy(busybox, root.join("bin/busybox")).unwrap();
+    for applet in ["sh", "mkdir", "cat", "echo", "ls", "true", "false"] {
+        std::os::unix::fs::symlink("busybox", root.join("bin").join(applet)).unwrap();
+    }
+    let out = run(buildah().args(["from", "scratch"]));
+    let container = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    run(buildah()
+        .args(["copy", &container])
+        .arg(format!("{}/", root.display()))
+        .arg("/"));
+    run(buildah().args([
+        "config",
+        "--os",
+        "linux",
+        "--arch",
+        "amd64",
+        "--env",
+        "PATH=/bin",
+        "--cmd",
+        "/bin/sh",
+        &container,
+    ]));
+    let local = format!("localhost/imgcheck-test/builder-{}", reg.port());
+    run(buildah().args(["commit", "--rm", &container, &local]));
+    let pushed = format!("{}/test/builder:latest", reg.host());
+    run(buildah().args([
+        "push",
+        "--tls-verify=false",
+        &local,
+        &format!("docker://{pushed}"),
+    ]));
+    let _ = buildah().args(["rmi", &local]).output();
+    pushed
+}
+
+/// The Windows children of `good` as `REG/windows/nanoserver:ltsc2019` and `:ltsc2022`.
+/// Returns (reference, manifest digest) per build.
+fn push_windows_bases(reg: &Registry) -> Vec<(u16, String, String)> {
+    require("skopeo", "skopeo");
+    reg.push_layout(&fixture("good"), "bases/good", "latest");
+    let digests: Value =
+        serde_json::from_slice(&fs::read(common::fixtures_dir().join("digests.json")).unwrap())
+            .unwrap();
+    let children = &digests["good"]["children"];
+    let mut out = Vec::new();
+    for (build, key, tag) in [
+        (17763, "windows/amd64:10.0.17763.5830", "ltsc2019"),
+        (20348, "windows/amd64:10.0.20348.2461", "ltsc2022"),
+    ] {
+        let digest = children[key].as_str().unwrap().to_string();
+        let base = format!("{}/windows/nanoserver:{tag}", reg.host());
+        skopeo_copy_all(
+            &format!("docker://{}/bases/good@{digest}", reg.host()),
+            &format!("docker://{base}"),
+        );
+        out.push((build, base, digest));
+    }
+    out
+}
+
+const WINDOWS_CONTAINERFILE: &str = r#"# Test image: the Linux stage "cross-compiles" (writes) the .exe, the Windows stage only COPYs.
+ARG BUILDER
+ARG WINDOWS_BASE
+FROM --platform=linux/amd64 ${BUILDER} AS builder
+ARG TARGETARCH
+ARG OSVERSION
+COPY version.txt /src/version.txt
+RUN mkdir -p /out && \
+    echo "csi.exe for windows/${TARGETARCH} ${OSVERSION} $(cat /src/version.txt)" > /out/csi.exe
+
+FROM ${WINDOWS_BASE}
+COPY --from=builder /out/csi.exe /csi.exe
+USER ContainerAdministrator
+ENTRYPOINT ["/csi.exe"]
+"#;
+
+const LINUX_CONTAINERFILE: &str = r#"ARG BUILDER
+FROM ${BUILDER} AS builder
+ARG TARGETARCH
+COPY version.txt /src/version.txt
+RUN mkdir -p /out && echo "csi for linux/${TARGETARCH} $(cat /src/version.txt)" > /out/csi
+
+FROM ${BUILDER}
+COPY --from=builder /out/csi /csi
+ENTRYPOINT ["/csi"]
+"#;
+
+/// Writes the test plan (one image, `driver`, plus optional extra YAML images) into `dir`.
+fn write_plan(
+    dir: &Path,
+    builder: &str,
+    bases: &[(u16, String, String)],
+    extra_images: &str,
+) -> PathBuf {
+    fs::create_dir_all(dir.join("driver")).unwrap();
+    fs::create_dir_all(dir.join("src")).unwrap();
+    fs::write(dir.join("src/version.txt"), "v1.2.3-test\n").unwrap();
+    fs::write(
+        dir.join("driver/Containerfile.windows"),
+        WINDOWS_CONTAINERFILE,
+    )
+    .unwrap();
+    fs::write(dir.join("driver/Containerfile.linux"), LINUX_CONTAINERFILE).unwrap();
+    let bases_yaml: String = bases
+        .iter()
+        .map(|(b, r, _)| format!("  {b}: {r}\n"))
+        .collect();
+    let plan = format!(
+        "windows_bases:\n{bases_yaml}images:\n  - name: driver\n    context: ${{TEST_DRIVER_SRC}}\n    \
+         containerfiles:\n      linux: driver/Containerfile.linux\n      windows: driver/Containerfile.windows\n    \
+         build_args:\n      BUILDER: {builder}\n    linux:\n      architectures: [amd64]\n    \
+         windows:\n      architectures: [amd64]\n      builds:\n        - build: 17763\n        - build: 20348\n    \
+         policy: openshift\n{extra_images}"
+    );
+    let path = dir.join("images.yaml");
+    fs::write(&path, plan).unwrap();
+    path
+}
+
+fn build_cmd(plan: &Path, reg: &Registry, logs: &Path) -> Command {
+    let mut c = imgcheck();
+    c.args(["--tls-verify=false", "build", "--plan"])
+        .arg(plan)
+        .args(["--push", &format!("{}/csi", reg.host())])
+        .args([
+            "--tag",
+            "v1",
+            "--storage-driver",
+            "vfs",
+            "--isolation",
+            "chroot",
+        ])
+        .arg("--log-dir")
+        .arg(logs)
+        .env("TEST_DRIVER_SRC", plan.parent().unwrap().join("src"));
+    c
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}):\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn manifest(reg: &Registry, repo: &str, reference: &str) -> Value {
+    let (status, body) = reg.get_manifest(repo, reference);
+    assert_eq!(status, 200, "{repo}@{reference} not served");
+    serde_json::from_slice(&body).unwrap()
+}
+
+fn layer_digests(m: &Value) -> Vec<String> {
+    m["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["digest"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Entry names and contents of a gzip'd tar layer.
+fn layer_entries(reg: &Registry, repo: &str, digest: &str) -> Vec<(String, Vec<u8>)> {
+    let (status, blob) = reg.get_blob(repo, digest);
+    assert_eq!(status, 200);
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(&blob[..]));
+    let mut out = Vec::new();
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let name = entry.path().unwrap().display().to_string();
+        let mut bytes = Vec::new();
+        entry.read_to_end(&mut bytes).unwrap();
+        out.push((name, bytes));
+    }
+    out
+}
+
+#[test]
+fn windows_targets_are_refused_on_buildah_before_1_44() {
+    require("buildah", "buildah");
+    let reg = Registry::start();
+    let work = tempfile::tempdir().unwrap();
+    let bases = vec![
+        (
+            17763,
+            format!("{}/windows/nanoserver:ltsc2019", reg.host()),
+            String::new(),
+        ),
+        (
+            20348,
+            format!("{}/windows/nanoserver:ltsc2022", reg.host()),
+            String::new(),
+        ),
+    ];
+    let plan = write_plan(work.path(), "unused.example/builder:1", &bases, "");
+    let out = build_cmd(&plan, &reg, &work.path().join("logs"))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{stderr}");
+    let version = String::from_utf8_lossy(
+        &Command::new("buildah")
+            .arg("version")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .lines()
+    .find_map(|l| l.strip_prefix("Version:").map(|v| v.trim().to_string()))
+    .unwrap();
+    for want in [
+        format!("buildah {version} writes the layers"),
+        "will not run on Windows".to_string(),
+        "Buildah >= 1.44.0".to_string(),
+        "--allow-legacy-windows-layers".to_string(),
+    ] {
+        assert!(stderr.contains(&want), "missing {want:?} in:\n{stderr}");
+    }
+    // Nothing was built or pushed.
+    assert_eq!(reg.manifest_digest("csi/driver", "v1"), None);
+    assert_eq!(reg.manifest_digest("csi/driver", "v1-linux-amd64"), None);
+}
+
+#[test]
+fn legacy_build_assembles_a_list_that_resolves_and_fails_deep_verify() {
+    require("buildah", "buildah");
+    let reg = Registry::start();
+    let work = tempfile::tempdir().unwrap();
+    let builder = push_builder(&reg, work.path());
+    let bases = push_windows_bases(&reg);
+    let plan = write_plan(&work.path().join("plan"), &builder, &bases, "");
+    let logs = work.path().join("logs");
+
+    let out = build_cmd(&plan, &reg, &logs)
+        .args(["--allow-legacy-windows-layers", "--jobs", "2"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    // Built, pushed, assembled; verify --deep fails it: the COPY layers are Linux layers.
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stderr.contains("Building anyway"), "{stderr}");
+    let list_digest = reg
+        .manifest_digest("csi/driver", "v1")
+        .unwrap_or_else(|| panic!("no list pushed:\n{stdout}{stderr}"));
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("driver "))
+        .unwrap_or_else(|| panic!("no table row:\n{stdout}"));
+    assert!(row.contains(&list_digest), "{row}");
+    assert!(row.contains("fail (windows-layer-format)"), "{row}");
+
+    // Per-platform images were pushed by digest; their digests are in the log dir.
+    let child = |slug: &str| {
+        let d = fs::read_to_string(logs.join(format!("driver-{slug}.digest"))).unwrap();
+        let d = d.trim().to_string();
+        assert_eq!(
+            reg.manifest_digest("csi/driver", &format!("v1-{slug}"))
+                .as_deref(),
+            Some(d.as_str())
+        );
+        d
+    };
+    let linux = child("linux-amd64");
+    let ws2019 = child("windows-amd64-17763");
+    let ws2022 = child("windows-amd64-20348");
+    for slug in ["linux-amd64", "windows-amd64-17763", "windows-amd64-20348"] {
+        let log = fs::read_to_string(logs.join(format!("driver-{slug}.log"))).unwrap();
+        assert!(
+            log.contains("STEP") && log.contains("$ buildah --storage-driver vfs build"),
+            "{log}"
+        );
+    }
+    let ws_log = fs::read_to_string(logs.join("driver-windows-amd64-20348.log")).unwrap();
+    assert!(ws_log.contains("RUN mkdir -p /out"), "{ws_log}");
+
+    // The list: one entry per child, os.version copied from the base's config.
+    let list = manifest(&reg, "csi/driver", &list_digest);
+    let entries: Vec<(String, Option<String>, String)> = list["manifests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                format!(
+                    "{}/{}",
+                    e["platform"]["os"].as_str().unwrap(),
+                    e["platform"]["architecture"].as_str().unwrap()
+                ),
+                e["platform"]["os.version"].as_str().map(String::from),
+                e["digest"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want: BTreeSet<(String, Option<String>, String)> = [
+        ("linux/amd64".to_string(), None, linux.clone()),
+        (
+            "windows/amd64".to_string(),
+            Some("10.0.17763.5830".to_string()),
+            ws2019.clone(),
+        ),
+        (
+            "windows/amd64".to_string(),
+            Some("10.0.20348.2461".to_string()),
+            ws2022.clone(),
+        ),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(entries.into_iter().collect::<BTreeSet<_>>(), want);
+
+    // resolve picks the right child per host.
+    let list_ref = format!("{}/csi/driver:v1", reg.host());
+    for (host, want) in [
+        ("linux/amd64", &linux),
+        ("windows/amd64:10.0.17763", &ws2019),
+        ("windows/amd64:10.0.20348", &ws2022),
+    ] {
+        let out = imgcheck()
+            .args(["resolve", &list_ref, "--platform", host])
+            .output()
+            .unwrap();
+        let (o, e) = text(&out);
+        assert!(out.status.success(), "{host}: {o}{e}");
+        assert_eq!(o.trim(), want.as_str(), "{host}");
+    }
+
+    // The Windows images: base layers unchanged, one added layer holding what the Linux
+    // stage's RUN wrote, in the Linux layout (no Files/): what Buildah < 1.44 does.
+    let mut added = BTreeSet::new();
+    for ((_, _, base_digest), (child_digest, osversion)) in bases
+        .iter()
+        .zip([(&ws2019, "ltsc2019"), (&ws2022, "ltsc2022")])
+    {
+        let base_layers = layer_digests(&manifest(&reg, "bases/good", base_digest));
+        let layers = layer_digests(&manifest(&reg, "csi/driver", child_digest));
+        assert_eq!(&layers[..base_layers.len()], &base_layers[..]);
+        assert_eq!(layers.len(), base_layers.len() + 1);
+        let top = layers.last().unwrap().clone();
+        let entries = layer_entries(&reg, "csi/driver", &top);
+        let exe = entries
+            .iter()
+            .find(|(n, _)| n.trim_start_matches("./") == "csi.exe")
+            .unwrap_or_else(|| {
+                panic!(
+                    "no csi.exe in {top}: {:?}",
+                    entries.iter().map(|e| &e.0).collect::<Vec<_>>()
+                )
+            });
+        assert_eq!(
+            String::from_utf8_lossy(&exe.1),
+            format!("csi.exe for windows/amd64 {osversion} v1.2.3-test\n")
+        );
+        assert!(!entries.iter().any(|(n, _)| n.starts_with("Files/")));
+        added.insert(top);
+    }
+
+    // verify --deep reports windows-layer-format on exactly the added layers.
+    let out = imgcheck()
+        .args(["verify", "--deep", "--format", "json", &list_ref])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out).1);
+    let doc = json(&out);
+    let flagged: BTreeSet<String> = doc["images"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "windows-layer-format")
+        .map(|f| f["digest"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(flagged, added);
+    let errors: BTreeSet<&str> = doc["images"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(errors, BTreeSet::from(["windows-layer-format"]));
+    // Without --deep the list itself is right: every host gets its own build.
+    let out = imgcheck().args(["verify", &list_ref]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out).0);
+}
+
+#[test]
+fn a_failed_build_stops_its_image_and_not_the_others() {
+    require("buildah", "buildah");
+    let reg = Registry::start();
+    let work = tempfile::tempdir().unwrap();
+    let builder = push_builder(&reg, work.path());
+    let dir = work.path().join("plan");
+    fs::create_dir_all(dir.join("broken")).unwrap();
+    fs::write(
+        dir.join("broken/Containerfile.linux"),
+        "ARG BUILDER\nFROM ${BUILDER}\nRUN echo about to fail && false\n",
+    )
+    .unwrap();
+    // Two Linux-only images (no Windows targets, so this Buildah is fine without the flag).
+    let extra = format!(
+        "  - name: broken\n    context: src\n    containerfiles:\n      linux: broken/Containerfile.linux\n    \
+         build_args:\n      BUILDER: {builder}\n    linux:\n      architectures: [amd64]\n    policy: linux-only\n"
+    );
+    let plan = write_plan(&dir, &builder, &[], &extra);
+    // Make `driver` Linux-only too.
+    let text_plan = fs::read_to_string(&plan)
+        .unwrap()
+        .replace("windows_bases:\n", "")
+        .replace("    windows:\n      architectures: [amd64]\n      builds:\n        - build: 17763\n        - build: 20348\n    policy: openshift", "    policy: linux-only");
+    fs::write(&plan, text_plan).unwrap();
+    let logs = work.path().join("logs");
+    let out = build_cmd(&plan, &reg, &logs).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    // The failure is reported with the tail of its log.
+    assert!(
+        stderr.contains("broken linux/amd64: buildah build failed"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("about to fail"), "{stderr}");
+    let broken = stdout.lines().find(|l| l.starts_with("broken ")).unwrap();
+    assert!(broken.contains("build failed"), "{broken}");
+    assert_eq!(reg.manifest_digest("csi/broken", "v1"), None);
+    // The other image was built, assembled and passes.
+    let driver = stdout.lines().find(|l| l.starts_with("driver ")).unwrap();
+    let digest = reg
+        .manifest_digest("csi/driver", "v1")
+        .expect("driver list pushed");
+    assert!(
+        driver.contains(&digest) && driver.ends_with("pass"),
+        "{driver}"
+    );
+}
+
+/// The real plan's checkout: `buildah/images.yaml` with its four images.
+fn real_plan() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("buildah/images.yaml")
+}
+
+const REAL_IMAGES: [(&str, &str); 4] = [
+    ("azurefile-csi", "AZUREFILE_CSI_SRC"),
+    ("vsphere-csi", "VSPHERE_CSI_SRC"),
+    ("csi-node-driver-registrar", "NODE_DRIVER_REGISTRAR_SRC"),
+    ("csi-livenessprobe", "LIVENESSPROBE_SRC"),
+];
+
+fn without_contexts(mut c: Command) -> Command {
+    for (_, var) in REAL_IMAGES {
+        c.env_remove(var);
+    }
+    c
+}
+
+#[test]
+fn check_passes_on_the_real_plan() {
+    let mut c = imgcheck();
+    c.args(["build", "--check", "--plan"]).arg(real_plan());
+    let out = without_contexts(c).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("4 image(s) checked, 0 error(s), 4 note(s)"),
+        "{stdout}"
+    );
+    for (name, var) in REAL_IMAGES {
+        assert!(
+            stdout.contains(&format!("note: [{name}] context ${{{var}}}: set {var}")),
+            "{stdout}"
+        );
+    }
+}
+
+#[test]
+fn dry_run_prints_every_command_of_the_real_plan() {
+    let logs = tempfile::tempdir().unwrap();
+    let mut c = imgcheck();
+    c.args(["build", "--dry-run", "--plan"])
+        .arg(real_plan())
+        .args([
+            "--push",
+            "quay.example/ocp",
+            "--tag",
+            "4.20",
+            "--storage-driver",
+            "vfs",
+        ])
+        .arg("--log-dir")
+        .arg(logs.path());
+    let out = without_contexts(c).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    // Nothing was run: no log was written.
+    assert_eq!(fs::read_dir(logs.path()).unwrap().count(), 0);
+    let builds: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("buildah --storage-driver vfs build "))
+        .collect();
+    let pushes: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("buildah --storage-driver vfs push "))
+        .collect();
+    // azurefile, registrar, livenessprobe: linux amd64+arm64; vsphere: amd64; all: 2 Windows.
+    assert_eq!(builds.len(), 4 * 2 + 3 * 2 + 1, "{stdout}");
+    assert_eq!(pushes.len(), builds.len());
+    let l = logs.path().display();
+    let want = [
+        format!(
+            "buildah --storage-driver vfs build --platform=windows/amd64 --build-arg BUILDER=docker.io/library/golang:1.24 \
+             --build-arg TARGETOS=windows --build-arg TARGETARCH=amd64 \
+             --build-arg WINDOWS_BASE=mcr.microsoft.com/windows/nanoserver:ltsc2019 --build-arg OSVERSION=ltsc2019 \
+             --iidfile {l}/azurefile-csi-windows-amd64-17763.iid -t localhost/imgcheck-build/azurefile-csi:windows-amd64-17763 \
+             -f {}/buildah/azurefile-csi/Containerfile.windows \"${{AZUREFILE_CSI_SRC}}\"",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+        format!(
+            "buildah --storage-driver vfs push --digestfile {l}/csi-livenessprobe-windows-amd64-20348.digest \
+             \"$(cat {l}/csi-livenessprobe-windows-amd64-20348.iid)\" \
+             docker://quay.example/ocp/csi-livenessprobe:4.20-windows-amd64-20348"
+        ),
+        format!(
+            "buildah --storage-driver vfs build --platform=linux/arm64 --build-arg BUILDER=docker.io/library/golang:1.24 \
+             --build-arg TARGETOS=linux --build-arg TARGETARCH=arm64 \
+             --iidfile {l}/csi-node-driver-registrar-linux-arm64.iid -t localhost/imgcheck-build/csi-node-driver-registrar:linux-arm64 \
+             -f {}/buildah/node-driver-registrar/Containerfile.linux \"${{NODE_DRIVER_REGISTRAR_SRC}}\"",
+            env!("CARGO_MANIFEST_DIR")
+        ),
+        "# then: assemble quay.example/ocp/vsphere-csi:4.20 from the pushed digests, push it, verify it with policy openshift".to_string(),
+    ];
+    for w in want {
+        assert!(
+            stdout.lines().any(|line| line == w),
+            "missing line:\n{w}\nin:\n{stdout}"
+        );
+    }
+    for (name, _) in REAL_IMAGES {
+        for slug in ["windows-amd64-17763", "windows-amd64-20348", "linux-amd64"] {
+            let tag = format!("docker://quay.example/ocp/{name}:4.20-{slug}");
+            assert!(pushes.iter().any(|p| p.ends_with(&tag)), "{name} {slug}");
+        }
+    }
+}
+
+#[test]
+fn check_reports_each_problem_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::create_dir_all(d.join("x")).unwrap();
+    fs::write(
+        d.join("x/Containerfile.windows"),
+        "ARG WINDOWS_BASE\nFROM mcr.microsoft.com/windows/servercore:ltsc2022 AS core\n\
+         FROM ${WINDOWS_BASE}\nRUN echo no\nCOPY --from=core /Windows/System32/netapi32.dll /\n",
+    )
+    .unwrap();
+    fs::write(
+        d.join("x/Containerfile.scratch"),
+        "FROM busybox AS b\nFROM scratch\nCOPY --from=b /a /a\n",
+    )
+    .unwrap();
+    let plan = "images:\n  - name: x\n    context: .\n    containerfiles:\n      windows: x/Containerfile.windows\n    \
+                windows:\n      architectures: [amd64]\n      builds: [{build: 17763}, {build: 20348}, {build: 26100}]\n    policy: openshift\n  \
+                - name: y\n    context: nowhere\n    containerfiles:\n      windows: x/Containerfile.scratch\n      linux: x/missing\n    \
+                linux:\n      architectures: [amd64]\n    windows:\n      architectures: [amd64]\n      builds: [{build: 20348}]\n    policy: openshift\n";
+    fs::write(d.join("images.yaml"), plan).unwrap();
+    let out = imgcheck()
+        .args(["build", "--check", "--plan"])
+        .arg(d.join("images.yaml"))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    let p = d.display();
+    for want in [
+        format!("{p}/x/Containerfile.windows:4: error: [x] RUN in Windows stage #2"),
+        format!(
+            "{p}/x/Containerfile.windows:5: error: [x] COPY --from=core /Windows/System32/netapi32.dll"
+        ),
+        format!("{p}/images.yaml: error: [x] Windows build 26100 is not in policy 'openshift'"),
+        format!("{p}/x/Containerfile.scratch:2: error: [y] the Windows stage is FROM scratch"),
+        format!("{p}/images.yaml: error: [y] Containerfile {p}/x/missing:"),
+        format!("{p}/images.yaml: error: [y] context {p}/nowhere is not a directory"),
+        format!("{p}/images.yaml: error: [y] policy 'openshift' requires Windows build 17763"),
+        format!(
+            "{p}/images.yaml: error: [x] policy 'openshift' requires Linux amd64, which the plan does not build"
+        ),
+        "2 image(s) checked, 8 error(s), 0 note(s)".to_string(),
+    ] {
+        assert!(stdout.contains(&want), "missing {want:?} in:\n{stdout}");
+    }
+    // A plan with an unknown key is refused with its line, before anything else.
+    fs::write(
+        d.join("bad.yaml"),
+        plan.replace(
+            "    policy: openshift\n  - name: y",
+            "    polcy: openshift\n  - name: y",
+        ),
+    )
+    .unwrap();
+    let out = imgcheck()
+        .args(["build", "--check", "--plan"])
+        .arg(d.join("bad.yaml"))
+        .output()
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("unknown field `polcy`") && stderr.contains("line 9"),
+        "{stderr}"
+    );
+}
