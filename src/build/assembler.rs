@@ -1,25 +1,43 @@
 //! The assembly step of `imgcheck build`: the list is made by the assemble code
-//! ([`crate::assemble`], I/O in `crate::push`), never by `buildah manifest`, so each entry's
-//! platform (os.version included) is copied from the image's config.
+//! ([`crate::assemble`] builds it, [`crate::push`] pushes it raw), never by `buildah manifest`,
+//! so each entry's platform (os.version included) is copied from the image's config.
 
+use std::collections::BTreeMap;
+
+use crate::assemble::ChildSpec;
 use crate::build::run::Assembler;
 use crate::digest::Digest;
-use crate::reference::RegistryRef;
+use crate::push::{Request, assemble};
+use crate::reference::{ImageRef, RegistryRef};
 use crate::session::Session;
 
-/// Assembles through the assemble code and pushes the list by tag.
+/// Assembles through [`crate::push::assemble`] and pushes the list by tag.
 pub struct PushAssembler;
 
 impl Assembler for PushAssembler {
     async fn assemble(
         &self,
-        _session: &Session,
-        _children: &[RegistryRef],
+        session: &Session,
+        children: &[RegistryRef],
         target: &RegistryRef,
     ) -> Result<Digest, String> {
-        // INTERIM: the assemble I/O (crate::push) has not landed on main yet.
-        Err(format!(
-            "{target}: the assemble push code is not available in this build yet"
-        ))
+        let request = Request {
+            target: target.clone(),
+            children: children
+                .iter()
+                .map(|c| ChildSpec {
+                    input: c.to_string(),
+                    reference: ImageRef::Registry(c.clone()),
+                    os_version: None,
+                })
+                .collect(),
+            format: None,
+            annotations: BTreeMap::new(),
+            dry_run: false,
+        };
+        let outcome = assemble(session, &request)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(outcome.index.digest)
     }
 }

@@ -562,7 +562,7 @@ pub trait Assembler {
         session: &Session,
         children: &[RegistryRef],
         target: &RegistryRef,
-    ) -> impl std::future::Future<Output = Result<Digest, String>> + Send;
+    ) -> impl std::future::Future<Output = Result<Digest, String>>;
 }
 
 /// A whole run: what to build and how.
