@@ -9,8 +9,9 @@ use imgcheck::build::check::{Level, check, image_policy};
 use imgcheck::build::jobs::{JobSettings, list_reference, plan_jobs, unset_contexts};
 use imgcheck::build::plan::{DEFAULT_PLAN, Plan};
 use imgcheck::build::run::{
-    Build, RunError, RunSettings, buildah_version, default_log_dir, exit_code, table,
+    Build, ImageOutcome, RunError, RunSettings, buildah_version, default_log_dir, exit_code, table,
 };
+use imgcheck::engine::{ImageReport, Verdict};
 use imgcheck::reference::ImageRef;
 use imgcheck::report::{EXIT_ERROR, EXIT_PASS, EXIT_USAGE};
 use imgcheck::session::Session;
@@ -178,10 +179,6 @@ pub async fn run(
         allow_legacy_windows_layers: args.allow_legacy_windows_layers,
         progress: RunSettings::progress_default(),
     };
-    eprintln!(
-        "imgcheck: buildah {version}; logs in {}",
-        settings.log_dir.display()
-    );
     let build = Build {
         jobs,
         images: lists,
@@ -199,6 +196,19 @@ pub async fn run(
         )
         .await
         .map_err(run_error)?;
+    // The verify matrix and findings of every image that did not pass, then the summary.
+    let reports: Vec<ImageReport> = results
+        .iter()
+        .filter_map(|r| match &r.outcome {
+            ImageOutcome::Verified { report, .. } if report.verdict != Verdict::Pass => {
+                Some((**report).clone())
+            }
+            _ => None,
+        })
+        .collect();
+    if !reports.is_empty() {
+        println!("{}", imgcheck::report::text(&reports));
+    }
     print!("{}", table(&results));
     Ok(exit_code(&results))
 }

@@ -680,3 +680,113 @@ fn check_reports_each_problem_with_file_and_line() {
         "{stderr}"
     );
 }
+
+/// A Windows base whose config has no os.version (`buildah config --os windows` on scratch,
+/// with a `Files/` + `Hives/` layer), pushed as `REG/windows/unversioned:1`.
+fn push_unversioned_base(reg: &Registry, work: &Path) -> String {
+    let root = work.join("winroot");
+    fs::create_dir_all(root.join("Files/Windows/System32")).unwrap();
+    fs::create_dir_all(root.join("Hives")).unwrap();
+    fs::write(root.join("Files/Windows/System32/ntdll.dll"), "not really").unwrap();
+    fs::write(root.join("Hives/Software_Base"), "hive").unwrap();
+    let out = run(buildah().args(["from", "scratch"]));
+    let container = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    run(buildah()
+        .args(["copy", &container])
+        .arg(format!("{}/", root.display()))
+        .arg("/"));
+    run(buildah().args(["config", "--os", "windows", "--arch", "amd64", &container]));
+    let local = format!("localhost/imgcheck-test/unversioned-{}", reg.port());
+    run(buildah().args(["commit", "--rm", &container, &local]));
+    let pushed = format!("{}/windows/unversioned:1", reg.host());
+    run(buildah().args([
+        "push",
+        "--tls-verify=false",
+        &local,
+        &format!("docker://{pushed}"),
+    ]));
+    let _ = buildah().args(["rmi", &local]).output();
+    pushed
+}
+
+#[test]
+fn windows_bases_are_checked_and_os_version_filled_in() {
+    require("buildah", "buildah");
+    let reg = Registry::start();
+    let work = tempfile::tempdir().unwrap();
+    let builder = push_builder(&reg, work.path());
+    let bases = push_windows_bases(&reg);
+    let unversioned = push_unversioned_base(&reg, work.path());
+    let dir = work.path().join("plan");
+    // `driver` is the image written by write_plan; rewrite its plan to two Windows-only images.
+    write_plan(&dir, &builder, &bases, "");
+    for (file, build) in [("ws2019.yaml", 17763), ("ws2022.yaml", 20348)] {
+        fs::write(
+            dir.join(file),
+            format!(
+                "name: only-{build}\nwindows:\n  architectures: [amd64]\n  builds: [{build}]\n"
+            ),
+        )
+        .unwrap();
+    }
+    let image = |name: &str, build: u16, base: &str, policy: &str| {
+        format!(
+            "  - name: {name}\n    context: src\n    containerfiles:\n      windows: driver/Containerfile.windows\n    \
+             build_args:\n      BUILDER: {builder}\n    windows:\n      architectures: [amd64]\n      \
+             builds:\n        - build: {build}\n          base: {base}\n    policy: {policy}\n"
+        )
+    };
+    let plan = dir.join("bases.yaml");
+    fs::write(
+        &plan,
+        format!(
+            "images:\n{}{}",
+            image("unversioned", 17763, &unversioned, "ws2019.yaml"),
+            // A 17763 base planned as 20348: refused before building.
+            image("mislabelled", 20348, &bases[0].1, "ws2022.yaml"),
+        ),
+    )
+    .unwrap();
+    let logs = work.path().join("logs");
+    let out = build_cmd(&plan, &reg, &logs)
+        .arg("--allow-legacy-windows-layers")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("mislabelled "))
+        .unwrap();
+    assert!(
+        row.contains("build failed")
+            && row.contains(
+                "is build 17763 (os.version 10.0.17763.5830), but the plan builds it as 20348"
+            ),
+        "{row}"
+    );
+    assert!(!logs.join("mislabelled-windows-amd64-20348.log").exists());
+    // The unversioned base got --os-version, so the image and its list entry carry one.
+    let log = fs::read_to_string(logs.join("unversioned-windows-amd64-17763.log")).unwrap();
+    assert!(log.contains("--os-version=10.0.17763 "), "{log}");
+    let digest = reg
+        .manifest_digest("csi/unversioned", "v1")
+        .expect("list pushed");
+    let list = manifest(&reg, "csi/unversioned", &digest);
+    assert_eq!(list["manifests"].as_array().unwrap().len(), 1);
+    assert_eq!(list["manifests"][0]["platform"]["os.version"], "10.0.17763");
+    let out = imgcheck()
+        .args([
+            "resolve",
+            &format!("{}/csi/unversioned:v1", reg.host()),
+            "--platform",
+            "windows/amd64:10.0.17763",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out).1);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        list["manifests"][0]["digest"].as_str().unwrap()
+    );
+}

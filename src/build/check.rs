@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::build::containerfile::{self, AUTOMATIC_ARGS};
 use crate::build::plan::{Context, ImageSpec, Plan, expand_context};
-use crate::policy::Policy;
+use crate::policy::{EMBEDDED, Policy};
 use crate::reference::ImageRef;
 
 /// How serious a check finding is.
@@ -46,18 +46,15 @@ impl fmt::Display for CheckFinding {
     }
 }
 
-/// The policy an image names: embedded, else a file relative to the plan.
+/// The policy an image names: an embedded name, else a file relative to the plan.
 pub fn image_policy(plan: &Plan, image: &ImageSpec) -> Result<Policy, String> {
-    let by_name = Policy::load(&image.policy);
-    if by_name.is_ok() || Path::new(&image.policy).is_absolute() {
-        return by_name.map_err(|e| e.to_string());
-    }
-    let path = plan.resolve(Path::new(&image.policy));
-    match Policy::load(&path.display().to_string()) {
-        Ok(p) => Ok(p),
-        Err(e) if path.exists() => Err(e.to_string()),
-        Err(_) => by_name.map_err(|e| e.to_string()),
-    }
+    let name = image.policy.as_str();
+    let target = if EMBEDDED.iter().any(|(n, _)| *n == name) {
+        name.to_string()
+    } else {
+        plan.resolve(Path::new(name)).display().to_string()
+    };
+    Policy::load(&target).map_err(|e| e.to_string())
 }
 
 /// Checks the selected images of a plan; `env` looks up context variables.

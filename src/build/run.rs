@@ -493,16 +493,12 @@ pub fn table(results: &[ImageResult]) -> String {
     for r in results {
         let (digest, verdict) = match &r.outcome {
             ImageOutcome::Verified { digest, report } => {
-                let errors: Vec<&str> = {
-                    let mut v: Vec<&str> = report
-                        .findings
-                        .iter()
-                        .filter(|f| f.severity == crate::engine::Severity::Error)
-                        .map(|f| f.rule)
-                        .collect();
-                    v.dedup();
-                    v
-                };
+                let mut errors: Vec<&str> = Vec::new();
+                for f in &report.findings {
+                    if f.severity == crate::engine::Severity::Error && !errors.contains(&f.rule) {
+                        errors.push(f.rule);
+                    }
+                }
                 let verdict = format!("{:?}", report.verdict).to_lowercase();
                 (
                     digest.to_string(),
@@ -623,6 +619,12 @@ impl Build<'_> {
             self.settings.allow_legacy_windows_layers,
         )?;
         let view = View::new(false);
+        if let Some(dir) = self.jobs.first().and_then(|j| j.log.parent()) {
+            view.println(&format!(
+                "imgcheck: buildah {version}; logs in {}",
+                dir.display()
+            ));
+        }
         if let Some(w) = &legacy {
             view.println(&format!("imgcheck: warning: {w}"));
         }
@@ -732,5 +734,147 @@ impl Build<'_> {
             }
         }
         Ok(results)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Finding, Severity, Verdict};
+
+    fn v(s: &str) -> Version {
+        Version::parse(s).unwrap()
+    }
+
+    #[test]
+    fn windows_targets_need_buildah_1_44_or_the_flag() {
+        // (version, Windows targets, flag) → refused / warned / silent
+        let cases = [
+            ("1.28.2", true, false, "refused"),
+            ("1.43.9", true, false, "refused"),
+            ("1.28.2", true, true, "warned"),
+            ("1.28.2", false, false, "silent"),
+            ("1.44.0", true, false, "silent"),
+            ("1.45.1", true, true, "silent"),
+        ];
+        for (version, windows, flag, want) in cases {
+            let got = match windows_capability(v(version), windows, flag) {
+                Err(RunError::Incomplete(m)) => {
+                    assert!(
+                        m.contains(&format!("buildah {version} writes"))
+                            && m.contains("Buildah >= 1.44.0")
+                            && m.contains("--allow-legacy-windows-layers"),
+                        "{m}"
+                    );
+                    "refused"
+                }
+                Err(e) => panic!("{version}: unexpected {e:?}"),
+                Ok(Some(w)) => {
+                    assert!(w.contains("--deep"), "{w}");
+                    "warned"
+                }
+                Ok(None) => "silent",
+            };
+            assert_eq!(got, want, "{version} windows={windows} flag={flag}");
+        }
+    }
+
+    fn report(verdict: Verdict, rules: &[&'static str]) -> Box<ImageReport> {
+        Box::new(ImageReport {
+            reference: "r".into(),
+            digest: None,
+            verdict,
+            findings: rules
+                .iter()
+                .map(|r| Finding {
+                    rule: r,
+                    severity: Severity::Error,
+                    message: String::new(),
+                    hint: "",
+                    digest: None,
+                    host: None,
+                })
+                .collect(),
+            hosts: vec![],
+        })
+    }
+
+    fn result(image: &str, outcome: ImageOutcome) -> ImageResult {
+        ImageResult {
+            image: image.into(),
+            list: format!("reg/ns/{image}:v1"),
+            outcome,
+        }
+    }
+
+    #[test]
+    fn table_and_exit_codes() {
+        let d = Digest::sha256(b"list");
+        let pass = || ImageOutcome::Verified {
+            digest: d.clone(),
+            report: report(Verdict::Pass, &[]),
+        };
+        let fail = ImageOutcome::Verified {
+            digest: d.clone(),
+            report: report(
+                Verdict::Fail,
+                &["windows-layer-format", "no-match", "windows-layer-format"],
+            ),
+        };
+        let results = [
+            result("a", pass()),
+            result("b", fail),
+            result(
+                "c",
+                ImageOutcome::BuildFailed(vec!["linux/amd64: boom".into()]),
+            ),
+            result("d", ImageOutcome::Incomplete("registry down".into())),
+        ];
+        let t = table(&results);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 5);
+        assert!(lines[0].starts_with("image") && lines[0].ends_with("verdict"));
+        assert!(
+            lines[1].starts_with("a ")
+                && lines[1].contains(&d.to_string())
+                && lines[1].ends_with(" pass")
+        );
+        assert!(
+            lines[2].ends_with(" fail (windows-layer-format, no-match)"),
+            "{}",
+            lines[2]
+        );
+        assert!(lines[3].ends_with(" build failed: linux/amd64: boom"));
+        assert!(lines[4].ends_with(" error: registry down"));
+        let cases: [(Vec<ImageResult>, i32); 5] = [
+            (vec![result("a", pass())], 0),
+            (results.to_vec(), 1),
+            (vec![result("a", pass()), results[2].clone()], 1),
+            (vec![result("a", pass()), results[3].clone()], 3),
+            (
+                vec![result(
+                    "e",
+                    ImageOutcome::Verified {
+                        digest: d.clone(),
+                        report: report(Verdict::Error, &[]),
+                    },
+                )],
+                3,
+            ),
+        ];
+        for (rs, want) in cases {
+            assert_eq!(exit_code(&rs), want, "{}", table(&rs));
+        }
+    }
+
+    #[test]
+    fn log_tails() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("x.log");
+        let text: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(&log, text).unwrap();
+        let tail = log_tail(&log, 3);
+        assert_eq!(tail, "line 28\nline 29\nline 30");
+        assert!(log_tail(&dir.path().join("none"), 3).starts_with("<cannot read"));
     }
 }
