@@ -58,6 +58,29 @@ fn text(out: &Output) -> (String, String) {
     )
 }
 
+/// Removes, when dropped, the images Buildah pulled from one test registry into its (shared)
+/// local storage, so test runs do not pile up images.
+struct PulledImages(String);
+
+impl Drop for PulledImages {
+    fn drop(&mut self) {
+        let Ok(out) = buildah()
+            .args(["images", "--format", "{{.Name}}:{{.Tag}}"])
+            .output()
+        else {
+            return;
+        };
+        let names: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with(&format!("{}/", self.0)))
+            .map(String::from)
+            .collect();
+        for name in names {
+            let _ = buildah().args(["rmi", &name]).output();
+        }
+    }
+}
+
 /// A busybox-static Linux image pushed as `REG/test/builder:latest`: the builder stage of the
 /// test Containerfiles (it has `sh`, `mkdir`, `cat`, `echo`).
 fn push_builder(reg: &Registry, work: &Path) -> String {
@@ -71,7 +94,7 @@ fn push_builder(reg: &Registry, work: &Path) -> String {
     fs::create_dir_all(root.join("bin")).unwrap();
     fs::create_dir_all(root.join("tmp")).unwrap();
     fs::copy(busybox, root.join("bin/busybox")).unwrap();
-    for applet in ["sh", "mkdir", "cat", "echo", "ls", "true", "false"] {
+    for applet in ["sh", "mkdir", "cat", "echo", "ls", "true", "false", "sleep"] {
         std::os::unix::fs::symlink("busybox", root.join("bin").join(applet)).unwrap();
     }
     let out = run(buildah().args(["from", "scratch"]));
@@ -299,6 +322,7 @@ fn windows_targets_are_refused_on_buildah_before_1_44() {
 fn legacy_build_assembles_a_list_that_resolves_and_fails_deep_verify() {
     require("buildah", "buildah");
     let reg = Registry::start();
+    let _cleanup = PulledImages(reg.host());
     let work = tempfile::tempdir().unwrap();
     let builder = push_builder(&reg, work.path());
     let bases = push_windows_bases(&reg);
@@ -460,19 +484,22 @@ fn legacy_build_assembles_a_list_that_resolves_and_fails_deep_verify() {
 fn a_failed_build_stops_its_image_and_not_the_others() {
     require("buildah", "buildah");
     let reg = Registry::start();
+    let _cleanup = PulledImages(reg.host());
     let work = tempfile::tempdir().unwrap();
     let builder = push_builder(&reg, work.path());
     let dir = work.path().join("plan");
     fs::create_dir_all(dir.join("broken")).unwrap();
     fs::write(
         dir.join("broken/Containerfile.linux"),
-        "ARG BUILDER\nFROM ${BUILDER}\nRUN echo about to fail && false\n",
+        // amd64 fails at once; arm64 would take a minute, and must be stopped when amd64 fails.
+        "ARG BUILDER\nARG TARGETARCH\nFROM ${BUILDER}\nARG TARGETARCH\n\
+         RUN if [ \"$TARGETARCH\" = amd64 ]; then echo about to fail && false; else sleep 90; fi\n",
     )
     .unwrap();
     // Two Linux-only images (no Windows targets, so this Buildah is fine without the flag).
     let extra = format!(
         "  - name: broken\n    context: src\n    containerfiles:\n      linux: broken/Containerfile.linux\n    \
-         build_args:\n      BUILDER: {builder}\n    linux:\n      architectures: [amd64]\n    policy: linux-only\n"
+         build_args:\n      BUILDER: {builder}\n    linux:\n      architectures: [amd64, arm64]\n    policy: linux-only\n"
     );
     let plan = write_plan(&dir, &builder, &[], &extra);
     // Make `driver` Linux-only too.
@@ -482,9 +509,27 @@ fn a_failed_build_stops_its_image_and_not_the_others() {
         .replace("    windows:\n      architectures: [amd64]\n      builds:\n        - build: 17763\n        - build: 20348\n    policy: openshift", "    policy: linux-only");
     fs::write(&plan, text_plan).unwrap();
     let logs = work.path().join("logs");
-    let out = build_cmd(&plan, &reg, &logs).output().unwrap();
+    let started = std::time::Instant::now();
+    let out = build_cmd(&plan, &reg, &logs)
+        .args(["--jobs", "3"])
+        .output()
+        .unwrap();
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    // The arm64 build of the same image was killed, not waited for.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "{stderr}"
+    );
+    let arm = fs::read_to_string(logs.join("broken-linux-arm64.log")).unwrap();
+    assert!(
+        arm.contains("# stopped: another build of this image failed"),
+        "{arm}"
+    );
+    assert!(
+        stderr.contains("broken linux/arm64: skipped: another build of this image failed"),
+        "{stderr}"
+    );
     // The failure is reported with the tail of its log.
     assert!(
         stderr.contains("broken linux/amd64: buildah build failed"),
@@ -713,6 +758,7 @@ fn push_unversioned_base(reg: &Registry, work: &Path) -> String {
 fn windows_bases_are_checked_and_os_version_filled_in() {
     require("buildah", "buildah");
     let reg = Registry::start();
+    let _cleanup = PulledImages(reg.host());
     let work = tempfile::tempdir().unwrap();
     let builder = push_builder(&reg, work.path());
     let bases = push_windows_bases(&reg);

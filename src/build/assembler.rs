@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 
 use crate::assemble::ChildSpec;
-use crate::build::run::Assembler;
+use crate::build::run::{Assembler, StepError};
 use crate::digest::Digest;
-use crate::push::{Request, assemble};
+use crate::push::{Failure, Request, assemble};
 use crate::reference::{ImageRef, RegistryRef};
 use crate::session::Session;
 
@@ -20,7 +20,7 @@ impl Assembler for PushAssembler {
         session: &Session,
         children: &[RegistryRef],
         target: &RegistryRef,
-    ) -> Result<Digest, String> {
+    ) -> Result<Digest, StepError> {
         let request = Request {
             target: target.clone(),
             children: children
@@ -35,9 +35,10 @@ impl Assembler for PushAssembler {
             annotations: BTreeMap::new(),
             dry_run: false,
         };
-        let outcome = assemble(session, &request)
-            .await
-            .map_err(|e| e.to_string())?;
+        let outcome = assemble(session, &request).await.map_err(|e| match e {
+            Failure::Refused(m) => StepError::Failed(m),
+            Failure::Unavailable(m) => StepError::Unavailable(m),
+        })?;
         Ok(outcome.index.digest)
     }
 }

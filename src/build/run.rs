@@ -7,12 +7,11 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{Semaphore, mpsc, watch};
 
 use crate::build::buildah::{
     Passthrough, Version, build_command, parse_step, push_command, shell_line, version_command,
@@ -20,11 +19,12 @@ use crate::build::buildah::{
 use crate::build::jobs::Job;
 use crate::digest::Digest;
 use crate::engine::{ImageReport, judge, resolve};
-use crate::graph::{Content, WalkOptions};
+use crate::graph::{Content, Problem, WalkOptions};
 use crate::platform::{Platform, RuntimeProfile, WindowsVersion};
 use crate::policy::Policy;
 use crate::reference::{ImageRef, RegistryRef};
 use crate::session::Session;
+use crate::source::FetchError;
 
 /// Lines of a failed build's log printed with the failure.
 pub const LOG_TAIL_LINES: usize = 25;
@@ -38,6 +38,18 @@ pub enum RunError {
     /// The environment cannot do it: Buildah missing or too old, logs not writable (exit 3).
     #[error("{0}")]
     Incomplete(String),
+}
+
+/// Why a step for one image stopped: the image (or its input) is wrong, or the step could not
+/// be completed (network, registry).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StepError {
+    /// The image cannot be made as planned (exit 1).
+    #[error("{0}")]
+    Failed(String),
+    /// The step could not be completed (exit 3).
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 /// Settings of a run beyond the jobs themselves.
@@ -136,60 +148,71 @@ pub async fn inspect_base(
     base: &str,
     arch: &str,
     build: u16,
-) -> Result<BaseInfo, String> {
-    let reference: ImageRef = base
-        .parse()
-        .map_err(|e| format!("Windows base {base}: {e}"))?;
-    let graph = session
-        .graph(&reference, WalkOptions::default())
-        .await
-        .map_err(|e| format!("cannot read Windows base {base}: {e}"))?;
+) -> Result<BaseInfo, StepError> {
+    let failed = |m: String| StepError::Failed(format!("Windows base {base}{m}"));
+    let reference: ImageRef = base.parse().map_err(|e| failed(format!(": {e}")))?;
+    let graph = match session.graph(&reference, WalkOptions::default()).await {
+        Ok(g) => g,
+        Err(FetchError::Unavailable(m)) => {
+            return Err(StepError::Unavailable(format!(
+                "cannot read Windows base {base}: {m}"
+            )));
+        }
+        Err(e) => return Err(failed(format!(": {e}"))),
+    };
     let host =
         Platform::new("windows", arch).with_os_version(&WindowsVersion::host(build).to_string());
     let node = match &graph.root.content {
         Content::Index { index, children } => {
             let r = resolve(&graph, &host, RuntimeProfile::DEFAULT);
-            let digest = r.digest.ok_or_else(|| {
-                format!("Windows base {base} has no entry for windows/{arch} build {build}")
-            })?;
+            let digest = r
+                .digest
+                .ok_or_else(|| failed(format!(" has no entry for windows/{arch} build {build}")))?;
             index
                 .manifests
                 .iter()
                 .zip(children)
                 .find(|(d, _)| d.digest == digest)
                 .and_then(|(_, c)| c.as_ref())
-                .ok_or_else(|| format!("Windows base {base}: entry {digest} could not be read"))?
+                .ok_or_else(|| failed(format!(": entry {digest} could not be read")))?
         }
         _ => &graph.root,
     };
-    let image = node
-        .image()
-        .ok_or_else(|| format!("Windows base {base} is not a readable image"))?;
-    let config = image
-        .config
-        .as_ref()
-        .map_err(|p| format!("Windows base {base}: config unusable: {p:?}"))?;
+    let image = match &node.content {
+        Content::Image(i) => i,
+        Content::Problem(Problem::Unavailable(m)) => {
+            return Err(StepError::Unavailable(format!(
+                "cannot read Windows base {base}: {m}"
+            )));
+        }
+        other => return Err(failed(format!(" is not a readable image ({other:?})"))),
+    };
+    let config = match &image.config {
+        Ok(c) => c,
+        Err(Problem::Unavailable(m)) => {
+            return Err(StepError::Unavailable(format!(
+                "cannot read the config of Windows base {base}: {m}"
+            )));
+        }
+        Err(p) => return Err(failed(format!(": config unusable: {p:?}"))),
+    };
     let platform = config.platform();
     if !platform.is_windows() {
-        return Err(format!(
-            "Windows base {base} is a {} image, not a Windows one",
+        return Err(failed(format!(
+            " is a {} image, not a Windows one",
             platform.os_arch()
-        ));
+        )));
     }
     if let Some(v) = &platform.os_version {
         match WindowsVersion::parse(v) {
             Some(w) if w.build == build => {}
             Some(w) => {
-                return Err(format!(
-                    "Windows base {base} is build {} (os.version {v}), but the plan builds it as {build}",
+                return Err(failed(format!(
+                    " is build {} (os.version {v}), but the plan builds it as {build}",
                     w.build
-                ));
+                )));
             }
-            None => {
-                return Err(format!(
-                    "Windows base {base}: os.version '{v}' is unreadable"
-                ));
-            }
+            None => return Err(failed(format!(": os.version '{v}' is unreadable"))),
         }
     }
     Ok(BaseInfo {
@@ -209,7 +232,7 @@ pub enum JobOutcome {
         /// Last lines of the log.
         tail: String,
     },
-    /// Not run because another build of the same image failed first.
+    /// Not run, or stopped, because another build of the same image failed.
     Skipped,
 }
 
@@ -274,13 +297,29 @@ impl JobView {
     }
 }
 
-/// Runs `cmd`, appending its output to `log`; `on_line` sees every line.
+/// Why a job did not produce an image.
+enum JobError {
+    /// It failed.
+    Failed(String),
+    /// It was stopped because another build of the same image failed.
+    Stopped,
+}
+
+impl From<String> for JobError {
+    fn from(m: String) -> Self {
+        JobError::Failed(m)
+    }
+}
+
+/// Runs `cmd`, appending its output to `log`; `on_line` sees every line. When `stop` turns
+/// true the process is killed and the job ends as stopped.
 async fn run_logged(
     cmd: &[String],
     log: &mut tokio::fs::File,
+    stop: &mut watch::Receiver<bool>,
     mut on_line: impl FnMut(&str),
-) -> Result<bool, String> {
-    let (program, args) = cmd.split_first().ok_or("empty command")?;
+) -> Result<bool, JobError> {
+    let (program, args) = cmd.split_first().ok_or("empty command".to_string())?;
     let header = format!("$ {}\n", shell_line(cmd));
     log.write_all(header.as_bytes())
         .await
@@ -314,12 +353,29 @@ async fn run_logged(
         }));
     }
     drop(tx);
-    while let Some(line) = rx.recv().await {
-        on_line(&line);
-        log.write_all(line.as_bytes())
-            .await
-            .and(log.write_all(b"\n").await)
-            .map_err(|e| format!("cannot write the log: {e}"))?;
+    let mut watching = true;
+    loop {
+        tokio::select! {
+            line = rx.recv() => {
+                let Some(line) = line else { break };
+                on_line(&line);
+                log.write_all(line.as_bytes())
+                    .await
+                    .and(log.write_all(b"\n").await)
+                    .map_err(|e| format!("cannot write the log: {e}"))?;
+            }
+            changed = stop.changed(), if watching => {
+                if changed.is_err() {
+                    watching = false;
+                } else if *stop.borrow() {
+                    terminate(&mut child).await;
+                    let _ = log
+                        .write_all(b"# stopped: another build of this image failed\n")
+                        .await;
+                    return Err(JobError::Stopped);
+                }
+            }
+        }
     }
     for r in readers {
         let _ = r.await;
@@ -332,6 +388,24 @@ async fn run_logged(
         .await
         .map_err(|e| format!("cannot write the log: {e}"))?;
     Ok(status.success())
+}
+
+/// Ends a build: SIGTERM first, so Buildah removes its build container and stops the RUN it
+/// is in; SIGKILL when it has not exited after 10 s.
+async fn terminate(child: &mut tokio::process::Child) {
+    let pid = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .and_then(rustix::process::Pid::from_raw);
+    if let Some(pid) = pid
+        && rustix::process::kill_process(pid, rustix::process::Signal::TERM).is_ok()
+        && tokio::time::timeout(Duration::from_secs(10), child.wait())
+            .await
+            .is_ok()
+    {
+        return;
+    }
+    let _ = child.kill().await;
 }
 
 /// The last `n` lines of a log file.
@@ -353,7 +427,12 @@ fn read_trimmed(path: &Path) -> Result<String, String> {
 }
 
 /// Builds and pushes one job; returns the pushed digest.
-async fn run_job(job: &Job, pass: &Passthrough, view: &JobView) -> Result<Digest, String> {
+async fn run_job(
+    job: &Job,
+    pass: &Passthrough,
+    view: &JobView,
+    stop: &mut watch::Receiver<bool>,
+) -> Result<Digest, JobError> {
     let mut log = tokio::fs::File::create(&job.log)
         .await
         .map_err(|e| format!("cannot create {}: {e}", job.log.display()))?;
@@ -361,45 +440,52 @@ async fn run_job(job: &Job, pass: &Passthrough, view: &JobView) -> Result<Digest
         let _ = std::fs::remove_file(f);
     }
     view.status("building");
-    let built = run_logged(&build_command(&job.spec, pass), &mut log, |line| {
+    let built = run_logged(&build_command(&job.spec, pass), &mut log, stop, |line| {
         if let Some(step) = parse_step(line) {
             view.status(&step.to_string());
         }
     })
     .await?;
     if !built {
-        return Err("buildah build failed".to_string());
+        return Err(JobError::Failed("buildah build failed".to_string()));
     }
     let image_id = read_trimmed(&job.spec.iidfile)?;
     view.status(&format!("pushing to {}", job.push_to));
     let pushed = run_logged(
         &push_command(&image_id, &job.push_to, &job.digestfile, pass),
         &mut log,
+        stop,
         |_| {},
     )
     .await?;
     if !pushed {
-        return Err(format!("buildah push to {} failed", job.push_to));
+        return Err(JobError::Failed(format!(
+            "buildah push to {} failed",
+            job.push_to
+        )));
     }
     let digest = read_trimmed(&job.digestfile)?;
-    digest
-        .parse::<Digest>()
-        .map_err(|e| format!("buildah push wrote an unreadable digest '{digest}': {e}"))
+    digest.parse::<Digest>().map_err(|e| {
+        JobError::Failed(format!(
+            "buildah push wrote an unreadable digest '{digest}': {e}"
+        ))
+    })
 }
 
-/// Runs every job, at most `settings.jobs` at once. A failure stops the other jobs of the
-/// same image that have not started; other images go on.
+/// Runs every job, at most `settings.jobs` at once. A failure stops the other builds of the
+/// same image (running ones are killed, waiting ones never start); other images go on.
 pub async fn run_jobs(jobs: &[Job], settings: &RunSettings) -> Vec<JobOutcome> {
     let view = Arc::new(View::new(settings.progress));
     let permits = Arc::new(Semaphore::new(settings.jobs.max(1)));
-    let mut stopped: BTreeMap<String, Arc<AtomicBool>> = BTreeMap::new();
+    let mut stops: BTreeMap<String, Arc<watch::Sender<bool>>> = BTreeMap::new();
     let mut handles = Vec::new();
     for job in jobs {
-        let stop = Arc::clone(
-            stopped
+        let stop_tx = Arc::clone(
+            stops
                 .entry(job.image.clone())
-                .or_insert_with(|| Arc::new(AtomicBool::new(false))),
+                .or_insert_with(|| Arc::new(watch::channel(false).0)),
         );
+        let mut stop = stop_tx.subscribe();
         let job = job.clone();
         let view = Arc::clone(&view);
         let permits = Arc::clone(&permits);
@@ -407,20 +493,24 @@ pub async fn run_jobs(jobs: &[Job], settings: &RunSettings) -> Vec<JobOutcome> {
         let label = format!("{} {}", job.image, job.target.label());
         let job_view = view.job(label.clone());
         handles.push(tokio::spawn(async move {
+            let skipped = |v: &JobView| {
+                v.finish("skipped: another build of this image failed");
+                JobOutcome::Skipped
+            };
             let Ok(_permit) = permits.acquire().await else {
                 return JobOutcome::Skipped;
             };
-            if stop.load(Ordering::SeqCst) {
-                job_view.finish("skipped: another build of this image failed");
-                return JobOutcome::Skipped;
+            if *stop.borrow() {
+                return skipped(&job_view);
             }
-            match run_job(&job, &pass, &job_view).await {
+            match run_job(&job, &pass, &job_view, &mut stop).await {
                 Ok(d) => {
                     job_view.finish(&format!("pushed {}", d.short()));
                     JobOutcome::Pushed(d)
                 }
-                Err(message) => {
-                    stop.store(true, Ordering::SeqCst);
+                Err(JobError::Stopped) => skipped(&job_view),
+                Err(JobError::Failed(message)) => {
+                    stop_tx.send_replace(true);
                     let tail = log_tail(&job.log, LOG_TAIL_LINES);
                     job_view.finish(&format!("FAILED: {message}"));
                     view.println(&format!(
@@ -439,6 +529,7 @@ pub async fn run_jobs(jobs: &[Job], settings: &RunSettings) -> Vec<JobOutcome> {
             tail: String::new(),
         }));
     }
+    drop(stops);
     if let Some(m) = &view.multi {
         let _ = m.clear();
     }
@@ -558,7 +649,7 @@ pub trait Assembler {
         session: &Session,
         children: &[RegistryRef],
         target: &RegistryRef,
-    ) -> impl std::future::Future<Output = Result<Digest, String>>;
+    ) -> impl std::future::Future<Output = Result<Digest, StepError>>;
 }
 
 /// A whole run: what to build and how.
@@ -640,8 +731,9 @@ impl Build<'_> {
 
         // Windows bases: a build of the wrong base is refused before it starts, and a base
         // without os.version gets --os-version so the image (and its list entry) has one.
-        let mut base_errors: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        let mut bases: BTreeMap<(String, String, u16), Result<BaseInfo, String>> = BTreeMap::new();
+        let mut base_errors: BTreeMap<String, Vec<StepError>> = BTreeMap::new();
+        let mut bases: BTreeMap<(String, String, u16), Result<BaseInfo, StepError>> =
+            BTreeMap::new();
         for job in &mut self.jobs {
             let (Some(base), Some(build)) = (&job.target.base, job.target.build) else {
                 continue;
@@ -683,7 +775,17 @@ impl Build<'_> {
                 outcome,
             };
             if let Some(errors) = base_errors.get(name) {
-                results.push(row(ImageOutcome::BuildFailed(errors.clone())));
+                let failed: Vec<String> = errors
+                    .iter()
+                    .filter(|e| matches!(e, StepError::Failed(_)))
+                    .map(ToString::to_string)
+                    .collect();
+                let all: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                results.push(row(if failed.is_empty() {
+                    ImageOutcome::Incomplete(all.join("; "))
+                } else {
+                    ImageOutcome::BuildFailed(failed)
+                }));
                 continue;
             }
             let mine: Vec<(&Job, &JobOutcome)> = runnable
@@ -714,7 +816,13 @@ impl Build<'_> {
             }
             let digest = match assembler.assemble(&session, &children, list).await {
                 Ok(d) => d,
-                Err(e) => {
+                Err(StepError::Failed(e)) => {
+                    results.push(row(ImageOutcome::BuildFailed(vec![format!(
+                        "assembling {list}: {e}"
+                    )])));
+                    continue;
+                }
+                Err(StepError::Unavailable(e)) => {
                     results.push(row(ImageOutcome::Incomplete(format!(
                         "assembling {list}: {e}"
                     ))));
