@@ -836,3 +836,73 @@ fn windows_bases_are_checked_and_os_version_filled_in() {
         list["manifests"][0]["digest"].as_str().unwrap()
     );
 }
+
+#[test]
+fn bad_arguments_and_a_missing_buildah_have_their_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(dir.path(), "b.example/builder:1", &[], "");
+    // Linux-only, so the only Buildah requirement is that it exists.
+    let text_plan = fs::read_to_string(&plan)
+        .unwrap()
+        .replace("windows_bases:\n", "")
+        .replace(
+            "    windows:\n      architectures: [amd64]\n      builds:\n        - build: 17763\n        - build: 20348\n    policy: openshift",
+            "    policy: linux-only",
+        );
+    fs::write(&plan, text_plan).unwrap();
+    let src = dir.path().join("src");
+    let empty_path = dir.path().join("no-tools");
+    fs::create_dir_all(&empty_path).unwrap();
+    let cases: [(&[&str], Option<&Path>, i32, &str); 4] = [
+        (
+            &["--push", "reg.example/ns", "--image", "nope"],
+            None,
+            2,
+            "no image named 'nope' (the plan has: driver)",
+        ),
+        (&["--push", "Bad Registry/ns"], None, 2, "--push"),
+        (
+            &["--check", "--plan", "/nonexistent/images.yaml"],
+            None,
+            2,
+            "plan /nonexistent/images.yaml: cannot read",
+        ),
+        (
+            &["--push", "127.0.0.1:1/ns"],
+            Some(&empty_path),
+            3,
+            "buildah not found: install it (Debian/Ubuntu: apt-get install buildah",
+        ),
+    ];
+    for (args, path, code, want) in cases {
+        let mut c = imgcheck();
+        c.arg("build");
+        if !args.contains(&"--plan") {
+            c.arg("--plan").arg(&plan);
+        }
+        c.args(args).env("TEST_DRIVER_SRC", &src);
+        if let Some(p) = path {
+            c.env("PATH", p);
+        }
+        let out = c.output().unwrap();
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stdout}{stderr}");
+        assert!(
+            stderr.contains(want),
+            "{args:?}: missing {want:?} in {stderr}"
+        );
+    }
+    // An unset context variable is a note for --check and --dry-run, an error for a build.
+    let out = imgcheck()
+        .args(["build", "--push", "reg.example/ns", "--plan"])
+        .arg(&plan)
+        .env_remove("TEST_DRIVER_SRC")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out)
+            .1
+            .contains("set the build context variables first: driver needs TEST_DRIVER_SRC")
+    );
+}
