@@ -19,8 +19,27 @@ pub struct Instruction {
     pub args: String,
 }
 
+/// The line-continuation character: `\\`, or what a leading `# escape=` parser directive sets
+/// (Windows Containerfiles often use a backtick so paths can keep their backslashes).
+fn escape_char(text: &str) -> char {
+    for line in text.lines() {
+        let t = line.trim();
+        let Some(directive) = t.strip_prefix('#') else {
+            break;
+        };
+        if let Some((key, value)) = directive.split_once('=')
+            && key.trim().eq_ignore_ascii_case("escape")
+            && let Some(c) = value.trim().chars().next()
+        {
+            return c;
+        }
+    }
+    '\\'
+}
+
 /// Splits a Containerfile into instructions.
 pub fn instructions(text: &str) -> Vec<Instruction> {
+    let escape = escape_char(text);
     let mut out = Vec::new();
     let mut lines = text.lines().enumerate();
     while let Some((i, raw)) = lines.next() {
@@ -31,7 +50,7 @@ pub fn instructions(text: &str) -> Vec<Instruction> {
         let mut joined = String::new();
         let mut current = trimmed.to_string();
         loop {
-            match current.strip_suffix('\\') {
+            match current.strip_suffix(escape) {
                 Some(head) => {
                     joined.push_str(head.trim_end());
                     joined.push(' ');
@@ -426,6 +445,18 @@ ENTRYPOINT ["/csi.exe"]
             "{:?}",
             lint(GOOD, true, &[])
         );
+    }
+
+    #[test]
+    fn escape_directive() {
+        let text = "# escape=`\nARG WINDOWS_BASE\nFROM ${WINDOWS_BASE}\nRUN cmd /c `\n    echo C:\\x\nUSER ContainerAdministrator\n";
+        let f = Containerfile::parse(text, true);
+        let body = &f.stages[0].body;
+        assert_eq!(body[0].args, "cmd /c echo C:\\x");
+        assert_eq!(body[1].keyword, "USER");
+        let errors = lint(text, true, &[]);
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].line, Some(4));
     }
 
     #[test]

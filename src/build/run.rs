@@ -66,9 +66,10 @@ pub struct RunSettings {
 }
 
 impl RunSettings {
-    /// Progress bars when standard output is a terminal.
+    /// Progress bars when standard output is a terminal (and standard error, where they are
+    /// drawn, too); plain lines otherwise.
     pub fn progress_default() -> bool {
-        std::io::stdout().is_terminal()
+        std::io::stdout().is_terminal() && std::io::stderr().is_terminal()
     }
 }
 
