@@ -906,3 +906,52 @@ fn bad_arguments_and_a_missing_buildah_have_their_exit_codes() {
             .contains("set the build context variables first: driver needs TEST_DRIVER_SRC")
     );
 }
+
+#[test]
+fn an_unreachable_push_registry_is_could_not_complete() {
+    require("buildah", "buildah");
+    let reg = Registry::start();
+    let _cleanup = PulledImages(reg.host());
+    let work = tempfile::tempdir().unwrap();
+    let builder = push_builder(&reg, work.path());
+    let plan = write_plan(&work.path().join("plan"), &builder, &[], "");
+    let text_plan = fs::read_to_string(&plan)
+        .unwrap()
+        .replace("windows_bases:\n", "")
+        .replace(
+            "    windows:\n      architectures: [amd64]\n      builds:\n        - build: 17763\n        - build: 20348\n    policy: openshift",
+            "    policy: linux-only",
+        );
+    fs::write(&plan, text_plan).unwrap();
+    // A port nothing listens on: taken from a registry that is then stopped.
+    let closed = {
+        let gone = Registry::start();
+        gone.host()
+    };
+    let out = imgcheck()
+        .args(["--tls-verify=false", "build", "--plan"])
+        .arg(&plan)
+        .args([
+            "--push",
+            &format!("{closed}/csi"),
+            "--storage-driver",
+            "vfs",
+            "--isolation",
+            "chroot",
+        ])
+        .arg("--log-dir")
+        .arg(work.path().join("logs"))
+        .env("TEST_DRIVER_SRC", plan.parent().unwrap().join("src"))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{stderr}");
+    let row = stdout.lines().find(|l| l.starts_with("driver ")).unwrap();
+    assert!(
+        row.contains(&format!(
+            "error: linux/amd64: buildah push to {closed}/csi/driver:latest-linux-amd64 failed"
+        )),
+        "{row}"
+    );
+    assert!(stderr.contains("connection refused"), "{stderr}");
+}

@@ -232,6 +232,9 @@ pub enum JobOutcome {
         message: String,
         /// Last lines of the log.
         tail: String,
+        /// The build succeeded but the push did not (registry, network, credentials): the run
+        /// could not be completed rather than the image being bad.
+        push: bool,
     },
     /// Not run, or stopped, because another build of the same image failed.
     Skipped,
@@ -302,6 +305,8 @@ impl JobView {
 enum JobError {
     /// It failed.
     Failed(String),
+    /// The image was built but could not be pushed.
+    Push(String),
     /// It was stopped because another build of the same image failed.
     Stopped,
 }
@@ -460,17 +465,42 @@ async fn run_job(
     )
     .await?;
     if !pushed {
-        return Err(JobError::Failed(format!(
+        return Err(JobError::Push(format!(
             "buildah push to {} failed",
             job.push_to
         )));
     }
-    let digest = read_trimmed(&job.digestfile)?;
+    let digest = read_trimmed(&job.digestfile).map_err(JobError::Push)?;
     digest.parse::<Digest>().map_err(|e| {
         JobError::Failed(format!(
             "buildah push wrote an unreadable digest '{digest}': {e}"
         ))
     })
+}
+
+/// Records a failed job: stops the other builds of its image, shows the failure with the tail
+/// of its log.
+fn failed(
+    view: &View,
+    job_view: &JobView,
+    job: &Job,
+    label: &str,
+    stop: &watch::Sender<bool>,
+    message: String,
+    push: bool,
+) -> JobOutcome {
+    stop.send_replace(true);
+    let tail = log_tail(&job.log, LOG_TAIL_LINES);
+    job_view.finish(&format!("FAILED: {message}"));
+    view.println(&format!(
+        "{label}: {message}; last lines of {}:\n{tail}",
+        job.log.display()
+    ));
+    JobOutcome::Failed {
+        message,
+        tail,
+        push,
+    }
 }
 
 /// Runs every job, at most `settings.jobs` at once. A failure stops the other builds of the
@@ -511,14 +541,10 @@ pub async fn run_jobs(jobs: &[Job], settings: &RunSettings) -> Vec<JobOutcome> {
                 }
                 Err(JobError::Stopped) => skipped(&job_view),
                 Err(JobError::Failed(message)) => {
-                    stop_tx.send_replace(true);
-                    let tail = log_tail(&job.log, LOG_TAIL_LINES);
-                    job_view.finish(&format!("FAILED: {message}"));
-                    view.println(&format!(
-                        "{label}: {message}; last lines of {}:\n{tail}",
-                        job.log.display()
-                    ));
-                    JobOutcome::Failed { message, tail }
+                    failed(&view, &job_view, &job, &label, &stop_tx, message, false)
+                }
+                Err(JobError::Push(message)) => {
+                    failed(&view, &job_view, &job, &label, &stop_tx, message, true)
                 }
             }
         }));
@@ -528,6 +554,7 @@ pub async fn run_jobs(jobs: &[Job], settings: &RunSettings) -> Vec<JobOutcome> {
         outcomes.push(h.await.unwrap_or_else(|e| JobOutcome::Failed {
             message: format!("the build task ended abnormally: {e}"),
             tail: String::new(),
+            push: false,
         }));
     }
     drop(stops);
@@ -794,19 +821,24 @@ impl Build<'_> {
                 .zip(&outcomes)
                 .filter(|(j, _)| &j.image == name)
                 .collect();
-            let failures: Vec<String> = mine
+            let failures: Vec<(String, bool)> = mine
                 .iter()
                 .filter_map(|(j, o)| match o {
-                    JobOutcome::Failed { message, .. } => Some(format!(
-                        "{}: {message} (log: {})",
-                        j.target.label(),
-                        j.log.display()
+                    JobOutcome::Failed { message, push, .. } => Some((
+                        format!("{}: {message} (log: {})", j.target.label(), j.log.display()),
+                        *push,
                     )),
                     _ => None,
                 })
                 .collect();
             if !failures.is_empty() {
-                results.push(row(ImageOutcome::BuildFailed(failures)));
+                let messages: Vec<String> = failures.iter().map(|(m, _)| m.clone()).collect();
+                // Only pushes failed: the images are fine, the registry was not reachable.
+                results.push(row(if failures.iter().all(|(_, push)| *push) {
+                    ImageOutcome::Incomplete(messages.join("; "))
+                } else {
+                    ImageOutcome::BuildFailed(messages)
+                }));
                 continue;
             }
             let mut children = Vec::new();
