@@ -1,26 +1,47 @@
-//! Registry credentials from containers-auth.json(5) / Docker config files.
+//! Registry credentials (containers-auth.json(5), Docker config files, credential helpers)
+//! and per-registry TLS material (containers-certs.d(5)).
 //!
-//! Lookup order (DOMAIN.md §6): `--authfile`, `REGISTRY_AUTH_FILE`,
+//! Lookup order (DOMAIN.md §6): `--no-creds` (none), `--creds USER:PASS` (for every registry),
+//! `--authfile` (only that file), else every file that exists of `REGISTRY_AUTH_FILE`,
 //! `$XDG_RUNTIME_DIR/containers/auth.json`, `${XDG_CONFIG_HOME:-~/.config}/containers/auth.json`,
-//! `$DOCKER_CONFIG/config.json` or `~/.docker/config.json`. Within a file the most specific key
-//! wins: `host/namespace/repo`, then `host/namespace`, then `host`. Credentials never appear in
-//! `Debug` output or messages.
-
-use std::collections::BTreeMap;
+//! `$DOCKER_CONFIG/config.json` or `~/.docker/config.json`, `~/.dockercfg`, in that order; the
+//! first file with an answer wins. Within a file: `credHelpers[host]`
+//! (`docker-credential-<name> get`), then `auths` with the most specific key
+//! (`host/namespace/repo`, then `host/namespace`, then `host`), then `credsStore`. An
+//! `identitytoken` (or a helper's `<token>` user name) is an OAuth2 refresh token for the
+//! registry's token service. Credentials never appear in `Debug` output or messages.
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 
 use crate::reference::RegistryRef;
 
+/// The user name Docker uses for an identity (refresh) token.
+pub const IDENTITY_TOKEN_USER: &str = "<token>";
+
+/// How long a credential helper may take before imgcheck gives up on it.
+const HELPER_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// A username and password (or token) for one registry.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Credentials {
-    /// User name.
+    /// User name; [`IDENTITY_TOKEN_USER`] when `password` is an identity token.
     pub username: String,
     /// Password or token. Never printed.
     pub password: String,
+}
+
+impl Credentials {
+    /// Is this an identity token (an OAuth2 refresh token) rather than a password?
+    pub fn is_identity_token(&self) -> bool {
+        self.username == IDENTITY_TOKEN_USER
+    }
 }
 
 impl fmt::Debug for Credentials {
@@ -29,11 +50,11 @@ impl fmt::Debug for Credentials {
     }
 }
 
-/// A credentials file that cannot be used.
+/// A credentials file (or helper, or `--creds` value) that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("auth file {path}: {reason}")]
 pub struct AuthError {
-    /// The file.
+    /// The file (or helper, or option).
     pub path: String,
     /// What is wrong with it.
     pub reason: String,
@@ -43,19 +64,48 @@ pub struct AuthError {
 struct AuthFile {
     #[serde(default)]
     auths: BTreeMap<String, AuthEntry>,
+    #[serde(default, rename = "credHelpers")]
+    cred_helpers: BTreeMap<String, String>,
+    #[serde(default, rename = "credsStore")]
+    creds_store: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
 struct AuthEntry {
     #[serde(default)]
     auth: Option<String>,
+    #[serde(default)]
+    identitytoken: Option<String>,
 }
 
-/// The credentials found in one auth file (or none).
+/// What one auth file says.
+#[derive(Debug, Clone)]
+struct FileData {
+    path: PathBuf,
+    entries: BTreeMap<String, Credentials>,
+    helpers: BTreeMap<String, String>,
+    store: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+enum Mode {
+    /// Look in the auth files.
+    #[default]
+    Files,
+    /// `--creds`: these for every registry.
+    Fixed(Credentials),
+    /// `--no-creds`: anonymous everywhere.
+    Anonymous,
+}
+
+type HelperCache = Arc<Mutex<HashMap<(String, String), Option<Credentials>>>>;
+
+/// Where a run's credentials come from.
 #[derive(Debug, Clone, Default)]
 pub struct AuthStore {
-    path: Option<PathBuf>,
-    entries: BTreeMap<String, Credentials>,
+    mode: Mode,
+    files: Vec<FileData>,
+    helper_cache: HelperCache,
 }
 
 /// Normalises an auth-file key: strips a scheme and trailing `/v1/`/`/v2/`, maps Docker Hub
@@ -83,74 +133,262 @@ fn hub_alias(host: &str) -> &str {
 }
 
 impl AuthStore {
-    /// Loads the first auth file that exists in the lookup order, or an explicit one
-    /// (which must exist).
+    /// Loads an explicit auth file (which must exist), or every file of the lookup order
+    /// that exists.
     pub fn load(explicit: Option<&Path>) -> Result<AuthStore, AuthError> {
         if let Some(path) = explicit {
             return AuthStore::read(path);
         }
+        let mut store = AuthStore::default();
         for path in default_paths() {
             if path.is_file() {
-                return AuthStore::read(&path);
+                store.files.push(read_file(&path)?);
             }
         }
-        Ok(AuthStore::default())
+        Ok(store)
     }
 
     /// Reads one auth file.
     pub fn read(path: &Path) -> Result<AuthStore, AuthError> {
-        let err = |reason: String| AuthError {
-            path: path.display().to_string(),
-            reason,
-        };
-        let text = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
-        let file: AuthFile =
-            serde_json::from_slice(&text).map_err(|e| err(format!("not valid JSON: {e}")))?;
-        let mut entries = BTreeMap::new();
-        for (key, entry) in file.auths {
-            let Some(auth) = entry.auth.filter(|a| !a.is_empty()) else {
-                continue;
-            };
-            let decoded = base64::engine::general_purpose::STANDARD
-                .decode(auth.trim())
-                .map_err(|_| err(format!("the 'auth' value for '{key}' is not base64")))?;
-            let decoded = String::from_utf8(decoded)
-                .map_err(|_| err(format!("the 'auth' value for '{key}' is not UTF-8")))?;
-            let (username, password) = decoded
-                .split_once(':')
-                .ok_or_else(|| err(format!("the 'auth' value for '{key}' is not USER:PASSWORD")))?;
-            entries.insert(
-                normalize_key(&key),
-                Credentials {
-                    username: username.to_string(),
-                    password: password.to_string(),
-                },
-            );
-        }
         Ok(AuthStore {
-            path: Some(path.to_path_buf()),
-            entries,
+            files: vec![read_file(path)?],
+            ..AuthStore::default()
         })
     }
 
-    /// The file the credentials came from, if any.
-    pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
+    /// `--creds USER[:PASSWORD]`: the same credentials for every registry.
+    pub fn with_creds(user_pass: &str) -> Result<AuthStore, AuthError> {
+        let (username, password) = user_pass.split_once(':').ok_or_else(|| AuthError {
+            path: "--creds".to_string(),
+            reason: "expected USER:PASSWORD".to_string(),
+        })?;
+        if username.is_empty() {
+            return Err(AuthError {
+                path: "--creds".to_string(),
+                reason: "the user name is empty".to_string(),
+            });
+        }
+        Ok(AuthStore {
+            mode: Mode::Fixed(Credentials {
+                username: username.to_string(),
+                password: password.to_string(),
+            }),
+            ..AuthStore::default()
+        })
     }
 
-    /// The most specific credentials for a reference's repository.
-    pub fn lookup(&self, reference: &RegistryRef) -> Option<&Credentials> {
-        let mut key = format!("{}/{}", reference.registry, reference.repository);
-        loop {
-            if let Some(c) = self.entries.get(&key) {
-                return Some(c);
-            }
-            match key.rsplit_once('/') {
-                Some((parent, _)) => key = parent.to_string(),
-                None => return None,
-            }
+    /// `--no-creds`: anonymous access everywhere, whatever the auth files say.
+    pub fn anonymous() -> AuthStore {
+        AuthStore {
+            mode: Mode::Anonymous,
+            ..AuthStore::default()
         }
     }
+
+    /// The first file credentials are looked up in, if any.
+    pub fn path(&self) -> Option<&Path> {
+        self.files.first().map(|f| f.path.as_path())
+    }
+
+    /// The credentials for a reference's repository, or `None` for anonymous access. May run
+    /// a credential helper (once per helper and registry for the store's lifetime).
+    pub fn lookup(&self, reference: &RegistryRef) -> Result<Option<Credentials>, AuthError> {
+        match &self.mode {
+            Mode::Anonymous => return Ok(None),
+            Mode::Fixed(c) => return Ok(Some(c.clone())),
+            Mode::Files => {}
+        }
+        let host = reference.registry.as_str();
+        for file in &self.files {
+            if let Some(helper) = file.helpers.get(host) {
+                if let Some(c) = self.helper(helper, host)? {
+                    return Ok(Some(c));
+                }
+                continue;
+            }
+            let mut key = format!("{host}/{}", reference.repository);
+            loop {
+                if let Some(c) = file.entries.get(&key) {
+                    return Ok(Some(c.clone()));
+                }
+                match key.rsplit_once('/') {
+                    Some((parent, _)) => key = parent.to_string(),
+                    None => break,
+                }
+            }
+            if let Some(store) = &file.store
+                && let Some(c) = self.helper(store, host)?
+            {
+                return Ok(Some(c));
+            }
+        }
+        Ok(None)
+    }
+
+    fn helper(&self, name: &str, host: &str) -> Result<Option<Credentials>, AuthError> {
+        let key = (name.to_string(), host.to_string());
+        if let Some(c) = self
+            .helper_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
+            return Ok(c.clone());
+        }
+        let found = run_helper(name, host)?;
+        self.helper_cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, found.clone());
+        Ok(found)
+    }
+}
+
+fn read_file(path: &Path) -> Result<FileData, AuthError> {
+    let err = |reason: String| AuthError {
+        path: path.display().to_string(),
+        reason,
+    };
+    let text = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
+    // ~/.dockercfg is the legacy format: the `auths` map at the top level.
+    let legacy = path.file_name().is_some_and(|n| n == ".dockercfg");
+    let file: AuthFile = if legacy {
+        AuthFile {
+            auths: serde_json::from_slice(&text)
+                .map_err(|e| err(format!("not valid JSON: {e}")))?,
+            ..AuthFile::default()
+        }
+    } else {
+        serde_json::from_slice(&text).map_err(|e| err(format!("not valid JSON: {e}")))?
+    };
+    let mut entries = BTreeMap::new();
+    for (key, entry) in file.auths {
+        if let Some(token) = entry.identitytoken.filter(|t| !t.is_empty()) {
+            entries.insert(
+                normalize_key(&key),
+                Credentials {
+                    username: IDENTITY_TOKEN_USER.to_string(),
+                    password: token,
+                },
+            );
+            continue;
+        }
+        let Some(auth) = entry.auth.filter(|a| !a.is_empty()) else {
+            continue;
+        };
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(auth.trim())
+            .map_err(|_| err(format!("the 'auth' value for '{key}' is not base64")))?;
+        let decoded = String::from_utf8(decoded)
+            .map_err(|_| err(format!("the 'auth' value for '{key}' is not UTF-8")))?;
+        let (username, password) = decoded
+            .split_once(':')
+            .ok_or_else(|| err(format!("the 'auth' value for '{key}' is not USER:PASSWORD")))?;
+        entries.insert(
+            normalize_key(&key),
+            Credentials {
+                username: username.to_string(),
+                password: password.to_string(),
+            },
+        );
+    }
+    let helpers = file
+        .cred_helpers
+        .into_iter()
+        .map(|(k, v)| (normalize_key(&k), v))
+        .collect();
+    Ok(FileData {
+        path: path.to_path_buf(),
+        entries,
+        helpers,
+        store: file.creds_store.filter(|s| !s.is_empty()),
+    })
+}
+
+/// Runs `docker-credential-<name> get` with the server URL on standard input (Docker's
+/// credential-helper protocol). "credentials not found" is `None`; anything else that goes
+/// wrong is an error naming the helper (never its output's secret).
+fn run_helper(name: &str, host: &str) -> Result<Option<Credentials>, AuthError> {
+    let program = format!("docker-credential-{name}");
+    let err = |reason: String| AuthError {
+        path: program.clone(),
+        reason,
+    };
+    if name.is_empty() || name.contains(['/', '\\']) {
+        return Err(err("not a valid credential helper name".to_string()));
+    }
+    let server = if host == "docker.io" {
+        "https://index.docker.io/v1/"
+    } else {
+        host
+    };
+    let mut child = Command::new(&program)
+        .arg("get")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| err(format!("cannot run it: {e}")))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A helper that exits without reading its input is judged by its exit status.
+        let _ = stdin.write_all(server.as_bytes());
+    }
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() < HELPER_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(err(format!(
+                    "no answer within {}s",
+                    HELPER_TIMEOUT.as_secs()
+                )));
+            }
+            Err(e) => return Err(err(format!("cannot wait for it: {e}"))),
+        }
+    };
+    let mut stdout = Vec::new();
+    let mut stderr = Vec::new();
+    if let Some(out) = child.stdout.take() {
+        let _ = out.take(1 << 20).read_to_end(&mut stdout);
+    }
+    if let Some(e) = child.stderr.take() {
+        let _ = e.take(1 << 16).read_to_end(&mut stderr);
+    }
+    if !status.success() {
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&stdout),
+            String::from_utf8_lossy(&stderr)
+        );
+        if said.to_ascii_lowercase().contains("credentials not found") {
+            return Ok(None);
+        }
+        return Err(err(format!(
+            "'get' for {server} failed with {status}: {}",
+            said.trim().chars().take(200).collect::<String>()
+        )));
+    }
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        #[serde(rename = "Username", default)]
+        username: String,
+        #[serde(rename = "Secret", default)]
+        secret: String,
+    }
+    let answer: Answer = serde_json::from_slice(&stdout)
+        .map_err(|_| err(format!("'get' for {server} did not print the expected JSON")))?;
+    if answer.secret.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Credentials {
+        username: answer.username,
+        password: answer.secret,
+    }))
 }
 
 fn default_paths() -> Vec<PathBuf> {
@@ -177,7 +415,58 @@ fn default_paths() -> Vec<PathBuf> {
         (None, Some(h)) => paths.push(h.join(".docker/config.json")),
         _ => {}
     }
+    if let Some(h) = &home {
+        paths.push(h.join(".dockercfg"));
+    }
     paths
+}
+
+/// TLS material for one registry host (containers-certs.d(5)).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// Extra CA certificates (`*.crt`), trusted in addition to the system roots.
+    pub ca_files: Vec<PathBuf>,
+    /// Client certificate and key pairs (`NAME.cert` with `NAME.key`).
+    pub client_pairs: Vec<(PathBuf, PathBuf)>,
+}
+
+/// The system-wide certs.d roots, searched in this order.
+pub const CERTS_D_ROOTS: [&str; 2] = ["/etc/containers/certs.d", "/etc/docker/certs.d"];
+
+impl TlsFiles {
+    /// TLS files for `host` (`host[:port]`): `cert_dir` alone when given (`--cert-dir`), else
+    /// `<root>/<host>` under each of `roots` (normally [`CERTS_D_ROOTS`]).
+    pub fn find(host: &str, cert_dir: Option<&Path>, roots: &[PathBuf]) -> TlsFiles {
+        let dirs: Vec<PathBuf> = match cert_dir {
+            Some(d) => vec![d.to_path_buf()],
+            None => roots
+                .iter()
+                .filter(|_| !host.is_empty() && !host.contains(['/', '\\']) && host != "..")
+                .map(|r| r.join(host))
+                .collect(),
+        };
+        let mut files = TlsFiles::default();
+        for dir in dirs {
+            let Ok(read) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            let mut names: Vec<PathBuf> = read.flatten().map(|e| e.path()).collect();
+            names.sort();
+            for path in names {
+                match path.extension().and_then(|e| e.to_str()) {
+                    Some("crt") => files.ca_files.push(path),
+                    Some("cert") => {
+                        let key = path.with_extension("key");
+                        if key.is_file() {
+                            files.client_pairs.push((path, key));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        files
+    }
 }
 
 #[cfg(test)]
@@ -215,13 +504,13 @@ mod tests {
         );
         std::fs::write(&path, json).unwrap();
         let store = AuthStore::read(&path).unwrap();
-        let user = |r: &str| store.lookup(&reg(r)).map(|c| c.username.clone());
+        let user = |r: &str| store.lookup(&reg(r)).unwrap().map(|c| c.username);
         assert_eq!(user("quay.io/other/img"), Some("all".into()));
         assert_eq!(user("quay.io/team/img"), Some("team".into()));
         assert_eq!(user("quay.io/team/special"), Some("special".into()));
         assert_eq!(user("busybox"), Some("hub".into()));
         assert_eq!(
-            store.lookup(&reg("busybox")).unwrap().password,
+            store.lookup(&reg("busybox")).unwrap().unwrap().password,
             "p4:with:colons"
         );
         assert_eq!(user("empty.example/x"), None);
@@ -248,5 +537,100 @@ mod tests {
         }
         let err = AuthStore::load(Some(&dir.path().join("missing.json"))).unwrap_err();
         assert!(err.to_string().contains("missing.json"));
+    }
+    #[test]
+    fn identity_tokens_legacy_files_and_modes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        std::fs::write(
+            &path,
+            r#"{"auths":{"reg.example":{"auth":"","identitytoken":"refresh-secret"}},
+                "credHelpers":{"helped.example":"imgcheck-test-none"}}"#,
+        )
+        .unwrap();
+        let store = AuthStore::read(&path).unwrap();
+        let c = store.lookup(&reg("reg.example/a/b")).unwrap().unwrap();
+        assert!(c.is_identity_token());
+        assert_eq!(c.password, "refresh-secret");
+        // A helper that is not installed is a named error, never a silent anonymous pull.
+        let err = store.lookup(&reg("helped.example/x")).unwrap_err();
+        assert!(
+            err.to_string().contains("docker-credential-imgcheck-test-none"),
+            "{err}"
+        );
+
+        let legacy = dir.path().join(".dockercfg");
+        std::fs::write(
+            &legacy,
+            format!(r#"{{"old.example":{{"auth":"{}","email":"x"}}}}"#, b64("u:legacy-pw")),
+        )
+        .unwrap();
+        let store = AuthStore::read(&legacy).unwrap();
+        assert_eq!(
+            store.lookup(&reg("old.example/r")).unwrap().unwrap().password,
+            "legacy-pw"
+        );
+
+        let fixed = AuthStore::with_creds("me:pa:ss").unwrap();
+        let c = fixed.lookup(&reg("any.example/r")).unwrap().unwrap();
+        assert_eq!((c.username.as_str(), c.password.as_str()), ("me", "pa:ss"));
+        assert!(!format!("{fixed:?}").contains("pa:ss"));
+        assert!(AuthStore::with_creds("nocolon").is_err());
+        assert!(AuthStore::with_creds(":pw").is_err());
+        assert_eq!(AuthStore::anonymous().lookup(&reg("old.example/r")).unwrap(), None);
+    }
+
+    #[test]
+    fn first_file_with_an_answer_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.json");
+        let b = dir.path().join("b.json");
+        std::fs::write(&a, format!(r#"{{"auths":{{"one.example":{{"auth":"{}"}}}}}}"#, b64("a:1"))).unwrap();
+        std::fs::write(
+            &b,
+            format!(
+                r#"{{"auths":{{"one.example":{{"auth":"{}"}},"two.example":{{"auth":"{}"}}}}}}"#,
+                b64("b:1"),
+                b64("b:2")
+            ),
+        )
+        .unwrap();
+        let store = AuthStore {
+            files: vec![read_file(&a).unwrap(), read_file(&b).unwrap()],
+            ..AuthStore::default()
+        };
+        let user = |r: &str| store.lookup(&reg(r)).unwrap().map(|c| c.username);
+        assert_eq!(user("one.example/x"), Some("a".into()));
+        assert_eq!(user("two.example/x"), Some("b".into()));
+        assert_eq!(store.path(), Some(a.as_path()));
+    }
+
+    #[test]
+    fn certs_d_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let root1 = dir.path().join("containers");
+        let root2 = dir.path().join("docker");
+        let host = root1.join("reg.example:5000");
+        std::fs::create_dir_all(&host).unwrap();
+        std::fs::create_dir_all(root2.join("reg.example:5000")).unwrap();
+        for f in ["ca.crt", "client.cert", "client.key", "lonely.cert", "notes.txt"] {
+            std::fs::write(host.join(f), "x").unwrap();
+        }
+        std::fs::write(root2.join("reg.example:5000/other.crt"), "x").unwrap();
+        let roots = [root1.clone(), root2.clone()];
+        let files = TlsFiles::find("reg.example:5000", None, &roots);
+        assert_eq!(
+            files.ca_files,
+            vec![host.join("ca.crt"), root2.join("reg.example:5000/other.crt")]
+        );
+        assert_eq!(
+            files.client_pairs,
+            vec![(host.join("client.cert"), host.join("client.key"))]
+        );
+        assert_eq!(TlsFiles::find("reg.example", None, &roots), TlsFiles::default());
+        assert_eq!(TlsFiles::find("../x", None, &roots), TlsFiles::default());
+        // --cert-dir replaces the system directories.
+        let only = TlsFiles::find("reg.example:5000", Some(&root2.join("reg.example:5000")), &roots);
+        assert_eq!(only.ca_files, vec![root2.join("reg.example:5000/other.crt")]);
     }
 }

@@ -37,6 +37,28 @@ struct Cli {
     /// Require HTTPS and verify certificates (loopback registries may always use HTTP).
     #[arg(long, global = true, default_value_t = true, action = ArgAction::Set, value_name = "BOOL")]
     tls_verify: bool,
+    /// Credentials for every registry of the run, instead of the auth files.
+    #[arg(long, global = true, value_name = "USER:PASSWORD", conflicts_with = "no_creds")]
+    creds: Option<String>,
+    /// Access registries anonymously, whatever the auth files say.
+    #[arg(long, global = true)]
+    no_creds: bool,
+    /// TLS files (*.crt CAs, *.cert/*.key client pair) for every registry, instead of
+    /// /etc/containers/certs.d/HOST and /etc/docker/certs.d/HOST.
+    #[arg(long, global = true, value_name = "DIR")]
+    cert_dir: Option<PathBuf>,
+    /// Overall deadline for registry work, e.g. 90s or 5m (default: none).
+    #[arg(long, global = true, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    timeout: Option<std::time::Duration>,
+    /// Longest a single registry request may take before it is retried.
+    #[arg(long, global = true, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
+    request_timeout: std::time::Duration,
+    /// Retries of a registry request after faults that may heal (5xx, 429, resets, timeouts).
+    #[arg(long, global = true, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(0..=10))]
+    retries: u32,
+    /// Tell every retry and token request on standard error.
+    #[arg(short, long, global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -175,10 +197,30 @@ fn parse_refs(inputs: &[String]) -> Result<Vec<ImageRef>, Exit> {
 }
 
 async fn session(cli: &Cli, refs: &[ImageRef], max_requests: usize) -> Result<Session, Exit> {
-    let auth = AuthStore::load(cli.authfile.as_deref()).map_err(usage)?;
+    let auth = if cli.no_creds {
+        AuthStore::anonymous()
+    } else if let Some(creds) = &cli.creds {
+        AuthStore::with_creds(creds).map_err(usage)?
+    } else {
+        AuthStore::load(cli.authfile.as_deref()).map_err(usage)?
+    };
+    if let Some(dir) = &cli.cert_dir
+        && !dir.is_dir()
+    {
+        return Err(usage(format!(
+            "--cert-dir {}: not a directory",
+            dir.display()
+        )));
+    }
     let options = ClientOptions {
         tls_verify: cli.tls_verify,
         max_requests,
+        cert_dir: cli.cert_dir.clone(),
+        request_timeout: cli.request_timeout.max(std::time::Duration::from_millis(100)),
+        deadline: cli.timeout,
+        retries: cli.retries,
+        verbose: cli.verbose,
+        ..ClientOptions::default()
     };
     Ok(Session::new(&options, auth, refs).await)
 }

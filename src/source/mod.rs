@@ -10,6 +10,7 @@ use crate::digest::Digest;
 
 pub mod layout;
 pub mod registry;
+pub mod transport;
 
 /// The top object a reference names.
 #[derive(Debug, Clone)]

@@ -1,25 +1,41 @@
-//! A registry speaking the OCI distribution API, through `oci-client`.
+//! A registry speaking the OCI distribution API, read through our own small client on
+//! `reqwest` (docs/decisions.md says why not oci-client for reads).
 //!
-//! oci-client does the token dance (anonymous and Basic-authenticated bearer tokens, Basic
-//! auth) and checks manifest bodies against a pinned digest; we recheck every body ourselves
-//! in the graph walker anyway. Known limits (DOMAIN.md §7), handled by the hardening work:
-//! manifests are buffered before the size check, and there are no retries.
+//! What the read path does:
+//! - `GET /v2/<repo>/manifests/<ref>` with every manifest media type in `Accept`;
+//!   `GET /v2/<repo>/blobs/<digest>`, following redirects by hand and never sending the
+//!   registry's `Authorization` to another origin (S3-backed registries redirect blob GETs);
+//! - `WWW-Authenticate` challenges: Basic, and Bearer with a token per repository scope, cached
+//!   per (registry, repository, credentials) and reused; a token service that refuses is
+//!   reported as such, not as a bare 401;
+//! - retries with exponential backoff and jitter for connection errors, timeouts, 408/429/5xx
+//!   (honouring `Retry-After`), broken-off bodies, and bodies that do not hash to the digest
+//!   that named them; never for answers that cannot heal (other 4xx, too large);
+//! - a per-request timeout and an overall deadline; every retry counted and, with `-v`, told;
+//! - size caps applied while streaming: an oversized body is refused before it is buffered.
+//!
+//! Writes ([`crate::push`]) still go through oci-client: [`RegistryClient::oci`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{OnceCell, Semaphore};
 
-use futures::StreamExt;
 use oci_client::client::{ClientConfig, ClientProtocol};
-use oci_client::errors::{OciDistributionError, OciErrorCode};
-use oci_client::manifest::OciDescriptor;
 use oci_client::secrets::RegistryAuth;
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, LOCATION, RETRY_AFTER, WWW_AUTHENTICATE};
+use reqwest::{StatusCode, Url};
+use sha2::Digest as _;
 
+use super::transport::{
+    Challenge, backoff, is_retryable_status, parse_challenge, parse_retry_after,
+    summarize_error_body,
+};
 use super::{FetchError, Fetched, Source};
-use crate::auth::AuthStore;
+use crate::auth::{AuthStore, CERTS_D_ROOTS, Credentials, TlsFiles};
 use crate::digest::Digest;
 use crate::manifest::{ACCEPTED_MANIFEST_TYPES, MAX_MANIFEST_BYTES};
 use crate::reference::RegistryRef;
@@ -31,6 +47,18 @@ pub struct ClientOptions {
     pub tls_verify: bool,
     /// Requests in flight at once, across every reference of the run.
     pub max_requests: usize,
+    /// `--cert-dir`: TLS files for every registry, instead of the certs.d directories.
+    pub cert_dir: Option<PathBuf>,
+    /// Longest one request (connect, headers and body) may take.
+    pub request_timeout: Duration,
+    /// `--timeout`: the whole run's registry work must finish within this.
+    pub deadline: Option<Duration>,
+    /// Retries after the first attempt, for faults that may heal.
+    pub retries: u32,
+    /// First backoff step; each retry doubles it (with jitter).
+    pub backoff: Duration,
+    /// Tell every retry on standard error (`-v`).
+    pub verbose: bool,
 }
 
 impl Default for ClientOptions {
@@ -38,6 +66,12 @@ impl Default for ClientOptions {
         ClientOptions {
             tls_verify: true,
             max_requests: 16,
+            cert_dir: None,
+            request_timeout: Duration::from_secs(30),
+            deadline: None,
+            retries: 4,
+            backoff: Duration::from_millis(200),
+            verbose: false,
         }
     }
 }
@@ -45,9 +79,9 @@ impl Default for ClientOptions {
 /// Counters of what a run asked the registries for (`verify --stats`).
 #[derive(Debug, Default)]
 pub struct Stats {
-    /// Manifest GETs sent.
+    /// Manifest GETs sent (retries included).
     pub manifest_requests: AtomicU64,
-    /// Blob GETs sent.
+    /// Blob GETs sent (retries included).
     pub blob_requests: AtomicU64,
     /// Body bytes received.
     pub bytes: AtomicU64,
@@ -57,6 +91,10 @@ pub struct Stats {
     pub queue_wait_micros: AtomicU64,
     /// Time spent in requests, summed over concurrent requests, in microseconds.
     pub request_micros: AtomicU64,
+    /// Requests repeated after a fault that may heal.
+    pub retries: AtomicU64,
+    /// Tokens fetched from token services.
+    pub token_requests: AtomicU64,
 }
 
 impl Stats {
@@ -64,9 +102,11 @@ impl Stats {
     pub fn summary(&self) -> String {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
         format!(
-            "requests: {} manifest, {} blob; {} bytes; {} cache hits; {:.3}s queued, {:.3}s in requests",
+            "requests: {} manifest, {} blob, {} token; {} retries; {} bytes; {} cache hits; {:.3}s queued, {:.3}s in requests",
             get(&self.manifest_requests),
             get(&self.blob_requests),
+            get(&self.token_requests),
+            get(&self.retries),
             get(&self.bytes),
             get(&self.cache_hits),
             get(&self.queue_wait_micros) as f64 / 1e6,
@@ -77,16 +117,41 @@ impl Stats {
 
 type CacheKey = (String, Digest);
 type CacheSlot = Arc<OnceCell<Result<Arc<Vec<u8>>, FetchError>>>;
+/// (registry, repository, credentials fingerprint).
+type TokenKey = (String, String, String);
+
+/// A bearer token and when to stop using it.
+struct Token {
+    value: String,
+    expires: Instant,
+}
+
+/// Tokens shorter-lived than this are refreshed early; distribution's default is 60 s.
+const TOKEN_MARGIN: Duration = Duration::from_secs(10);
+/// Redirect hops followed for one request.
+const MAX_REDIRECTS: usize = 5;
+/// Largest token-service answer or error body read.
+const MAX_SMALL_BODY: u64 = 64 * 1024;
 
 /// One client shared by every reference of a run: connections and tokens are reused,
 /// requests are bounded by a semaphore, and manifests/configs are fetched once per
 /// (repository, digest) — existence in one repository proves nothing about another.
 pub struct RegistryClient {
-    client: oci_client::Client,
+    oci: oci_client::Client,
     auth: AuthStore,
+    options: ClientOptions,
+    plain_http: HashSet<String>,
+    deadline: Option<Instant>,
+    http: Mutex<HashMap<String, reqwest::Client>>,
+    challenges: Mutex<HashMap<String, Challenge>>,
+    tokens: Mutex<HashMap<TokenKey, Arc<Token>>>,
     slots: Semaphore,
     cache: Mutex<HashMap<CacheKey, CacheSlot>>,
     stats: Stats,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl RegistryClient {
@@ -107,17 +172,23 @@ impl RegistryClient {
             }
         }
         let config = ClientConfig {
-            protocol: ClientProtocol::HttpsExcept(plain_http),
+            protocol: ClientProtocol::HttpsExcept(plain_http.clone()),
             accept_invalid_certificates: !options.tls_verify,
             platform_resolver: None,
-            connect_timeout: Some(std::time::Duration::from_secs(10)),
-            read_timeout: Some(std::time::Duration::from_secs(60)),
+            connect_timeout: Some(Duration::from_secs(10)),
+            read_timeout: Some(Duration::from_secs(60)),
             user_agent: concat!("imgcheck/", env!("CARGO_PKG_VERSION")),
             ..ClientConfig::default()
         };
         RegistryClient {
-            client: oci_client::Client::new(config),
+            oci: oci_client::Client::new(config),
             auth,
+            options: options.clone(),
+            plain_http: plain_http.into_iter().collect(),
+            deadline: options.deadline.map(|d| Instant::now() + d),
+            http: Mutex::new(HashMap::new()),
+            challenges: Mutex::new(HashMap::new()),
+            tokens: Mutex::new(HashMap::new()),
             slots: Semaphore::new(options.max_requests.max(1)),
             cache: Mutex::new(HashMap::new()),
             stats: Stats::default(),
@@ -127,6 +198,30 @@ impl RegistryClient {
     /// What the run has fetched so far.
     pub fn stats(&self) -> &Stats {
         &self.stats
+    }
+
+    /// A source for one reference.
+    pub fn source(self: &Arc<Self>, reference: &RegistryRef) -> RegistrySource {
+        let creds = self.auth.lookup(reference).map_err(|e| e.to_string());
+        RegistrySource {
+            client: Arc::clone(self),
+            reference: reference.clone(),
+            creds,
+        }
+    }
+
+    /// The credentials this run uses for `reference` (anonymous when none are stored), for
+    /// oci-client writes.
+    pub fn auth_for(&self, reference: &RegistryRef) -> RegistryAuth {
+        match self.auth.lookup(reference) {
+            Ok(Some(c)) => RegistryAuth::Basic(c.username, c.password),
+            _ => RegistryAuth::Anonymous,
+        }
+    }
+
+    /// The underlying oci-client, for registry writes ([`crate::push`]).
+    pub fn oci(&self) -> &oci_client::Client {
+        &self.oci
     }
 
     /// Runs `fetch` once per (repository, digest) for the whole run; later callers get the
@@ -144,10 +239,7 @@ impl RegistryClient {
             format!("{}/{}", reference.registry, reference.repository),
             digest.clone(),
         );
-        let slot = {
-            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            Arc::clone(cache.entry(key).or_default())
-        };
+        let slot = Arc::clone(lock(&self.cache).entry(key).or_default());
         let mut ran = false;
         let result = slot
             .get_or_init(|| {
@@ -161,61 +253,699 @@ impl RegistryClient {
         result.clone().map(|b| b.as_ref().clone())
     }
 
-    /// Waits for a request slot and times the request.
-    async fn metered<T, F>(&self, counter: &AtomicU64, fetch: F) -> Result<T, FetchError>
-    where
-        F: Future<Output = Result<T, FetchError>>,
-    {
-        let queued = Instant::now();
-        let _permit = self
-            .slots
-            .acquire()
-            .await
-            .map_err(|_| FetchError::Unavailable("request slots closed".to_string()))?;
-        self.stats
-            .queue_wait_micros
-            .fetch_add(queued.elapsed().as_micros() as u64, Ordering::Relaxed);
-        counter.fetch_add(1, Ordering::Relaxed);
-        let started = Instant::now();
-        let result = fetch.await;
-        self.stats
-            .request_micros
-            .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
-        result
-    }
-
-    /// A source for one reference.
-    pub fn source(self: &Arc<Self>, reference: &RegistryRef) -> RegistrySource {
-        let auth = match self.auth.lookup(reference) {
-            Some(c) => RegistryAuth::Basic(c.username.clone(), c.password.clone()),
-            None => RegistryAuth::Anonymous,
+    /// The HTTP client for `host` (`host[:port]`), with its certs.d (or `--cert-dir`) CAs
+    /// and client certificate. Built once per host.
+    fn http(&self, host: &str) -> Result<reqwest::Client, FetchError> {
+        if let Some(c) = lock(&self.http).get(host) {
+            return Ok(c.clone());
+        }
+        let roots: Vec<PathBuf> = CERTS_D_ROOTS.iter().map(PathBuf::from).collect();
+        let files = TlsFiles::find(host, self.options.cert_dir.as_deref(), &roots);
+        let bad = |path: &std::path::Path, e: String| {
+            FetchError::BadInput(format!("TLS file {}: {e}", path.display()))
         };
-        RegistrySource {
-            client: Arc::clone(self),
-            reference: reference.clone(),
-            auth,
+        let mut builder = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(self.options.request_timeout.min(Duration::from_secs(10)))
+            .user_agent(concat!("imgcheck/", env!("CARGO_PKG_VERSION")))
+            .tls_danger_accept_invalid_certs(!self.options.tls_verify);
+        for path in &files.ca_files {
+            let pem = std::fs::read(path).map_err(|e| bad(path, e.to_string()))?;
+            let certs = reqwest::Certificate::from_pem_bundle(&pem)
+                .map_err(|e| bad(path, format!("not PEM certificates: {e}")))?;
+            for c in certs {
+                builder = builder.add_root_certificate(c);
+            }
+        }
+        if let Some((cert, key)) = files.client_pairs.first() {
+            let mut pem = std::fs::read(cert).map_err(|e| bad(cert, e.to_string()))?;
+            pem.push(b'\n');
+            pem.extend(std::fs::read(key).map_err(|e| bad(key, e.to_string()))?);
+            let identity = reqwest::Identity::from_pem(&pem)
+                .map_err(|e| bad(cert, format!("not a PEM certificate and key: {e}")))?;
+            builder = builder.identity(identity);
+        }
+        let client = builder
+            .build()
+            .map_err(|e| FetchError::Unavailable(format!("cannot set up HTTP for {host}: {e}")))?;
+        lock(&self.http).insert(host.to_string(), client.clone());
+        Ok(client)
+    }
+
+    fn base_url(&self, host: &str) -> String {
+        let scheme = if self.plain_http.contains(host) {
+            "http"
+        } else {
+            "https"
+        };
+        format!("{scheme}://{host}")
+    }
+
+    fn remaining(&self) -> Option<Duration> {
+        self.deadline
+            .map(|d| d.saturating_duration_since(Instant::now()))
+    }
+
+    fn deadline_error(&self, what: &str) -> FetchError {
+        FetchError::Unavailable(format!(
+            "{what}: the overall deadline (--timeout {}s) passed",
+            self.options.deadline.unwrap_or_default().as_secs_f64()
+        ))
+    }
+
+    fn log(&self, message: &str) {
+        if self.options.verbose {
+            eprintln!("imgcheck: {message}");
         }
     }
 
-    /// The credentials this run uses for `reference` (anonymous when none are stored).
-    pub fn auth_for(&self, reference: &RegistryRef) -> RegistryAuth {
-        match self.auth.lookup(reference) {
-            Some(c) => RegistryAuth::Basic(c.username.clone(), c.password.clone()),
-            None => RegistryAuth::Anonymous,
+    /// One GET with retries. Each attempt takes a request slot, is bounded by the
+    /// per-request timeout (and what is left of the deadline), and is counted.
+    async fn fetch(&self, req: &Request<'_>) -> Result<Body, FetchError> {
+        let retries = self.options.retries;
+        let mut attempt: u32 = 0;
+        loop {
+            let mut timeout = self.options.request_timeout;
+            if let Some(left) = self.remaining() {
+                if left.is_zero() {
+                    return Err(self.deadline_error(&req.what));
+                }
+                timeout = timeout.min(left);
+            }
+            let queued = Instant::now();
+            let permit = self
+                .slots
+                .acquire()
+                .await
+                .map_err(|_| FetchError::Unavailable("request slots closed".to_string()))?;
+            self.stats
+                .queue_wait_micros
+                .fetch_add(queued.elapsed().as_micros() as u64, Ordering::Relaxed);
+            let counter = match req.kind {
+                Kind::Manifest => &self.stats.manifest_requests,
+                Kind::Blob | Kind::BlobHead => &self.stats.blob_requests,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+            let started = Instant::now();
+            let result = match tokio::time::timeout(timeout, self.attempt(req)).await {
+                Ok(r) => r,
+                Err(_) => Err(Failure::Retry(
+                    FetchError::Unavailable(format!(
+                        "{}: no complete answer within {:.1}s",
+                        req.what,
+                        timeout.as_secs_f64()
+                    )),
+                    None,
+                )),
+            };
+            self.stats
+                .request_micros
+                .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+            drop(permit);
+            let (err, retry_after) = match result {
+                Ok(body) => return Ok(body),
+                Err(Failure::Fatal(e)) => return Err(e),
+                Err(Failure::Retry(e, after)) => (e, after),
+            };
+            if attempt >= retries {
+                return Err(gave_up(err, attempt + 1));
+            }
+            let delay = retry_after.unwrap_or_else(|| backoff(self.options.backoff, attempt));
+            if self.remaining().is_some_and(|left| left <= delay) {
+                return Err(gave_up(err, attempt + 1));
+            }
+            attempt += 1;
+            self.stats.retries.fetch_add(1, Ordering::Relaxed);
+            self.log(&format!(
+                "retry {attempt}/{retries} in {:.1}s{}: {err}",
+                delay.as_secs_f64(),
+                if retry_after.is_some() {
+                    " (Retry-After)"
+                } else {
+                    ""
+                }
+            ));
+            tokio::time::sleep(delay).await;
         }
     }
 
-    /// The underlying oci-client, for registry writes ([`crate::push`]).
-    pub fn oci(&self) -> &oci_client::Client {
-        &self.client
+    /// One attempt: authenticate as the registry asks, follow redirects, read the body under
+    /// its cap, and check it.
+    async fn attempt(&self, req: &Request<'_>) -> Result<Body, Failure> {
+        let reference = &req.source.reference;
+        let url = format!(
+            "{}/v2/{}/{}/{}",
+            self.base_url(&reference.registry),
+            reference.repository,
+            req.kind.path(),
+            req.reference_part
+        );
+        let url = Url::parse(&url).map_err(|e| {
+            Failure::Fatal(FetchError::BadInput(format!("{}: bad URL: {e}", req.what)))
+        })?;
+        let mut resp = self.send_authenticated(req, &url).await?;
+        let mut current = url;
+        let mut hops = 0;
+        while resp.status().is_redirection() {
+            hops += 1;
+            if hops > MAX_REDIRECTS {
+                return Err(Failure::Fatal(FetchError::Unavailable(format!(
+                    "{}: more than {MAX_REDIRECTS} redirects",
+                    req.what
+                ))));
+            }
+            let next = resp
+                .headers()
+                .get(LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|l| current.join(l).ok())
+                .ok_or_else(|| {
+                    Failure::Fatal(FetchError::Unavailable(format!(
+                        "{}: HTTP {} without a usable Location",
+                        req.what,
+                        resp.status().as_u16()
+                    )))
+                })?;
+            resp = if same_origin(&next, &current) && origin_is_registry(&next, reference) {
+                self.send_authenticated(req, &next).await?
+            } else {
+                // Another host (object storage): the URL carries its own authorisation, and the
+                // registry's credentials must not travel there.
+                let host = host_port(&next);
+                let client = self.http(&host).map_err(Failure::Fatal)?;
+                client
+                    .request(req.kind.method(), next.clone())
+                    .send()
+                    .await
+                    .map_err(|e| transport_failure(&req.what, &e))?
+            };
+            current = next;
+        }
+        let status = resp.status();
+        if status == StatusCode::OK && req.kind == Kind::BlobHead {
+            return Ok(Body {
+                bytes: Vec::new(),
+                media_type: None,
+            });
+        }
+        if status == StatusCode::OK {
+            return self.read_body(req, resp).await;
+        }
+        let retry_after = resp
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after);
+        let body = read_small(resp).await;
+        let detail = summarize_error_body(&body);
+        let message = format!("{} (HTTP {}{})", req.what, status.as_u16(), colon(&detail));
+        Err(match status.as_u16() {
+            404 => Failure::Fatal(FetchError::NotFound(message)),
+            401 | 403 => Failure::Fatal(FetchError::Unavailable(format!(
+                "{message}: not authorized; check --creds, --authfile, or log in with 'podman login'"
+            ))),
+            s if is_retryable_status(s) => Failure::Retry(FetchError::Unavailable(message), retry_after),
+            _ => Failure::Fatal(FetchError::Unavailable(message)),
+        })
     }
+
+    /// Reads a 200 body under the request's cap, then checks it against the digest that
+    /// named it and the registry's `Docker-Content-Digest`, and a manifest's Content-Type.
+    async fn read_body(&self, req: &Request<'_>, mut resp: reqwest::Response) -> Result<Body, Failure> {
+        let too_large = || {
+            Failure::Fatal(FetchError::TooLarge {
+                what: req.what.clone(),
+                limit: req.limit,
+            })
+        };
+        if resp.content_length().is_some_and(|n| n > req.limit) {
+            return Err(too_large());
+        }
+        let content_type = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.split(';').next().unwrap_or("").trim().to_string());
+        let header_digest = resp
+            .headers()
+            .get("docker-content-digest")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let capacity = resp.content_length().unwrap_or(0).min(1 << 20) as usize;
+        let mut bytes = Vec::with_capacity(capacity);
+        loop {
+            let chunk = match resp.chunk().await {
+                Ok(Some(c)) => c,
+                Ok(None) => break,
+                Err(e) => {
+                    return Err(Failure::Retry(
+                        FetchError::Unavailable(format!(
+                            "{}: the answer broke off after {} bytes: {}",
+                            req.what,
+                            bytes.len(),
+                            error_chain(&e)
+                        )),
+                        None,
+                    ));
+                }
+            };
+            self.stats
+                .bytes
+                .fetch_add(chunk.len() as u64, Ordering::Relaxed);
+            if (bytes.len() + chunk.len()) as u64 > req.limit {
+                return Err(too_large());
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        if let Some(expected) = req.expected
+            && !expected.matches(&bytes)
+        {
+            return Err(Failure::Retry(
+                FetchError::DigestMismatch {
+                    expected: expected.to_string(),
+                    actual: Digest::compute(expected.algorithm(), &bytes).to_string(),
+                },
+                None,
+            ));
+        }
+        if let Some(claimed) = &header_digest {
+            let actual = match claimed.parse::<Digest>() {
+                Ok(d) if d.matches(&bytes) => None,
+                Ok(d) => Some(Digest::compute(d.algorithm(), &bytes)),
+                Err(_) => Some(Digest::sha256(&bytes)),
+            };
+            if let Some(actual) = actual {
+                return Err(Failure::Retry(
+                    FetchError::DigestMismatch {
+                        expected: format!(
+                            "{} (the registry's Docker-Content-Digest)",
+                            claimed.chars().take(150).collect::<String>()
+                        ),
+                        actual: actual.to_string(),
+                    },
+                    None,
+                ));
+            }
+        }
+        if req.kind == Kind::Manifest
+            && let Some(ct) = &content_type
+            && !ct.is_empty()
+            && ct != "application/json"
+            && !ACCEPTED_MANIFEST_TYPES.contains(&ct.as_str())
+        {
+            return Err(Failure::Retry(
+                FetchError::Unavailable(format!(
+                    "{}: the registry answered with Content-Type '{}', which is not a manifest type",
+                    req.what,
+                    ct.chars().take(100).collect::<String>()
+                )),
+                None,
+            ));
+        }
+        let media_type = content_type.filter(|ct| ACCEPTED_MANIFEST_TYPES.contains(&ct.as_str()));
+        Ok(Body { bytes, media_type })
+    }
+
+    /// Sends a GET to the registry with whatever authentication it needs, answering one
+    /// 401 challenge (Basic, or Bearer with a token for this repository).
+    async fn send_authenticated(
+        &self,
+        req: &Request<'_>,
+        url: &Url,
+    ) -> Result<reqwest::Response, Failure> {
+        let source = req.source;
+        let reference = &source.reference;
+        let creds = source
+            .creds
+            .as_ref()
+            .map_err(|e| Failure::Fatal(FetchError::Unavailable(e.clone())))?
+            .as_ref();
+        let host = reference.registry.as_str();
+        let client = self.http(host).map_err(Failure::Fatal)?;
+        let known = lock(&self.challenges).get(host).cloned();
+        let mut header = match &known {
+            Some(challenge) => self.authorization(req, challenge, creds, false).await?,
+            None => None,
+        };
+        let mut answered_challenge = false;
+        loop {
+            let mut builder = client.request(req.kind.method(), url.clone());
+            if req.kind == Kind::Manifest {
+                builder = builder.header(ACCEPT, ACCEPTED_MANIFEST_TYPES.join(", "));
+            }
+            if let Some(h) = &header {
+                builder = builder.header(AUTHORIZATION, h);
+            }
+            let resp = builder
+                .send()
+                .await
+                .map_err(|e| transport_failure(&req.what, &e))?;
+            if resp.status() != StatusCode::UNAUTHORIZED || answered_challenge {
+                return Ok(resp);
+            }
+            let challenge = resp
+                .headers()
+                .get_all(WWW_AUTHENTICATE)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .find_map(parse_challenge);
+            let Some(challenge) = challenge else {
+                return Ok(resp);
+            };
+            if creds.is_none() && challenge == Challenge::Basic {
+                return Err(Failure::Fatal(FetchError::Unavailable(format!(
+                    "{}: the registry requires credentials (HTTP 401, Basic); pass --creds USER:PASS or --authfile FILE",
+                    req.what
+                ))));
+            }
+            lock(&self.challenges).insert(host.to_string(), challenge.clone());
+            // A token we sent was refused (expired early, revoked): fetch a fresh one.
+            let refresh = header.is_some();
+            header = self.authorization(req, &challenge, creds, refresh).await?;
+            answered_challenge = true;
+        }
+    }
+
+    /// The `Authorization` value for a challenge: Basic credentials, or a bearer token
+    /// for this repository (cached, or fetched now).
+    async fn authorization(
+        &self,
+        req: &Request<'_>,
+        challenge: &Challenge,
+        creds: Option<&Credentials>,
+        refresh: bool,
+    ) -> Result<Option<String>, Failure> {
+        match challenge {
+            Challenge::Basic => Ok(creds.map(basic_header)),
+            Challenge::Bearer {
+                realm,
+                service,
+                scope: _,
+            } => {
+                let reference = &req.source.reference;
+                let key = (
+                    reference.registry.clone(),
+                    reference.repository.clone(),
+                    fingerprint(creds),
+                );
+                if !refresh
+                    && let Some(t) = lock(&self.tokens).get(&key)
+                    && t.expires > Instant::now()
+                {
+                    return Ok(Some(format!("Bearer {}", t.value)));
+                }
+                let token = self
+                    .fetch_token(req, realm, service.as_deref(), creds)
+                    .await?;
+                let value = format!("Bearer {}", token.value);
+                lock(&self.tokens).insert(key, Arc::new(token));
+                Ok(Some(value))
+            }
+        }
+    }
+
+    /// Asks a token service for a pull token for the request's repository
+    /// (distribution's token spec; OAuth2 refresh-token grant for identity tokens).
+    async fn fetch_token(
+        &self,
+        req: &Request<'_>,
+        realm: &str,
+        service: Option<&str>,
+        creds: Option<&Credentials>,
+    ) -> Result<Token, Failure> {
+        let reference = &req.source.reference;
+        let scope = format!("repository:{}:pull", reference.repository);
+        let mut url = Url::parse(realm).map_err(|e| {
+            Failure::Fatal(FetchError::Unavailable(format!(
+                "{}: the registry's token realm '{realm}' is not a URL: {e}",
+                req.what
+            )))
+        })?;
+        if url.scheme() != "https" && url.scheme() != "http" {
+            return Err(Failure::Fatal(FetchError::Unavailable(format!(
+                "{}: the registry's token realm '{realm}' is not an HTTP URL",
+                req.what
+            ))));
+        }
+        let client = self.http(&host_port(&url)).map_err(Failure::Fatal)?;
+        self.stats.token_requests.fetch_add(1, Ordering::Relaxed);
+        self.log(&format!("token for {scope} from {realm}"));
+        let builder = match creds {
+            Some(c) if c.is_identity_token() => {
+                let mut form = Url::parse("http://form.invalid/").map_err(|e| {
+                    Failure::Fatal(FetchError::Unavailable(e.to_string()))
+                })?;
+                {
+                    let mut pairs = form.query_pairs_mut();
+                    pairs
+                        .append_pair("grant_type", "refresh_token")
+                        .append_pair("refresh_token", &c.password)
+                        .append_pair("client_id", "imgcheck")
+                        .append_pair("scope", &scope);
+                    if let Some(s) = service {
+                        pairs.append_pair("service", s);
+                    }
+                }
+                client
+                    .post(url)
+                    .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+                    .body(form.query().unwrap_or("").to_string())
+            }
+            _ => {
+                {
+                    let mut pairs = url.query_pairs_mut();
+                    if let Some(s) = service {
+                        pairs.append_pair("service", s);
+                    }
+                    pairs.append_pair("scope", &scope);
+                }
+                let b = client.get(url);
+                match creds {
+                    Some(c) => b.header(AUTHORIZATION, basic_header(c)),
+                    None => b,
+                }
+            }
+        };
+        let resp = builder
+            .send()
+            .await
+            .map_err(|e| transport_failure(&format!("token service {realm}"), &e))?;
+        let status = resp.status();
+        let retry_after = resp
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(parse_retry_after);
+        let body = read_small(resp).await;
+        if status != StatusCode::OK {
+            let mut detail = summarize_error_body(&body);
+            if let Some(c) = creds
+                && !c.password.is_empty()
+            {
+                detail = detail.replace(&c.password, "<redacted>");
+            }
+            let who = match creds {
+                Some(c) if c.is_identity_token() => "the identity token".to_string(),
+                Some(c) => format!("the credentials of user '{}'", c.username),
+                None => "anonymous access".to_string(),
+            };
+            let message = format!(
+                "{}: the registry's token service {realm} refused {who} for {scope} (HTTP {}{})",
+                req.what,
+                status.as_u16(),
+                colon(&detail)
+            );
+            return Err(if is_retryable_status(status.as_u16()) {
+                Failure::Retry(FetchError::Unavailable(message), retry_after)
+            } else {
+                Failure::Fatal(FetchError::Unavailable(message))
+            });
+        }
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            #[serde(default)]
+            token: Option<String>,
+            #[serde(default)]
+            access_token: Option<String>,
+            #[serde(default)]
+            expires_in: Option<u64>,
+        }
+        let answer: Answer = serde_json::from_slice(&body).map_err(|_| {
+            Failure::Retry(
+                FetchError::Unavailable(format!(
+                    "{}: the token service {realm} answered something that is not a token",
+                    req.what
+                )),
+                None,
+            )
+        })?;
+        let value = answer
+            .token
+            .or(answer.access_token)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                Failure::Fatal(FetchError::Unavailable(format!(
+                    "{}: the token service {realm} answered without a token",
+                    req.what
+                )))
+            })?;
+        let lifetime = Duration::from_secs(answer.expires_in.unwrap_or(60).max(1));
+        Ok(Token {
+            value,
+            expires: Instant::now() + lifetime.saturating_sub(TOKEN_MARGIN),
+        })
+    }
+}
+
+/// Why one attempt failed, and whether asking again may help.
+enum Failure {
+    /// Will not heal: report it.
+    Fatal(FetchError),
+    /// May heal: retry, after `Retry-After` when the server said so.
+    Retry(FetchError, Option<Duration>),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Manifest,
+    Blob,
+    /// `HEAD` of a blob: existence only, no body.
+    BlobHead,
+}
+
+impl Kind {
+    fn path(self) -> &'static str {
+        match self {
+            Kind::Manifest => "manifests",
+            Kind::Blob | Kind::BlobHead => "blobs",
+        }
+    }
+
+    fn method(self) -> reqwest::Method {
+        match self {
+            Kind::BlobHead => reqwest::Method::HEAD,
+            _ => reqwest::Method::GET,
+        }
+    }
+}
+
+/// One GET of the read path.
+struct Request<'a> {
+    source: &'a RegistrySource,
+    kind: Kind,
+    /// Tag or digest.
+    reference_part: String,
+    /// The digest the body must hash to, when the request names one.
+    expected: Option<&'a Digest>,
+    limit: u64,
+    what: String,
+}
+
+/// A checked body.
+struct Body {
+    bytes: Vec<u8>,
+    /// The Content-Type, when it is a manifest media type.
+    media_type: Option<String>,
+}
+
+fn gave_up(err: FetchError, attempts: u32) -> FetchError {
+    match err {
+        FetchError::Unavailable(m) if attempts > 1 => {
+            FetchError::Unavailable(format!("{m} (gave up after {attempts} attempts)"))
+        }
+        other => other,
+    }
+}
+
+fn colon(detail: &str) -> String {
+    if detail.is_empty() {
+        String::new()
+    } else {
+        format!(": {detail}")
+    }
+}
+
+/// A connection-level failure: always worth another attempt.
+fn transport_failure(what: &str, e: &reqwest::Error) -> Failure {
+    Failure::Retry(
+        FetchError::Unavailable(format!("{what}: {}", error_chain(e))),
+        None,
+    )
+}
+
+/// An error and its causes on one line (`a: b: c`), without URLs' query strings.
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut source = e.source();
+    while let Some(s) = source {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = s.source();
+    }
+    parts.join(": ")
+}
+
+/// Reads at most [`MAX_SMALL_BODY`] bytes of an answer (error bodies, tokens).
+async fn read_small(mut resp: reqwest::Response) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Ok(Some(chunk)) = resp.chunk().await {
+        out.extend_from_slice(&chunk);
+        if out.len() as u64 >= MAX_SMALL_BODY {
+            out.truncate(MAX_SMALL_BODY as usize);
+            break;
+        }
+    }
+    out
+}
+
+fn basic_header(c: &Credentials) -> String {
+    use base64::Engine as _;
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", c.username, c.password))
+    )
+}
+
+/// Tells credentials apart in the token cache without keeping another copy of the secret.
+fn fingerprint(creds: Option<&Credentials>) -> String {
+    match creds {
+        None => "anonymous".to_string(),
+        Some(c) => {
+            let mut h = sha2::Sha256::new();
+            h.update(c.username.as_bytes());
+            h.update([0]);
+            h.update(c.password.as_bytes());
+            hex::encode(&h.finalize()[..16])
+        }
+    }
+}
+
+/// `host[:port]` of a URL, as certs.d names directories.
+fn host_port(url: &Url) -> String {
+    let host = url.host_str().unwrap_or("");
+    match url.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_string(),
+    }
+}
+
+fn same_origin(a: &Url, b: &Url) -> bool {
+    a.scheme() == b.scheme()
+        && a.host_str() == b.host_str()
+        && a.port_or_known_default() == b.port_or_known_default()
+}
+
+fn origin_is_registry(url: &Url, reference: &RegistryRef) -> bool {
+    host_port(url) == reference.registry
 }
 
 /// Does `host` answer plain HTTP on `/v2/`? A TLS-only server answers a plain request with
 /// Go's "client sent an HTTP request to an HTTPS server" 400, which counts as no.
 async fn speaks_plain_http(host: &str) -> bool {
     let Ok(client) = reqwest::Client::builder()
-        .timeout(std::time::Duration::from_secs(5))
+        .timeout(Duration::from_secs(5))
         .build()
     else {
         return false;
@@ -223,108 +953,63 @@ async fn speaks_plain_http(host: &str) -> bool {
     match client.get(format!("http://{host}/v2/")).send().await {
         Ok(resp) => {
             let status = resp.status();
-            let body = resp.text().await.unwrap_or_default();
-            !(status == reqwest::StatusCode::BAD_REQUEST && body.contains("HTTPS server"))
+            let body = read_small(resp).await;
+            !(status == StatusCode::BAD_REQUEST
+                && String::from_utf8_lossy(&body).contains("HTTPS server"))
         }
         Err(_) => false,
     }
 }
 
-/// Serves one registry reference.
+/// Serves one registry reference. Holds the reference's credentials; never printed.
 pub struct RegistrySource {
     client: Arc<RegistryClient>,
     reference: RegistryRef,
-    auth: RegistryAuth,
-}
-
-/// Maps oci-client errors to what they mean for a verdict. Messages carry URLs and registry
-/// error texts, never credentials.
-fn map_error(what: &str, err: OciDistributionError) -> FetchError {
-    let not_found = |c: &OciErrorCode| {
-        matches!(
-            c,
-            OciErrorCode::ManifestUnknown
-                | OciErrorCode::BlobUnknown
-                | OciErrorCode::NameUnknown
-                | OciErrorCode::NotFound
-        )
-    };
-    match err {
-        OciDistributionError::DigestError(e) => FetchError::DigestMismatch {
-            expected: what.to_string(),
-            actual: e.to_string(),
-        },
-        OciDistributionError::ServerError { code: 404, .. } => {
-            FetchError::NotFound(format!("{what} (HTTP 404)"))
-        }
-        OciDistributionError::RegistryError { envelope, url }
-            if envelope.errors.iter().any(|e| not_found(&e.code)) =>
-        {
-            let _ = url;
-            FetchError::NotFound(format!("{what}: {envelope}"))
-        }
-        OciDistributionError::UnauthorizedError { url } => FetchError::Unavailable(format!(
-            "{what}: not authorized ({url}); check --authfile or log in with 'podman login'"
-        )),
-        OciDistributionError::AuthenticationFailure(reason) => FetchError::Unavailable(format!(
-            "{what}: the registry's token service refused the credentials: {}",
-            reason.chars().take(200).collect::<String>()
-        )),
-        other => FetchError::Unavailable(format!("{what}: {other}")),
-    }
+    /// The credentials for this repository, or why they could not be looked up.
+    creds: Result<Option<Credentials>, String>,
 }
 
 impl RegistrySource {
-    async fn pull_manifest(
+    async fn get(
         &self,
-        reference: &RegistryRef,
-        what: &str,
+        kind: Kind,
+        reference_part: String,
+        expected: Option<&Digest>,
         limit: u64,
-    ) -> Result<Vec<u8>, FetchError> {
-        let client = &self.client;
-        let (bytes, _digest) = client
-            .metered(&client.stats.manifest_requests, async {
-                client
-                    .client
-                    .pull_manifest_raw(&reference.to_oci(), &self.auth, &ACCEPTED_MANIFEST_TYPES)
-                    .await
-                    .map_err(|e| map_error(what, e))
-            })
-            .await?;
-        client
-            .stats
-            .bytes
-            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        if bytes.len() as u64 > limit {
-            return Err(FetchError::TooLarge {
-                what: what.to_string(),
+        what: String,
+    ) -> Result<Body, FetchError> {
+        self.client
+            .fetch(&Request {
+                source: self,
+                kind,
+                reference_part,
+                expected,
                 limit,
-            });
-        }
-        Ok(bytes.to_vec())
-    }
-}
-
-impl RegistrySource {
-    /// Does the repository hold the blob `digest`? A `HEAD` on `/v2/<repo>/blobs/<digest>`:
-    /// `Ok(false)` on 404, an error when the registry cannot answer.
-    pub async fn blob_exists(&self, digest: &Digest) -> Result<bool, FetchError> {
-        let what = format!("blob {digest}");
-        let oci_ref = self.reference.to_oci();
-        let client = &self.client;
-        client
-            .metered(&client.stats.blob_requests, async {
-                client
-                    .client
-                    .store_auth_if_needed(oci_ref.resolve_registry(), &self.auth)
-                    .await;
-                client
-                    .client
-                    .blob_exists(&oci_ref, &digest.to_string())
-                    .await
-                    .map_err(|e| map_error(&what, e))
+                what,
             })
             .await
+    }
+}
+
+impl RegistrySource {
+    /// Does the repository hold the blob `digest`? A `HEAD` on `/v2/<repo>/blobs/<digest>`
+    /// (retried like any request): `Ok(false)` on 404, an error when the registry cannot
+    /// answer.
+    pub async fn blob_exists(&self, digest: &Digest) -> Result<bool, FetchError> {
+        match self
+            .get(
+                Kind::BlobHead,
+                digest.to_string(),
+                None,
+                0,
+                format!("blob {digest}"),
+            )
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(FetchError::NotFound(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -338,92 +1023,95 @@ impl Source for RegistrySource {
     }
 
     async fn top(&self) -> Result<Fetched, FetchError> {
-        let what = format!("manifest {}", self.reference);
-        let bytes = self
-            .pull_manifest(&self.reference, &what, MAX_MANIFEST_BYTES)
+        let body = self
+            .get(
+                Kind::Manifest,
+                self.reference.reference_part(),
+                self.reference.digest.as_ref(),
+                MAX_MANIFEST_BYTES,
+                format!("manifest {}", self.reference),
+            )
             .await?;
         Ok(Fetched {
-            bytes,
-            media_type: None,
+            bytes: body.bytes,
+            media_type: body.media_type,
             claimed_digest: self.reference.digest.clone(),
             claimed_size: None,
         })
     }
 
     async fn manifest(&self, digest: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
-        let reference = self.reference.with_digest(digest);
-        let what = format!("manifest {digest}");
-        self.client
-            .cached(
-                &self.reference,
-                digest,
-                self.pull_manifest(&reference, &what, limit),
+        let fetch = async {
+            self.get(
+                Kind::Manifest,
+                digest.to_string(),
+                Some(digest),
+                limit,
+                format!("manifest {digest}"),
             )
             .await
+            .map(|b| b.bytes)
+        };
+        self.client.cached(&self.reference, digest, fetch).await
     }
 
     async fn blob(&self, digest: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
+        let fetch = async {
+            self.get(
+                Kind::Blob,
+                digest.to_string(),
+                Some(digest),
+                limit,
+                format!("blob {digest}"),
+            )
+            .await
+            .map(|b| b.bytes)
+        };
         // Configs are shared between tags of one repository; layers (--deep) are large and
         // read once, so only small blobs go through the cache.
         if limit <= crate::manifest::MAX_CONFIG_BYTES {
-            self.client
-                .cached(&self.reference, digest, self.pull_blob(digest, limit))
-                .await
+            self.client.cached(&self.reference, digest, fetch).await
         } else {
-            self.pull_blob(digest, limit).await
+            fetch.await
         }
     }
 }
 
-impl RegistrySource {
-    async fn pull_blob(&self, digest: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
-        let client = &self.client;
-        client
-            .metered(&client.stats.blob_requests, self.stream_blob(digest, limit))
-            .await
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins() {
+        let u = |s: &str| Url::parse(s).unwrap();
+        assert!(same_origin(&u("http://a:80/x"), &u("http://a/y")));
+        assert!(!same_origin(&u("http://a:5000/x"), &u("http://a:5001/x")));
+        assert!(!same_origin(&u("https://a/x"), &u("http://a/x")));
+        assert_eq!(host_port(&u("https://h.example:5000/v2/")), "h.example:5000");
+        assert_eq!(host_port(&u("https://h.example/v2/")), "h.example");
     }
 
-    async fn stream_blob(&self, digest: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
-        let what = format!("blob {digest}");
-        let oci_ref = self.reference.to_oci();
-        self.client
-            .client
-            .store_auth_if_needed(oci_ref.resolve_registry(), &self.auth)
-            .await;
-        let descriptor = OciDescriptor {
-            digest: digest.to_string(),
-            ..OciDescriptor::default()
+    #[test]
+    fn fingerprints_tell_credentials_apart_without_the_secret() {
+        let c = |u: &str, p: &str| Credentials {
+            username: u.into(),
+            password: p.into(),
         };
-        let mut stream = self
-            .client
-            .client
-            .pull_blob_stream(&oci_ref, &descriptor)
-            .await
-            .map_err(|e| map_error(&what, e))?;
-        if stream.content_length.is_some_and(|n| n > limit) {
-            return Err(FetchError::TooLarge { what, limit });
-        }
-        let mut bytes = Vec::new();
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| {
-                if e.to_string().contains("digest") {
-                    FetchError::DigestMismatch {
-                        expected: digest.to_string(),
-                        actual: e.to_string(),
-                    }
-                } else {
-                    FetchError::Unavailable(format!("{what}: {e}"))
-                }
-            })?;
-            bytes.extend_from_slice(&chunk);
-            self.client
-                .stats
-                .bytes
-                .fetch_add(chunk.len() as u64, Ordering::Relaxed);
-            if bytes.len() as u64 > limit {
-                return Err(FetchError::TooLarge { what, limit });
-            }
-        }
-        Ok(bytes)
+        let a = fingerprint(Some(&c("u", "secret-one")));
+        assert_ne!(a, fingerprint(Some(&c("u", "secret-two"))));
+        assert_ne!(a, fingerprint(Some(&c("v", "secret-one"))));
+        assert_ne!(a, fingerprint(None));
+        assert!(!a.contains("secret"));
+    }
+
+    #[test]
+    fn giving_up_says_how_often() {
+        let e = gave_up(FetchError::Unavailable("x".into()), 5);
+        assert_eq!(e.to_string(), "x (gave up after 5 attempts)");
+        let d = FetchError::DigestMismatch {
+            expected: "a".into(),
+            actual: "b".into(),
+        };
+        assert_eq!(gave_up(d.clone(), 5), d);
     }
 }
