@@ -380,8 +380,11 @@ fn run_helper(name: &str, host: &str) -> Result<Option<Credentials>, AuthError> 
         #[serde(rename = "Secret", default)]
         secret: String,
     }
-    let answer: Answer = serde_json::from_slice(&stdout)
-        .map_err(|_| err(format!("'get' for {server} did not print the expected JSON")))?;
+    let answer: Answer = serde_json::from_slice(&stdout).map_err(|_| {
+        err(format!(
+            "'get' for {server} did not print the expected JSON"
+        ))
+    })?;
     if answer.secret.is_empty() {
         return Ok(None);
     }
@@ -555,19 +558,27 @@ mod tests {
         // A helper that is not installed is a named error, never a silent anonymous pull.
         let err = store.lookup(&reg("helped.example/x")).unwrap_err();
         assert!(
-            err.to_string().contains("docker-credential-imgcheck-test-none"),
+            err.to_string()
+                .contains("docker-credential-imgcheck-test-none"),
             "{err}"
         );
 
         let legacy = dir.path().join(".dockercfg");
         std::fs::write(
             &legacy,
-            format!(r#"{{"old.example":{{"auth":"{}","email":"x"}}}}"#, b64("u:legacy-pw")),
+            format!(
+                r#"{{"old.example":{{"auth":"{}","email":"x"}}}}"#,
+                b64("u:legacy-pw")
+            ),
         )
         .unwrap();
         let store = AuthStore::read(&legacy).unwrap();
         assert_eq!(
-            store.lookup(&reg("old.example/r")).unwrap().unwrap().password,
+            store
+                .lookup(&reg("old.example/r"))
+                .unwrap()
+                .unwrap()
+                .password,
             "legacy-pw"
         );
 
@@ -577,7 +588,12 @@ mod tests {
         assert!(!format!("{fixed:?}").contains("pa:ss"));
         assert!(AuthStore::with_creds("nocolon").is_err());
         assert!(AuthStore::with_creds(":pw").is_err());
-        assert_eq!(AuthStore::anonymous().lookup(&reg("old.example/r")).unwrap(), None);
+        assert_eq!(
+            AuthStore::anonymous()
+                .lookup(&reg("old.example/r"))
+                .unwrap(),
+            None
+        );
     }
 
     #[test]
@@ -585,7 +601,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a.json");
         let b = dir.path().join("b.json");
-        std::fs::write(&a, format!(r#"{{"auths":{{"one.example":{{"auth":"{}"}}}}}}"#, b64("a:1"))).unwrap();
+        std::fs::write(
+            &a,
+            format!(
+                r#"{{"auths":{{"one.example":{{"auth":"{}"}}}}}}"#,
+                b64("a:1")
+            ),
+        )
+        .unwrap();
         std::fs::write(
             &b,
             format!(
@@ -613,7 +636,13 @@ mod tests {
         let host = root1.join("reg.example:5000");
         std::fs::create_dir_all(&host).unwrap();
         std::fs::create_dir_all(root2.join("reg.example:5000")).unwrap();
-        for f in ["ca.crt", "client.cert", "client.key", "lonely.cert", "notes.txt"] {
+        for f in [
+            "ca.crt",
+            "client.cert",
+            "client.key",
+            "lonely.cert",
+            "notes.txt",
+        ] {
             std::fs::write(host.join(f), "x").unwrap();
         }
         std::fs::write(root2.join("reg.example:5000/other.crt"), "x").unwrap();
@@ -621,16 +650,29 @@ mod tests {
         let files = TlsFiles::find("reg.example:5000", None, &roots);
         assert_eq!(
             files.ca_files,
-            vec![host.join("ca.crt"), root2.join("reg.example:5000/other.crt")]
+            vec![
+                host.join("ca.crt"),
+                root2.join("reg.example:5000/other.crt")
+            ]
         );
         assert_eq!(
             files.client_pairs,
             vec![(host.join("client.cert"), host.join("client.key"))]
         );
-        assert_eq!(TlsFiles::find("reg.example", None, &roots), TlsFiles::default());
+        assert_eq!(
+            TlsFiles::find("reg.example", None, &roots),
+            TlsFiles::default()
+        );
         assert_eq!(TlsFiles::find("../x", None, &roots), TlsFiles::default());
         // --cert-dir replaces the system directories.
-        let only = TlsFiles::find("reg.example:5000", Some(&root2.join("reg.example:5000")), &roots);
-        assert_eq!(only.ca_files, vec![root2.join("reg.example:5000/other.crt")]);
+        let only = TlsFiles::find(
+            "reg.example:5000",
+            Some(&root2.join("reg.example:5000")),
+            &roots,
+        );
+        assert_eq!(
+            only.ca_files,
+            vec![root2.join("reg.example:5000/other.crt")]
+        );
     }
 }

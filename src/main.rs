@@ -38,7 +38,12 @@ struct Cli {
     #[arg(long, global = true, default_value_t = true, action = ArgAction::Set, value_name = "BOOL")]
     tls_verify: bool,
     /// Credentials for every registry of the run, instead of the auth files.
-    #[arg(long, global = true, value_name = "USER:PASSWORD", conflicts_with = "no_creds")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "USER:PASSWORD",
+        conflicts_with = "no_creds"
+    )]
     creds: Option<String>,
     /// Access registries anonymously, whatever the auth files say.
     #[arg(long, global = true)]
@@ -216,7 +221,9 @@ async fn session(cli: &Cli, refs: &[ImageRef], max_requests: usize) -> Result<Se
         tls_verify: cli.tls_verify,
         max_requests,
         cert_dir: cli.cert_dir.clone(),
-        request_timeout: cli.request_timeout.max(std::time::Duration::from_millis(100)),
+        request_timeout: cli
+            .request_timeout
+            .max(std::time::Duration::from_millis(100)),
         deadline: cli.timeout,
         retries: cli.retries,
         verbose: cli.verbose,

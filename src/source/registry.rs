@@ -26,7 +26,9 @@ use tokio::sync::{OnceCell, Semaphore};
 
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::secrets::RegistryAuth;
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, LOCATION, RETRY_AFTER, WWW_AUTHENTICATE};
+use reqwest::header::{
+    ACCEPT, AUTHORIZATION, CONTENT_TYPE, LOCATION, RETRY_AFTER, WWW_AUTHENTICATE,
+};
 use reqwest::{StatusCode, Url};
 use sha2::Digest as _;
 
@@ -162,29 +164,11 @@ impl RegistryClient {
         auth: AuthStore,
         registries: &[RegistryRef],
     ) -> RegistryClient {
-        let mut plain_http = Vec::new();
-        for r in registries {
-            if (r.is_loopback() || !options.tls_verify)
-                && !plain_http.contains(&r.registry)
-                && speaks_plain_http(&r.registry).await
-            {
-                plain_http.push(r.registry.clone());
-            }
-        }
-        let config = ClientConfig {
-            protocol: ClientProtocol::HttpsExcept(plain_http.clone()),
-            accept_invalid_certificates: !options.tls_verify,
-            platform_resolver: None,
-            connect_timeout: Some(Duration::from_secs(10)),
-            read_timeout: Some(Duration::from_secs(60)),
-            user_agent: concat!("imgcheck/", env!("CARGO_PKG_VERSION")),
-            ..ClientConfig::default()
-        };
-        RegistryClient {
-            oci: oci_client::Client::new(config),
+        let mut client = RegistryClient {
+            oci: oci_client::Client::new(oci_config(options)),
             auth,
             options: options.clone(),
-            plain_http: plain_http.into_iter().collect(),
+            plain_http: HashSet::new(),
             deadline: options.deadline.map(|d| Instant::now() + d),
             http: Mutex::new(HashMap::new()),
             challenges: Mutex::new(HashMap::new()),
@@ -192,7 +176,70 @@ impl RegistryClient {
             slots: Semaphore::new(options.max_requests.max(1)),
             cache: Mutex::new(HashMap::new()),
             stats: Stats::default(),
+        };
+        let mut plain_http = Vec::new();
+        for r in registries {
+            if (r.is_loopback() || !options.tls_verify)
+                && !plain_http.contains(&r.registry)
+                && client.speaks_plain_http(&r.registry).await
+            {
+                plain_http.push(r.registry.clone());
+            }
         }
+        // oci-client (writes) must agree on the scheme of each registry.
+        client.oci = oci_client::Client::new(ClientConfig {
+            protocol: ClientProtocol::HttpsExcept(plain_http.clone()),
+            ..oci_config(options)
+        });
+        client.plain_http = plain_http.into_iter().collect();
+        client
+    }
+
+    /// Does `host` answer plain HTTP on `/v2/`? A TLS-only server answers a plain request
+    /// with Go's "client sent an HTTP request to an HTTPS server" 400, which counts as no.
+    /// Faults that may heal are retried like any request; if none heals, the answer is no.
+    async fn speaks_plain_http(&self, host: &str) -> bool {
+        let Ok(client) = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+        else {
+            return false;
+        };
+        let url = format!("http://{host}/v2/");
+        let retries = self.options.retries;
+        for attempt in 0..=retries {
+            let mut timeout = self.options.request_timeout.min(Duration::from_secs(10));
+            if let Some(left) = self.remaining() {
+                timeout = timeout.min(left);
+            }
+            if timeout.is_zero() {
+                break;
+            }
+            let why = match client.get(&url).timeout(timeout).send().await {
+                Ok(resp) if is_retryable_status(resp.status().as_u16()) => {
+                    format!("HTTP {}", resp.status().as_u16())
+                }
+                Ok(resp) => {
+                    let status = resp.status();
+                    let body = read_small(resp).await;
+                    return !(status == StatusCode::BAD_REQUEST
+                        && String::from_utf8_lossy(&body).contains("HTTPS server"));
+                }
+                Err(e) => error_chain(&e),
+            };
+            if attempt == retries || self.remaining().is_some_and(|l| l.is_zero()) {
+                break;
+            }
+            let delay = backoff(self.options.backoff, attempt);
+            self.stats.retries.fetch_add(1, Ordering::Relaxed);
+            self.log(&format!(
+                "retry {}/{retries} in {:.1}s: probing {url} for plain HTTP: {why}",
+                attempt + 1,
+                delay.as_secs_f64()
+            ));
+            tokio::time::sleep(delay).await;
+        }
+        false
     }
 
     /// What the run has fetched so far.
@@ -464,14 +511,20 @@ impl RegistryClient {
             401 | 403 => Failure::Fatal(FetchError::Unavailable(format!(
                 "{message}: not authorized; check --creds, --authfile, or log in with 'podman login'"
             ))),
-            s if is_retryable_status(s) => Failure::Retry(FetchError::Unavailable(message), retry_after),
+            s if is_retryable_status(s) => {
+                Failure::Retry(FetchError::Unavailable(message), retry_after)
+            }
             _ => Failure::Fatal(FetchError::Unavailable(message)),
         })
     }
 
     /// Reads a 200 body under the request's cap, then checks it against the digest that
     /// named it and the registry's `Docker-Content-Digest`, and a manifest's Content-Type.
-    async fn read_body(&self, req: &Request<'_>, mut resp: reqwest::Response) -> Result<Body, Failure> {
+    async fn read_body(
+        &self,
+        req: &Request<'_>,
+        mut resp: reqwest::Response,
+    ) -> Result<Body, Failure> {
         let too_large = || {
             Failure::Fatal(FetchError::TooLarge {
                 what: req.what.clone(),
@@ -692,9 +745,8 @@ impl RegistryClient {
         self.log(&format!("token for {scope} from {realm}"));
         let builder = match creds {
             Some(c) if c.is_identity_token() => {
-                let mut form = Url::parse("http://form.invalid/").map_err(|e| {
-                    Failure::Fatal(FetchError::Unavailable(e.to_string()))
-                })?;
+                let mut form = Url::parse("http://form.invalid/")
+                    .map_err(|e| Failure::Fatal(FetchError::Unavailable(e.to_string())))?;
                 {
                     let mut pairs = form.query_pairs_mut();
                     pairs
@@ -941,23 +993,16 @@ fn origin_is_registry(url: &Url, reference: &RegistryRef) -> bool {
     host_port(url) == reference.registry
 }
 
-/// Does `host` answer plain HTTP on `/v2/`? A TLS-only server answers a plain request with
-/// Go's "client sent an HTTP request to an HTTPS server" 400, which counts as no.
-async fn speaks_plain_http(host: &str) -> bool {
-    let Ok(client) = reqwest::Client::builder()
-        .timeout(Duration::from_secs(5))
-        .build()
-    else {
-        return false;
-    };
-    match client.get(format!("http://{host}/v2/")).send().await {
-        Ok(resp) => {
-            let status = resp.status();
-            let body = read_small(resp).await;
-            !(status == StatusCode::BAD_REQUEST
-                && String::from_utf8_lossy(&body).contains("HTTPS server"))
-        }
-        Err(_) => false,
+/// oci-client's configuration for writes (scheme per registry set by the caller).
+fn oci_config(options: &ClientOptions) -> ClientConfig {
+    ClientConfig {
+        protocol: ClientProtocol::HttpsExcept(Vec::new()),
+        accept_invalid_certificates: !options.tls_verify,
+        platform_resolver: None,
+        connect_timeout: Some(Duration::from_secs(10)),
+        read_timeout: Some(Duration::from_secs(60)),
+        user_agent: concat!("imgcheck/", env!("CARGO_PKG_VERSION")),
+        ..ClientConfig::default()
     }
 }
 
@@ -1087,7 +1132,10 @@ mod tests {
         assert!(same_origin(&u("http://a:80/x"), &u("http://a/y")));
         assert!(!same_origin(&u("http://a:5000/x"), &u("http://a:5001/x")));
         assert!(!same_origin(&u("https://a/x"), &u("http://a/x")));
-        assert_eq!(host_port(&u("https://h.example:5000/v2/")), "h.example:5000");
+        assert_eq!(
+            host_port(&u("https://h.example:5000/v2/")),
+            "h.example:5000"
+        );
         assert_eq!(host_port(&u("https://h.example/v2/")), "h.example");
     }
 

@@ -14,6 +14,8 @@
 //! file uses every helper.
 #![allow(dead_code)]
 
+pub mod proxy;
+
 use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io::ErrorKind;

@@ -1,0 +1,401 @@
+//! A fault-injecting HTTP proxy between imgcheck and a real registry.
+//!
+//! [`FaultProxy`] listens on 127.0.0.1 (random port) and forwards each request to an upstream
+//! base URL, one request per connection (`Connection: close`), unless a [`Rule`] matches:
+//! then it injects its [`Fault`] instead of, or into, the upstream answer. Every request is
+//! recorded ([`FaultProxy::seen`]) with its `Authorization` header, so tests can check which
+//! credentials went where. Dropping the proxy stops it; every stall is bounded.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+/// What the proxy does to a matching request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// Answer with this status and an empty body, without asking upstream.
+    Status(u16),
+    /// 429 with `Retry-After: <secs>`.
+    TooMany {
+        /// Seconds to ask the client to wait.
+        retry_after: u64,
+    },
+    /// Close the connection without any answer.
+    Reset,
+    /// Wait this long, then close without any answer (bounded by the proxy's max stall).
+    Stall(Duration),
+    /// Forward, but send only the first half of the body under the full Content-Length.
+    Truncate,
+    /// Forward with one body byte flipped (same length).
+    FlipByte,
+    /// Forward with this Content-Type instead of upstream's.
+    ContentType(&'static str),
+    /// Forward with a `Docker-Content-Digest` that names other bytes.
+    LyingDigestHeader,
+    /// Answer 307 to the same path on this other base URL (`http://127.0.0.1:PORT`).
+    Redirect(String),
+}
+
+/// Which requests a rule applies to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Match {
+    /// Every request.
+    All,
+    /// `GET /v2/<repo>/manifests/<ref>`.
+    Manifests,
+    /// `GET /v2/<repo>/blobs/<digest>`.
+    Blobs,
+    /// Paths containing this text.
+    PathContains(String),
+}
+
+impl Match {
+    fn hits(&self, path: &str) -> bool {
+        match self {
+            Match::All => true,
+            Match::Manifests => path.contains("/manifests/"),
+            Match::Blobs => path.contains("/blobs/"),
+            Match::PathContains(s) => path.contains(s.as_str()),
+        }
+    }
+}
+
+/// A fault for matching requests, a number of times (`None`: forever).
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Which requests.
+    pub on: Match,
+    /// What happens to them.
+    pub fault: Fault,
+    /// How many more times; `None` for every matching request.
+    pub times: Option<usize>,
+}
+
+impl Rule {
+    /// A fault for the next `n` matching requests.
+    pub fn times(on: Match, fault: Fault, n: usize) -> Rule {
+        Rule {
+            on,
+            fault,
+            times: Some(n),
+        }
+    }
+
+    /// A fault for every matching request.
+    pub fn always(on: Match, fault: Fault) -> Rule {
+        Rule {
+            on,
+            fault,
+            times: None,
+        }
+    }
+}
+
+/// One request the proxy saw.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    /// Method and path, e.g. `GET /v2/x/manifests/latest`.
+    pub request: String,
+    /// The `Authorization` header the client sent, if any.
+    pub authorization: Option<String>,
+    /// The fault injected, if any.
+    pub fault: Option<Fault>,
+}
+
+/// Longest any stall lasts, whatever a rule asks.
+const MAX_STALL: Duration = Duration::from_secs(5);
+/// Longest the proxy waits for a request head.
+const READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+struct Shared {
+    upstream: String,
+    upstream_auth: Option<String>,
+    rules: Mutex<Vec<Rule>>,
+    seen: Mutex<Vec<Seen>>,
+    client: reqwest::blocking::Client,
+}
+
+/// A running proxy; stops when dropped.
+pub struct FaultProxy {
+    port: u16,
+    shared: Arc<Shared>,
+    stop: Arc<AtomicBool>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl FaultProxy {
+    /// A proxy to `upstream` (`http://127.0.0.1:PORT`, or an https URL with a CA-trusting
+    /// client) with these rules.
+    pub fn start(upstream: &str, rules: Vec<Rule>) -> FaultProxy {
+        FaultProxy::start_with(upstream, rules, None)
+    }
+
+    /// Like [`FaultProxy::start`], replacing the client's `Authorization` with
+    /// `upstream_auth` when forwarding (a stand-in for object storage that has its own
+    /// access to the bytes).
+    pub fn start_with(
+        upstream: &str,
+        rules: Vec<Rule>,
+        upstream_auth: Option<String>,
+    ) -> FaultProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind proxy");
+        listener
+            .set_nonblocking(true)
+            .expect("nonblocking listener");
+        let port = listener.local_addr().expect("proxy address").port();
+        let client = reqwest::blocking::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(30))
+            .build()
+            .expect("proxy upstream client");
+        let shared = Arc::new(Shared {
+            upstream: upstream.trim_end_matches('/').to_string(),
+            upstream_auth,
+            rules: Mutex::new(rules),
+            seen: Mutex::new(Vec::new()),
+            client,
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let accept = {
+            let shared = Arc::clone(&shared);
+            let stop = Arc::clone(&stop);
+            thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    match listener.accept() {
+                        Ok((stream, _)) => {
+                            let shared = Arc::clone(&shared);
+                            thread::spawn(move || handle(stream, &shared));
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                            thread::sleep(Duration::from_millis(5));
+                        }
+                        Err(_) => thread::sleep(Duration::from_millis(5)),
+                    }
+                }
+            })
+        };
+        FaultProxy {
+            port,
+            shared,
+            stop,
+            accept: Some(accept),
+        }
+    }
+
+    /// "127.0.0.1:PORT", for image references.
+    pub fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// "http://127.0.0.1:PORT".
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.host())
+    }
+
+    /// Replaces the rules.
+    pub fn set_rules(&self, rules: Vec<Rule>) {
+        *self.shared.rules.lock().unwrap() = rules;
+    }
+
+    /// Every request seen so far.
+    pub fn seen(&self) -> Vec<Seen> {
+        self.shared.seen.lock().unwrap().clone()
+    }
+
+    /// How many faults were injected so far.
+    pub fn faults_injected(&self) -> usize {
+        self.seen().iter().filter(|s| s.fault.is_some()).count()
+    }
+}
+
+impl Drop for FaultProxy {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.accept.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn take_fault(shared: &Shared, path: &str) -> Option<Fault> {
+    let mut rules = shared.rules.lock().unwrap();
+    for rule in rules.iter_mut() {
+        if !rule.on.hits(path) {
+            continue;
+        }
+        match &mut rule.times {
+            Some(0) => continue,
+            Some(n) => *n -= 1,
+            None => {}
+        }
+        return Some(rule.fault.clone());
+    }
+    None
+}
+
+fn handle(stream: TcpStream, shared: &Shared) {
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_read_timeout(Some(READ_TIMEOUT));
+    let mut reader = BufReader::new(match stream.try_clone() {
+        Ok(s) => s,
+        Err(_) => return,
+    });
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_string();
+    let path = parts.next().unwrap_or("/").to_string();
+    let mut headers: Vec<(String, String)> = Vec::new();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).unwrap_or(0) == 0 {
+            return;
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            headers.push((k.trim().to_string(), v.trim().to_string()));
+        }
+    }
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
+    let mut body = Vec::new();
+    if let Some(n) = header("content-length").and_then(|v| v.parse::<usize>().ok()) {
+        body.resize(n.min(16 << 20), 0);
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+    }
+    let fault = take_fault(shared, &path);
+    shared.seen.lock().unwrap().push(Seen {
+        request: format!("{method} {path}"),
+        authorization: header("authorization"),
+        fault: fault.clone(),
+    });
+    let mut out = stream;
+    match &fault {
+        Some(Fault::Status(code)) => {
+            return respond(&mut out, *code, &[], b"");
+        }
+        Some(Fault::TooMany { retry_after }) => {
+            return respond(
+                &mut out,
+                429,
+                &[("Retry-After".to_string(), retry_after.to_string())],
+                b"",
+            );
+        }
+        Some(Fault::Reset) => {
+            let _ = out.shutdown(Shutdown::Both);
+            return;
+        }
+        Some(Fault::Stall(d)) => {
+            let until = Instant::now() + (*d).min(MAX_STALL);
+            while Instant::now() < until {
+                thread::sleep(Duration::from_millis(20));
+            }
+            let _ = out.shutdown(Shutdown::Both);
+            return;
+        }
+        Some(Fault::Redirect(base)) => {
+            let location = format!("{}{path}", base.trim_end_matches('/'));
+            return respond(&mut out, 307, &[("Location".to_string(), location)], b"");
+        }
+        _ => {}
+    }
+    // Forward upstream.
+    let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap_or(reqwest::Method::GET);
+    let mut req = shared
+        .client
+        .request(method, format!("{}{path}", shared.upstream));
+    for (k, v) in &headers {
+        let lower = k.to_ascii_lowercase();
+        if matches!(lower.as_str(), "host" | "connection" | "content-length")
+            || (lower == "authorization" && shared.upstream_auth.is_some())
+        {
+            continue;
+        }
+        req = req.header(k.as_str(), v.as_str());
+    }
+    if let Some(auth) = &shared.upstream_auth {
+        req = req.header("Authorization", auth.as_str());
+    }
+    if !body.is_empty() {
+        req = req.body(body);
+    }
+    let resp = match req.send() {
+        Ok(r) => r,
+        Err(_) => return respond(&mut out, 502, &[], b""),
+    };
+    let status = resp.status().as_u16();
+    let mut resp_headers: Vec<(String, String)> = resp
+        .headers()
+        .iter()
+        .filter(|(k, _)| {
+            !matches!(
+                k.as_str(),
+                "connection" | "content-length" | "transfer-encoding" | "keep-alive"
+            )
+        })
+        .filter_map(|(k, v)| Some((k.to_string(), v.to_str().ok()?.to_string())))
+        .collect();
+    let mut bytes = resp.bytes().map(|b| b.to_vec()).unwrap_or_default();
+    let set = |hs: &mut Vec<(String, String)>, name: &str, value: String| {
+        hs.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+        hs.push((name.to_string(), value));
+    };
+    match &fault {
+        Some(Fault::FlipByte) if !bytes.is_empty() => {
+            let at = bytes.len() / 2;
+            bytes[at] ^= 0x01;
+        }
+        Some(Fault::ContentType(ct)) => set(&mut resp_headers, "Content-Type", ct.to_string()),
+        Some(Fault::LyingDigestHeader) => set(
+            &mut resp_headers,
+            "Docker-Content-Digest",
+            super::sha256_digest(b"not these bytes"),
+        ),
+        Some(Fault::Truncate) => {
+            let full = bytes.len();
+            let head = head_bytes(status, &resp_headers, full);
+            let _ = out.write_all(&head);
+            let _ = out.write_all(&bytes[..full / 2]);
+            let _ = out.flush();
+            let _ = out.shutdown(Shutdown::Both);
+            return;
+        }
+        _ => {}
+    }
+    respond(&mut out, status, &resp_headers, &bytes);
+}
+
+fn head_bytes(status: u16, headers: &[(String, String)], len: usize) -> Vec<u8> {
+    let mut head = format!("HTTP/1.1 {status} X\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!(
+        "Content-Length: {len}\r\nConnection: close\r\n\r\n"
+    ));
+    head.into_bytes()
+}
+
+fn respond(out: &mut TcpStream, status: u16, headers: &[(String, String)], body: &[u8]) {
+    let _ = out.write_all(&head_bytes(status, headers, body.len()));
+    let _ = out.write_all(body);
+    let _ = out.flush();
+    let _ = out.shutdown(Shutdown::Write);
+}
