@@ -15,6 +15,7 @@
 #![allow(dead_code)]
 
 pub mod proxy;
+pub mod secure;
 
 use std::collections::HashSet;
 use std::fs::{self, File};
@@ -100,7 +101,8 @@ impl Registry {
             let storage = dir.path().join("storage");
             fs::create_dir_all(&storage).expect("create registry storage dir");
             let config = dir.path().join("config.yml");
-            fs::write(&config, config_yaml(&storage, port, &token)).expect("write registry config");
+            fs::write(&config, config_yaml(&storage, port, &token, "", ""))
+                .expect("write registry config");
             let log = File::create(dir.path().join("registry.log")).expect("create registry log");
             let child = match Command::new(&bin)
                 .arg("serve")
@@ -479,7 +481,9 @@ impl Drop for Registry {
     }
 }
 
-fn config_yaml(storage: &Path, port: u16, token: &str) -> String {
+/// The registry's config; `http_extra` lines go under `http:` (indented two spaces),
+/// `extra` sections at the top level.
+fn config_yaml(storage: &Path, port: u16, token: &str, http_extra: &str, extra: &str) -> String {
     // JSON strings are valid YAML scalars: quotes any odd path safely.
     let root = serde_json::to_string(&storage.to_string_lossy()).expect("quote path");
     format!(
@@ -504,7 +508,7 @@ http:
   addr: 127.0.0.1:{port}
   headers:
     {IDENTITY_HEADER}: [\"{token}\"]
-"
+{http_extra}{extra}"
     )
 }
 
