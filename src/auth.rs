@@ -52,9 +52,9 @@ impl fmt::Debug for Credentials {
 
 /// A credentials file (or helper, or `--creds` value) that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("auth file {path}: {reason}")]
+#[error("{path}: {reason}")]
 pub struct AuthError {
-    /// The file (or helper, or option).
+    /// What is wrong: `auth file PATH`, `credential helper NAME` or `--creds`.
     pub path: String,
     /// What is wrong with it.
     pub reason: String,
@@ -246,7 +246,7 @@ impl AuthStore {
 
 fn read_file(path: &Path) -> Result<FileData, AuthError> {
     let err = |reason: String| AuthError {
-        path: path.display().to_string(),
+        path: format!("auth file {}", path.display()),
         reason,
     };
     let text = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
@@ -311,7 +311,7 @@ fn read_file(path: &Path) -> Result<FileData, AuthError> {
 fn run_helper(name: &str, host: &str) -> Result<Option<Credentials>, AuthError> {
     let program = format!("docker-credential-{name}");
     let err = |reason: String| AuthError {
-        path: program.clone(),
+        path: format!("credential helper {program}"),
         reason,
     };
     if name.is_empty() || name.contains(['/', '\\']) {

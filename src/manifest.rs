@@ -46,6 +46,10 @@ pub const MAX_MANIFEST_BYTES: u64 = 4 * 1024 * 1024;
 /// Largest image config accepted.
 pub const MAX_CONFIG_BYTES: u64 = 8 * 1024 * 1024;
 
+/// Most entries an index, or layers a manifest, may have. Real indexes have tens of entries
+/// and Windows images a handful of layers; thousands are an attack on the walk, not an image.
+pub const MAX_ENTRIES: usize = 1000;
+
 /// Annotation buildx puts on attestation entries.
 pub const ANNOTATION_REFERENCE_TYPE: &str = "vnd.docker.reference.type";
 
@@ -154,6 +158,8 @@ pub struct ImageConfig {
 impl ImageConfig {
     /// Parses a config blob.
     pub fn parse(bytes: &[u8]) -> Result<ImageConfig, ManifestError> {
+        check_unique_keys(bytes)
+            .map_err(|e| ManifestError(format!("image config is not valid JSON: {e}")))?;
         let config: ImageConfig = serde_json::from_slice(bytes)
             .map_err(|e| ManifestError(format!("image config is not valid JSON: {e}")))?;
         if config.os.is_empty() || config.architecture.is_empty() {
@@ -205,6 +211,7 @@ impl Manifest {
     /// Parses manifest bytes. `descriptor_type` is the media type the referrer claimed
     /// (index entry, `index.json`, or the registry's Content-Type), if known.
     pub fn parse(bytes: &[u8], descriptor_type: Option<&str>) -> Result<Manifest, ManifestError> {
+        check_unique_keys(bytes).map_err(|e| ManifestError(format!("not valid JSON: {e}")))?;
         let value: serde_json::Value = serde_json::from_slice(bytes)
             .map_err(|e| ManifestError(format!("not valid JSON: {e}")))?;
         let obj = value
@@ -256,6 +263,12 @@ impl Manifest {
             None => return Err(ManifestError("neither an index nor a manifest".to_string())),
         };
         let check_digests = |ds: &[Descriptor]| -> Result<(), ManifestError> {
+            if ds.len() > MAX_ENTRIES {
+                return Err(ManifestError(format!(
+                    "{} entries: more than the {MAX_ENTRIES} imgcheck accepts",
+                    ds.len()
+                )));
+            }
             for d in ds {
                 d.digest()?;
                 if d.size < 0 {
@@ -284,6 +297,67 @@ impl Manifest {
             _ => Ok(Manifest::Schema1),
         }
     }
+}
+
+/// Refuses JSON with a key twice in one object. Parsers disagree on which copy wins (Go's
+/// encoding/json, which containerd uses, takes the last; others the first), so such a body
+/// could show imgcheck one index and a node another.
+pub fn check_unique_keys(bytes: &[u8]) -> Result<(), String> {
+    use serde::de::{Deserializer as _, Error as _, MapAccess, SeqAccess, Visitor};
+
+    struct Unique;
+    impl<'de> serde::Deserialize<'de> for Unique {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Unique, D::Error> {
+            d.deserialize_any(UniqueVisitor)
+        }
+    }
+    struct UniqueVisitor;
+    impl<'de> Visitor<'de> for UniqueVisitor {
+        type Value = Unique;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("JSON")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_unit<E>(self) -> Result<Unique, E> {
+            Ok(Unique)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Unique, A::Error> {
+            while seq.next_element::<Unique>()?.is_some() {}
+            Ok(Unique)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Unique, A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if seen.contains(&key) {
+                    return Err(A::Error::custom(format!(
+                        "duplicate key '{}'",
+                        key.chars().take(100).collect::<String>()
+                    )));
+                }
+                map.next_value::<Unique>()?;
+                seen.insert(key);
+            }
+            Ok(Unique)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.deserialize_any(UniqueVisitor)
+        .and_then(|_| de.end())
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -401,5 +475,62 @@ mod tests {
         assert!(!l.is_foreign_layer());
         l.urls = vec!["https://example.com/x".into()];
         assert!(l.is_foreign_layer());
+    }
+
+    #[test]
+    fn hostile_json_is_refused_clearly() {
+        // Duplicate keys, at the top and nested: which copy wins differs between parsers.
+        let dup_top = format!(
+            r#"{{"schemaVersion":2,"mediaType":"{OCI_INDEX}","manifests":[],"manifests":[]}}"#
+        );
+        let err = Manifest::parse(dup_top.as_bytes(), None).unwrap_err().0;
+        assert!(err.contains("duplicate key 'manifests'"), "{err}");
+        let dup_nested = index_json(&format!(
+            r#"{{"mediaType":"{OCI_MANIFEST}","digest":"{D}","size":1,"size":2}}"#
+        ));
+        assert!(
+            Manifest::parse(dup_nested.as_bytes(), None)
+                .unwrap_err()
+                .0
+                .contains("duplicate key 'size'")
+        );
+        let err = ImageConfig::parse(br#"{"os":"linux","os":"windows","architecture":"amd64"}"#)
+            .unwrap_err()
+            .0;
+        assert!(err.contains("duplicate key 'os'"), "{err}");
+        // Same key in sibling objects is fine.
+        let ok = index_json(&format!(
+            r#"{{"mediaType":"{OCI_MANIFEST}","digest":"{D}","size":1}},{{"mediaType":"{OCI_MANIFEST}","digest":"{D}","size":1}}"#
+        ));
+        assert!(Manifest::parse(ok.as_bytes(), None).is_ok());
+
+        // Thousands of entries.
+        let entry = format!(r#"{{"mediaType":"{OCI_MANIFEST}","digest":"{D}","size":1}}"#);
+        let many = index_json(&vec![entry.as_str(); MAX_ENTRIES + 1].join(","));
+        assert!(
+            Manifest::parse(many.as_bytes(), None)
+                .unwrap_err()
+                .0
+                .contains("more than the 1000")
+        );
+        let at_cap = index_json(&vec![entry.as_str(); MAX_ENTRIES].join(","));
+        assert!(Manifest::parse(at_cap.as_bytes(), None).is_ok());
+
+        // Absurd sizes, deep nesting, non-UTF-8, trailing garbage.
+        for bad in [
+            index_json(&format!(
+                r#"{{"mediaType":"{OCI_MANIFEST}","digest":"{D}","size":-5}}"#
+            ))
+            .into_bytes(),
+            index_json(&format!(
+                r#"{{"mediaType":"{OCI_MANIFEST}","digest":"{D}","size":99999999999999999999999}}"#
+            ))
+            .into_bytes(),
+            format!("{}{}", "[".repeat(100_000), "]".repeat(100_000)).into_bytes(),
+            b"{\"schemaVersion\":2,\"manifests\":[],\"x\":\"\xff\xfe\"}".to_vec(),
+            format!("{} {{}}", index_json("")).into_bytes(),
+        ] {
+            assert!(Manifest::parse(&bad, None).is_err());
+        }
     }
 }

@@ -60,16 +60,21 @@ impl LayoutSource {
             }
             Err(e) => return Err(FetchError::BadInput(format!("{what}: {e}"))),
         };
-        if meta.file_type().is_symlink() {
-            let target = path.canonicalize().map_err(|e| {
-                FetchError::BadInput(format!("{what}: dangling symlink in the layout ({e})"))
-            })?;
-            if !target.starts_with(&self.root) {
-                return Err(FetchError::BadInput(format!(
-                    "{what}: symlink points outside the layout ({})",
-                    target.display()
-                )));
-            }
+        // Any component may be a symlink (blobs/, blobs/sha256/, the file): resolve the whole
+        // path and require it to stay inside the layout.
+        let target = path.canonicalize().map_err(|e| {
+            FetchError::BadInput(format!(
+                "{what}: cannot resolve its path in the layout ({e})"
+            ))
+        })?;
+        if !target.starts_with(&self.root) {
+            return Err(FetchError::BadInput(format!(
+                "{what}: resolves outside the layout ({})",
+                target.display()
+            )));
+        }
+        if !meta.is_file() && !target.is_file() {
+            return Err(FetchError::BadInput(format!("{what}: not a regular file")));
         }
         let file = std::fs::File::open(path)
             .map_err(|e| FetchError::BadInput(format!("{what}: cannot open: {e}")))?;
@@ -184,5 +189,83 @@ impl Source for LayoutSource {
 
     async fn blob(&self, digest: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
         self.read_blob(digest, limit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn layout_with(blob: &[u8]) -> (tempfile::TempDir, LayoutRef, Digest) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("layout");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("oci-layout"), r#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+        let digest = Digest::sha256(blob);
+        let index = format!(
+            r#"{{"schemaVersion":2,"manifests":[{{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"{digest}","size":{}}}]}}"#,
+            blob.len()
+        );
+        std::fs::write(root.join("index.json"), index).unwrap();
+        let reference = LayoutRef {
+            dir: root,
+            tag: None,
+            digest: None,
+        };
+        (dir, reference, digest)
+    }
+
+    fn read(reference: &LayoutRef, digest: &Digest) -> Result<Vec<u8>, FetchError> {
+        LayoutSource::open(reference)?.read_blob(digest, 1024)
+    }
+
+    #[test]
+    fn paths_must_stay_inside_the_layout() {
+        let blob = b"{}";
+        // Intact: a plain file.
+        let (_d, r, digest) = layout_with(blob);
+        let blobs = r.dir.join("blobs/sha256");
+        std::fs::create_dir_all(&blobs).unwrap();
+        std::fs::write(blobs.join(digest.hex()), blob).unwrap();
+        assert_eq!(read(&r, &digest).unwrap(), blob);
+        // A symlink inside the layout is fine.
+        std::fs::rename(blobs.join(digest.hex()), r.dir.join("elsewhere")).unwrap();
+        symlink(r.dir.join("elsewhere"), blobs.join(digest.hex())).unwrap();
+        assert_eq!(read(&r, &digest).unwrap(), blob);
+
+        // The blob file a symlink out of the layout.
+        let (d, r, digest) = layout_with(blob);
+        let outside = d.path().join("secret");
+        std::fs::write(&outside, blob).unwrap();
+        let blobs = r.dir.join("blobs/sha256");
+        std::fs::create_dir_all(&blobs).unwrap();
+        symlink(&outside, blobs.join(digest.hex())).unwrap();
+        let err = read(&r, &digest).unwrap_err();
+        assert!(
+            matches!(&err, FetchError::BadInput(m) if m.contains("outside the layout")),
+            "{err}"
+        );
+
+        // A directory on the way (blobs/) a symlink out of the layout.
+        let (d, r, digest) = layout_with(blob);
+        let outside = d.path().join("other-blobs");
+        std::fs::create_dir_all(outside.join("sha256")).unwrap();
+        std::fs::write(outside.join("sha256").join(digest.hex()), blob).unwrap();
+        symlink(&outside, r.dir.join("blobs")).unwrap();
+        let err = read(&r, &digest).unwrap_err();
+        assert!(
+            matches!(&err, FetchError::BadInput(m) if m.contains("outside the layout")),
+            "{err}"
+        );
+
+        // Not a regular file (a directory where the blob should be).
+        let (_d, r, digest) = layout_with(blob);
+        std::fs::create_dir_all(r.dir.join("blobs/sha256").join(digest.hex())).unwrap();
+        assert!(matches!(read(&r, &digest), Err(FetchError::BadInput(_))));
+
+        // Missing is missing, not bad input.
+        let (_d, r, digest) = layout_with(blob);
+        assert!(matches!(read(&r, &digest), Err(FetchError::NotFound(_))));
     }
 }

@@ -917,12 +917,17 @@ fn colon(detail: &str) -> String {
     }
 }
 
-/// A connection-level failure: always worth another attempt.
+/// A connection-level failure: worth another attempt, except a certificate the client does
+/// not trust (that does not heal by asking again).
 fn transport_failure(what: &str, e: &reqwest::Error) -> Failure {
-    Failure::Retry(
-        FetchError::Unavailable(format!("{what}: {}", error_chain(e))),
-        None,
-    )
+    let chain = error_chain(e);
+    if chain.contains("invalid peer certificate") {
+        return Failure::Fatal(FetchError::Unavailable(format!(
+            "{what}: {chain}; trust the registry's CA with --cert-dir DIR (DIR/ca.crt) or \
+             /etc/containers/certs.d/HOST:PORT/ca.crt, or pass --tls-verify=false"
+        )));
+    }
+    Failure::Retry(FetchError::Unavailable(format!("{what}: {chain}")), None)
 }
 
 /// An error and its causes on one line (`a: b: c`), without URLs' query strings.

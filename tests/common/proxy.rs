@@ -38,6 +38,15 @@ pub enum Fault {
     LyingDigestHeader,
     /// Answer 307 to the same path on this other base URL (`http://127.0.0.1:PORT`).
     Redirect(String),
+    /// Answer 200 with `size` filler bytes in 64 KiB writes, without asking upstream; with
+    /// `declare` the Content-Length says so, without it the body is chunked (so only counting
+    /// while streaming can stop it). Stops writing when the client goes away.
+    Huge {
+        /// Body size offered.
+        size: usize,
+        /// Send Content-Length.
+        declare: bool,
+    },
 }
 
 /// Which requests a rule applies to.
@@ -112,6 +121,7 @@ const MAX_STALL: Duration = Duration::from_secs(5);
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 struct Shared {
+    huge_sent: std::sync::atomic::AtomicUsize,
     upstream: String,
     upstream_auth: Option<String>,
     rules: Mutex<Vec<Rule>>,
@@ -154,6 +164,7 @@ impl FaultProxy {
             .build()
             .expect("proxy upstream client");
         let shared = Arc::new(Shared {
+            huge_sent: std::sync::atomic::AtomicUsize::new(0),
             upstream: upstream.trim_end_matches('/').to_string(),
             upstream_auth,
             rules: Mutex::new(rules),
@@ -205,6 +216,11 @@ impl FaultProxy {
     /// Every request seen so far.
     pub fn seen(&self) -> Vec<Seen> {
         self.shared.seen.lock().unwrap().clone()
+    }
+
+    /// Body bytes the proxy managed to write for [`Fault::Huge`] answers.
+    pub fn huge_bytes_sent(&self) -> usize {
+        self.shared.huge_sent.load(Ordering::Relaxed)
     }
 
     /// How many faults were injected so far.
@@ -306,6 +322,42 @@ fn handle(stream: TcpStream, shared: &Shared) {
             let until = Instant::now() + (*d).min(MAX_STALL);
             while Instant::now() < until {
                 thread::sleep(Duration::from_millis(20));
+            }
+            let _ = out.shutdown(Shutdown::Both);
+            return;
+        }
+        Some(Fault::Huge { size, declare }) => {
+            let _ = out.set_write_timeout(Some(Duration::from_secs(10)));
+            let framing = if *declare {
+                format!("Content-Length: {size}")
+            } else {
+                "Transfer-Encoding: chunked".to_string()
+            };
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.oci.image.index.v1+json\r\n{framing}\r\nConnection: close\r\n\r\n"
+            );
+            if out.write_all(head.as_bytes()).is_err() {
+                return;
+            }
+            let chunk = vec![b' '; 64 * 1024];
+            let mut sent = 0;
+            while sent < *size {
+                let n = chunk.len().min(size - sent);
+                let ok = if *declare {
+                    out.write_all(&chunk[..n])
+                } else {
+                    out.write_all(format!("{n:x}\r\n").as_bytes())
+                        .and_then(|_| out.write_all(&chunk[..n]))
+                        .and_then(|_| out.write_all(b"\r\n"))
+                };
+                if ok.is_err() {
+                    break;
+                }
+                sent += n;
+                shared.huge_sent.fetch_add(n, Ordering::Relaxed);
+            }
+            if !*declare && sent >= *size {
+                let _ = out.write_all(b"0\r\n\r\n");
             }
             let _ = out.shutdown(Shutdown::Both);
             return;

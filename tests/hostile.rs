@@ -1,0 +1,134 @@
+//! Hostile answers and content: bodies over the caps are refused while streaming (never
+//! buffered whole), and foreign layers' `urls` are never fetched — so never with the
+//! registry's credentials.
+
+mod common;
+
+use common::proxy::{Fault, FaultProxy, Match, Rule};
+use common::{Registry, fixture, imgcheck};
+use serde_json::Value;
+
+const MIB: usize = 1024 * 1024;
+
+fn verify(reference: &str, extra: &[&str]) -> (i32, Value, String) {
+    let out = imgcheck()
+        .args([
+            "verify",
+            reference,
+            "--format",
+            "json",
+            "--stats",
+            "--retries",
+            "1",
+        ])
+        .args(extra)
+        .output()
+        .expect("imgcheck runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let doc: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stderr}"));
+    (out.status.code().expect("exit code"), doc, stderr)
+}
+
+/// Body bytes imgcheck received, from `--stats`.
+fn bytes_received(stderr: &str) -> usize {
+    let at = stderr.find(" bytes;").expect("stats line");
+    stderr[..at]
+        .rsplit(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("byte count")
+}
+
+#[test]
+fn oversized_bodies_are_refused_while_streaming() {
+    let registry = Registry::start();
+    registry.push_layout(&fixture("good"), "csi/driver", "v1");
+    for (on, declare, what) in [
+        (
+            Match::PathContains("/manifests/v1".into()),
+            false,
+            "top index, chunked",
+        ),
+        (
+            Match::PathContains("/manifests/sha256:".into()),
+            false,
+            "child manifest, chunked",
+        ),
+        (Match::Blobs, false, "config, chunked"),
+        (Match::Manifests, true, "top index, declared"),
+    ] {
+        let proxy = FaultProxy::start(
+            &registry.base_url(),
+            vec![Rule::always(
+                on,
+                Fault::Huge {
+                    size: 512 * MIB,
+                    declare,
+                },
+            )],
+        );
+        let (code, doc, stderr) = verify(&format!("{}/csi/driver:v1", proxy.host()), &[]);
+        let image = &doc["images"][0];
+        assert_ne!(image["verdict"], "pass", "{what}: {doc:#}");
+        assert!(code == 1 || code == 3, "{what}: exit {code}");
+        assert!(
+            doc.to_string().contains("-byte limit"),
+            "{what}: names the limit: {doc:#}"
+        );
+        // Each body stopped at its cap (4 MiB manifests, 8 MiB for each of the 4 configs),
+        // not after reading 512 MiB.
+        let received = bytes_received(&stderr);
+        assert!(received <= 5 * 8 * MIB, "{what}: read {received} bytes");
+        assert!(
+            proxy.huge_bytes_sent() < 128 * MIB,
+            "{what}: the proxy got to write {} bytes",
+            proxy.huge_bytes_sent()
+        );
+        // Too large is not a fault that heals: no retries.
+        assert!(stderr.contains("; 0 retries;"), "{what}: {stderr}");
+    }
+}
+
+#[test]
+fn foreign_layer_urls_are_never_fetched() {
+    let registry = Registry::start();
+    registry.push_layout(&fixture("foreign-layer"), "win/base", "v1");
+    let proxy = FaultProxy::start(&registry.base_url(), vec![]);
+    let (code, doc, stderr) = verify(
+        &format!("{}/win/base:v1", proxy.host()),
+        &["--deep", "--creds", "someone:Foreign-Secret-1"],
+    );
+    assert_eq!(code, 0, "{doc:#}\n{stderr}");
+    // The foreign layers' digests, from the fixture.
+    let blobs = fixture("foreign-layer").join("blobs/sha256");
+    let mut foreign = Vec::new();
+    for entry in std::fs::read_dir(&blobs).unwrap().flatten() {
+        let Ok(v) = serde_json::from_slice::<Value>(&std::fs::read(entry.path()).unwrap()) else {
+            continue;
+        };
+        for layer in v["layers"].as_array().into_iter().flatten() {
+            if layer["urls"].as_array().is_some_and(|u| !u.is_empty()) {
+                foreign.push(layer["digest"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    assert!(!foreign.is_empty(), "the fixture has foreign layers");
+    for s in proxy.seen() {
+        for d in &foreign {
+            assert!(
+                !s.request.contains(d.as_str()),
+                "fetched a foreign layer: {s:?}"
+            );
+        }
+    }
+    let rules: Vec<&str> = doc["images"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert!(rules.contains(&"foreign-layer"), "{doc:#}");
+    assert!(!doc.to_string().contains("Foreign-Secret-1") && !stderr.contains("Foreign-Secret-1"));
+}
