@@ -523,4 +523,103 @@ mod tests {
             Err(Problem::DigestMismatch(_))
         ));
     }
+
+    /// A source serving fixed bytes per digest (and `fallback` for any other digest).
+    struct MapSource {
+        top: Vec<u8>,
+        objects: std::collections::HashMap<String, Vec<u8>>,
+        fallback: Option<Vec<u8>>,
+    }
+
+    impl Source for MapSource {
+        fn name(&self) -> String {
+            "map".into()
+        }
+        fn pinned(&self) -> Option<Digest> {
+            None
+        }
+        async fn top(&self) -> Result<crate::source::Fetched, FetchError> {
+            Ok(crate::source::Fetched {
+                bytes: self.top.clone(),
+                media_type: None,
+                claimed_digest: None,
+                claimed_size: None,
+            })
+        }
+        async fn manifest(&self, d: &Digest, _: u64) -> Result<Vec<u8>, FetchError> {
+            self.objects
+                .get(&d.to_string())
+                .or(self.fallback.as_ref())
+                .cloned()
+                .ok_or_else(|| FetchError::NotFound(d.to_string()))
+        }
+        async fn blob(&self, d: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
+            self.manifest(d, limit).await
+        }
+    }
+
+    fn index_of(child: &[u8]) -> Vec<u8> {
+        format!(
+            r#"{{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{{"mediaType":"application/vnd.oci.image.index.v1+json","digest":"{}","size":{}}}]}}"#,
+            Digest::sha256(child),
+            child.len()
+        )
+        .into_bytes()
+    }
+
+    fn depth_reached(node: &Node) -> (usize, Option<Problem>) {
+        match &node.content {
+            Content::Index { children, .. } => match children.first() {
+                Some(Some(c)) => {
+                    let (d, p) = depth_reached(c);
+                    (d + 1, p)
+                }
+                _ => (0, None),
+            },
+            Content::Problem(p) => (0, Some(p.clone())),
+            _ => (0, None),
+        }
+    }
+
+    #[tokio::test]
+    async fn deep_and_cyclic_indexes_end_in_a_clear_problem() {
+        // A chain of nested indexes deeper than MAX_DEPTH.
+        let mut objects = std::collections::HashMap::new();
+        let mut bytes = br#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]}"#.to_vec();
+        for _ in 0..MAX_DEPTH + 3 {
+            let parent = index_of(&bytes);
+            objects.insert(Digest::sha256(&bytes).to_string(), bytes);
+            bytes = parent;
+        }
+        let source = MapSource {
+            top: bytes,
+            objects,
+            fallback: None,
+        };
+        let graph = walk(&source, WalkOptions::default()).await.unwrap();
+        let (depth, problem) = depth_reached(&graph.root);
+        assert_eq!(depth, MAX_DEPTH + 1);
+        assert!(
+            matches!(&problem, Some(Problem::Bad(m)) if m.contains("nested more than")),
+            "{problem:?}"
+        );
+
+        // A "cycle": a source answering every digest with the top index itself. Content
+        // addressing makes a real cycle impossible; the lie is a digest mismatch, one level
+        // down, and the walk ends.
+        let child = b"anything";
+        let top = index_of(child);
+        let source = MapSource {
+            top: top.clone(),
+            objects: Default::default(),
+            fallback: Some(top),
+        };
+        let graph = walk(&source, WalkOptions::default()).await.unwrap();
+        let (depth, problem) = depth_reached(&graph.root);
+        assert_eq!(depth, 1);
+        assert!(
+            matches!(problem, Some(Problem::DigestMismatch(_))),
+            "{problem:?}"
+        );
+    }
 }

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds fuzz/corpus/<target>/ seed corpora from fixtures/ and policies/.
+set -euo pipefail
+cd "$(dirname "$0")"
+root=..
+mkdir -p corpus/manifest corpus/policy corpus/reference corpus/platform
+for layout in "$root"/fixtures/layouts/*/; do
+  cp "$layout"index.json "corpus/manifest/$(basename "$layout")-index.json"
+  for blob in "$layout"blobs/sha256/*; do
+    [ -f "$blob" ] && [ "$(stat -c %s "$blob")" -lt 65536 ] && cp "$blob" corpus/manifest/ || true
+  done
+done
+cp "$root"/policies/*.yaml corpus/policy/
+i=0
+for r in quay.io/org/img:tag docker://quay.io/org/img:tag busybox 127.0.0.1:5000/csi/driver:v1 \
+  "host:5000/org/img@sha256:4bb86335fae3d5fa05bb6d5cfa1f1bbdb2e0e5a8c3b5f1ebb3c6f1f3d0d2a111" \
+  oci:fixtures/layouts/good oci:dir:tag "oci:dir@sha256:4bb86335fae3d5fa05bb6d5cfa1f1bbdb2e0e5a8c3b5f1ebb3c6f1f3d0d2a111"; do
+  printf '%s' "$r" > "corpus/reference/seed-$i"; i=$((i+1))
+done
+i=0
+for p in windows/amd64:10.0.17763 windows/amd64:10.0.20348.2461 linux/arm64/v8 linux/arm/v7 windows/amd64 \
+  10.0.26100.1 10.0.17763; do
+  printf '%s' "$p" > "corpus/platform/seed-$i"; i=$((i+1))
+done
+echo "seed corpora: $(ls corpus/manifest | wc -l) manifest, $(ls corpus/policy | wc -l) policy, $(ls corpus/reference | wc -l) reference, $(ls corpus/platform | wc -l) platform"
