@@ -55,7 +55,8 @@ struct Cli {
     /// Overall deadline for registry work, e.g. 90s or 5m (default: none).
     #[arg(long, global = true, value_name = "DURATION", value_parser = humantime::parse_duration)]
     timeout: Option<std::time::Duration>,
-    /// Longest a single registry request may take before it is retried.
+    /// Longest wait for a registry's answer, or for the next piece of its body, before the
+    /// request counts as stalled and is retried.
     #[arg(long, global = true, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
     request_timeout: std::time::Duration,
     /// Retries of a registry request after faults that may heal (5xx, 429, resets, timeouts).

@@ -219,7 +219,7 @@ fn htpasswd_basic_auth_with_per_namespace_credentials() {
         std::env::var("PATH").unwrap_or_default()
     );
     cmd.env("DOCKER_CONFIG", &helper_cfg)
-        .env("PATH", path)
+        .env("PATH", &path)
         .arg("verify")
         .arg(&refs[0])
         .args(["--format", "json", "--retries", "1"]);
@@ -229,6 +229,22 @@ fn htpasswd_basic_auth_with_per_namespace_credentials() {
         "credential helper: {}\n{}",
         out.stdout, out.stderr
     );
+
+    // credsStore: the helper answers for every registry the file has no entry for.
+    let store_cfg = r.home.path().join("store");
+    write_json(
+        &store_cfg,
+        "config.json",
+        &serde_json::json!({"credsStore": "imgchecktest", "auths": {}}),
+    );
+    let mut cmd = r.command();
+    cmd.env("DOCKER_CONFIG", &store_cfg)
+        .env("PATH", &path)
+        .arg("verify")
+        .arg(&refs[0])
+        .args(["--format", "json", "--retries", "1"]);
+    let out = r.run(cmd);
+    assert_eq!(out.code, 0, "credsStore: {}\n{}", out.stdout, out.stderr);
 
     // --creds for every registry; --no-creds and wrong passwords are clear errors.
     let out = r.verify(&refs[..1], &["--creds", &format!("alice:{ALICE_PW}")]);

@@ -170,6 +170,12 @@ fn connection_faults_heal() {
         1,
     );
     heals(&registry, Match::Blobs, Fault::Truncate, 2);
+    heals(
+        &registry,
+        Match::Blobs,
+        Fault::StallBody(Duration::from_secs(4)),
+        1,
+    );
     heals(&registry, Match::Manifests, Fault::Truncate, 1);
 }
 
@@ -196,6 +202,7 @@ fn permanent_faults_never_pass() {
         (Match::Manifests, Fault::TooMany { retry_after: 0 }),
         (Match::All, Fault::Reset),
         (Match::Blobs, Fault::Truncate),
+        (Match::Blobs, Fault::StallBody(Duration::from_secs(2))),
         (Match::Manifests, Fault::ContentType("text/html")),
         (Match::Manifests, Fault::LyingDigestHeader),
         (Match::Manifests, Fault::FlipByte),
@@ -222,7 +229,7 @@ fn stalls_end_at_the_request_timeout_and_the_deadline() {
         &["--retries=1"],
     );
     assert!(
-        run.stderr.contains("no complete answer within"),
+        run.stderr.contains("nothing received for 1.0s"),
         "{}",
         run.stderr
     );

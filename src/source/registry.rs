@@ -51,7 +51,8 @@ pub struct ClientOptions {
     pub max_requests: usize,
     /// `--cert-dir`: TLS files for every registry, instead of the certs.d directories.
     pub cert_dir: Option<PathBuf>,
-    /// Longest one request (connect, headers and body) may take.
+    /// Longest wait for an answer, or for the next piece of its body, before the request
+    /// counts as stalled (and is retried).
     pub request_timeout: Duration,
     /// `--timeout`: the whole run's registry work must finish within this.
     pub deadline: Option<Duration>,
@@ -186,9 +187,23 @@ impl RegistryClient {
                 plain_http.push(r.registry.clone());
             }
         }
-        // oci-client (writes) must agree on the scheme of each registry.
+        // oci-client (writes) must agree on the scheme of each registry, and trust the same
+        // extra CAs (client certificates are not supported there).
+        let roots: Vec<PathBuf> = CERTS_D_ROOTS.iter().map(PathBuf::from).collect();
+        let mut extra_roots = Vec::new();
+        for r in registries {
+            for ca in TlsFiles::find(&r.registry, options.cert_dir.as_deref(), &roots).ca_files {
+                if let Ok(data) = std::fs::read(&ca) {
+                    extra_roots.push(oci_client::client::Certificate {
+                        encoding: oci_client::client::CertificateEncoding::Pem,
+                        data,
+                    });
+                }
+            }
+        }
         client.oci = oci_client::Client::new(ClientConfig {
             protocol: ClientProtocol::HttpsExcept(plain_http.clone()),
+            extra_root_certificates: extra_roots,
             ..oci_config(options)
         });
         client.plain_http = plain_http.into_iter().collect();
@@ -221,7 +236,7 @@ impl RegistryClient {
                 }
                 Ok(resp) => {
                     let status = resp.status();
-                    let body = read_small(resp).await;
+                    let body = read_small(resp, timeout).await;
                     return !(status == StatusCode::BAD_REQUEST
                         && String::from_utf8_lossy(&body).contains("HTTPS server"));
                 }
@@ -360,6 +375,21 @@ impl RegistryClient {
         ))
     }
 
+    /// Runs one step of a request (an answer, the next piece of a body) within the request
+    /// timeout; a step that takes longer is a fault that may heal.
+    async fn within<T>(&self, what: &str, step: impl Future<Output = T>) -> Result<T, Failure> {
+        let limit = self.options.request_timeout;
+        tokio::time::timeout(limit, step).await.map_err(|_| {
+            Failure::Retry(
+                FetchError::Unavailable(format!(
+                    "{what}: nothing received for {:.1}s (--request-timeout)",
+                    limit.as_secs_f64()
+                )),
+                None,
+            )
+        })
+    }
+
     fn log(&self, message: &str) {
         if self.options.verbose {
             eprintln!("imgcheck: {message}");
@@ -372,12 +402,9 @@ impl RegistryClient {
         let retries = self.options.retries;
         let mut attempt: u32 = 0;
         loop {
-            let mut timeout = self.options.request_timeout;
-            if let Some(left) = self.remaining() {
-                if left.is_zero() {
-                    return Err(self.deadline_error(&req.what));
-                }
-                timeout = timeout.min(left);
+            let left = self.remaining();
+            if left.is_some_and(|l| l.is_zero()) {
+                return Err(self.deadline_error(&req.what));
             }
             let queued = Instant::now();
             let permit = self
@@ -394,16 +421,14 @@ impl RegistryClient {
             };
             counter.fetch_add(1, Ordering::Relaxed);
             let started = Instant::now();
-            let result = match tokio::time::timeout(timeout, self.attempt(req)).await {
-                Ok(r) => r,
-                Err(_) => Err(Failure::Retry(
-                    FetchError::Unavailable(format!(
-                        "{}: no complete answer within {:.1}s",
-                        req.what,
-                        timeout.as_secs_f64()
-                    )),
-                    None,
-                )),
+            // Each step of the attempt (an answer, the next piece of a body) is bounded by
+            // the request timeout; the whole attempt by what is left of the deadline.
+            let result = match left {
+                None => self.attempt(req).await,
+                Some(left) => match tokio::time::timeout(left, self.attempt(req)).await {
+                    Ok(r) => r,
+                    Err(_) => Err(Failure::Fatal(self.deadline_error(&req.what))),
+                },
             };
             self.stats
                 .request_micros
@@ -480,11 +505,12 @@ impl RegistryClient {
                 // registry's credentials must not travel there.
                 let host = host_port(&next);
                 let client = self.http(&host).map_err(Failure::Fatal)?;
-                client
-                    .request(req.kind.method(), next.clone())
-                    .send()
-                    .await
-                    .map_err(|e| transport_failure(&req.what, &e))?
+                self.within(
+                    &req.what,
+                    client.request(req.kind.method(), next.clone()).send(),
+                )
+                .await?
+                .map_err(|e| transport_failure(&req.what, &e))?
             };
             current = next;
         }
@@ -503,7 +529,7 @@ impl RegistryClient {
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(parse_retry_after);
-        let body = read_small(resp).await;
+        let body = read_small(resp, self.options.request_timeout).await;
         let detail = summarize_error_body(&body);
         let message = format!("{} (HTTP {}{})", req.what, status.as_u16(), colon(&detail));
         Err(match status.as_u16() {
@@ -547,7 +573,7 @@ impl RegistryClient {
         let capacity = resp.content_length().unwrap_or(0).min(1 << 20) as usize;
         let mut bytes = Vec::with_capacity(capacity);
         loop {
-            let chunk = match resp.chunk().await {
+            let chunk = match self.within(&req.what, resp.chunk()).await? {
                 Ok(Some(c)) => c,
                 Ok(None) => break,
                 Err(e) => {
@@ -649,9 +675,9 @@ impl RegistryClient {
             if let Some(h) = &header {
                 builder = builder.header(AUTHORIZATION, h);
             }
-            let resp = builder
-                .send()
-                .await
+            let resp = self
+                .within(&req.what, builder.send())
+                .await?
                 .map_err(|e| transport_failure(&req.what, &e))?;
             if resp.status() != StatusCode::UNAUTHORIZED || answered_challenge {
                 return Ok(resp);
@@ -778,17 +804,18 @@ impl RegistryClient {
                 }
             }
         };
-        let resp = builder
-            .send()
-            .await
-            .map_err(|e| transport_failure(&format!("token service {realm}"), &e))?;
+        let what = format!("{}: token service {realm}", req.what);
+        let resp = self
+            .within(&what, builder.send())
+            .await?
+            .map_err(|e| transport_failure(&what, &e))?;
         let status = resp.status();
         let retry_after = resp
             .headers()
             .get(RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(parse_retry_after);
-        let body = read_small(resp).await;
+        let body = read_small(resp, self.options.request_timeout).await;
         if status != StatusCode::OK {
             let mut detail = summarize_error_body(&body);
             if let Some(c) = creds
@@ -944,10 +971,11 @@ fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     parts.join(": ")
 }
 
-/// Reads at most [`MAX_SMALL_BODY`] bytes of an answer (error bodies, tokens).
-async fn read_small(mut resp: reqwest::Response) -> Vec<u8> {
+/// Reads at most [`MAX_SMALL_BODY`] bytes of an answer (error bodies, tokens), waiting at
+/// most `timeout` for each piece.
+async fn read_small(mut resp: reqwest::Response, timeout: Duration) -> Vec<u8> {
     let mut out = Vec::new();
-    while let Ok(Some(chunk)) = resp.chunk().await {
+    while let Ok(Ok(Some(chunk))) = tokio::time::timeout(timeout, resp.chunk()).await {
         out.extend_from_slice(&chunk);
         if out.len() as u64 >= MAX_SMALL_BODY {
             out.truncate(MAX_SMALL_BODY as usize);

@@ -30,6 +30,8 @@ pub enum Fault {
     Stall(Duration),
     /// Forward, but send only the first half of the body under the full Content-Length.
     Truncate,
+    /// Forward the headers and half the body, then stall this long (bounded) and close.
+    StallBody(Duration),
     /// Forward with one body byte flipped (same length).
     FlipByte,
     /// Forward with this Content-Type instead of upstream's.
@@ -420,6 +422,18 @@ fn handle(stream: TcpStream, shared: &Shared) {
             "Docker-Content-Digest",
             super::sha256_digest(b"not these bytes"),
         ),
+        Some(Fault::StallBody(d)) => {
+            let full = bytes.len();
+            let _ = out.write_all(&head_bytes(status, &resp_headers, full));
+            let _ = out.write_all(&bytes[..full / 2]);
+            let _ = out.flush();
+            let until = Instant::now() + (*d).min(MAX_STALL);
+            while Instant::now() < until {
+                thread::sleep(Duration::from_millis(20));
+            }
+            let _ = out.shutdown(Shutdown::Both);
+            return;
+        }
         Some(Fault::Truncate) => {
             let full = bytes.len();
             let head = head_bytes(status, &resp_headers, full);
