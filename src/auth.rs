@@ -25,6 +25,9 @@ use crate::reference::RegistryRef;
 /// The user name Docker uses for an identity (refresh) token.
 pub const IDENTITY_TOKEN_USER: &str = "<token>";
 
+/// How a helper that is not on `PATH` is reported.
+const NOT_INSTALLED: &str = "not installed";
+
 /// How long a credential helper may take before imgcheck gives up on it.
 const HELPER_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -216,10 +219,15 @@ impl AuthStore {
                     None => break,
                 }
             }
-            if let Some(store) = &file.store
-                && let Some(c) = self.helper(store, host)?
-            {
-                return Ok(Some(c));
+            // A default store whose helper is not installed (a Docker Desktop config copied
+            // elsewhere) answers nothing; a helper named for this host must work.
+            if let Some(store) = &file.store {
+                match self.helper(store, host) {
+                    Ok(Some(c)) => return Ok(Some(c)),
+                    Ok(None) => {}
+                    Err(e) if e.reason.starts_with(NOT_INSTALLED) => {}
+                    Err(e) => return Err(e),
+                }
             }
         }
         Ok(None)
@@ -328,7 +336,13 @@ fn run_helper(name: &str, host: &str) -> Result<Option<Credentials>, AuthError> 
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| err(format!("cannot run it: {e}")))?;
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                err(format!("{NOT_INSTALLED} (not found on PATH)"))
+            } else {
+                err(format!("cannot run it: {e}"))
+            }
+        })?;
     if let Some(mut stdin) = child.stdin.take() {
         // A helper that exits without reading its input is judged by its exit status.
         let _ = stdin.write_all(server.as_bytes());
@@ -562,6 +576,12 @@ mod tests {
                 .contains("docker-credential-imgcheck-test-none"),
             "{err}"
         );
+
+        // A default store whose helper is missing answers nothing.
+        let store_path = dir.path().join("store.json");
+        std::fs::write(&store_path, r#"{"credsStore":"imgcheck-test-none"}"#).unwrap();
+        let store = AuthStore::read(&store_path).unwrap();
+        assert_eq!(store.lookup(&reg("any.example/x")).unwrap(), None);
 
         let legacy = dir.path().join(".dockercfg");
         std::fs::write(

@@ -467,7 +467,7 @@ impl RegistryClient {
         let reference = &req.source.reference;
         let url = format!(
             "{}/v2/{}/{}/{}",
-            self.base_url(&reference.registry),
+            self.base_url(api_host(&reference.registry)),
             reference.repository,
             req.kind.path(),
             req.reference_part
@@ -659,7 +659,7 @@ impl RegistryClient {
             .as_ref()
             .map_err(|e| Failure::Fatal(FetchError::Unavailable(e.clone())))?
             .as_ref();
-        let host = reference.registry.as_str();
+        let host = api_host(&reference.registry);
         let client = self.http(host).map_err(Failure::Fatal)?;
         let known = lock(&self.challenges).get(host).cloned();
         let mut header = match &known {
@@ -1007,6 +1007,15 @@ fn fingerprint(creds: Option<&Credentials>) -> String {
     }
 }
 
+/// Where a registry's API lives: Docker Hub's references say `docker.io`, its API answers at
+/// `registry-1.docker.io`.
+fn api_host(registry: &str) -> &str {
+    match registry {
+        "docker.io" => "registry-1.docker.io",
+        other => other,
+    }
+}
+
 /// `host[:port]` of a URL, as certs.d names directories.
 fn host_port(url: &Url) -> String {
     let host = url.host_str().unwrap_or("");
@@ -1023,7 +1032,7 @@ fn same_origin(a: &Url, b: &Url) -> bool {
 }
 
 fn origin_is_registry(url: &Url, reference: &RegistryRef) -> bool {
-    host_port(url) == reference.registry
+    host_port(url) == api_host(&reference.registry)
 }
 
 /// oci-client's configuration for writes (scheme per registry set by the caller).
@@ -1170,6 +1179,9 @@ mod tests {
             "h.example:5000"
         );
         assert_eq!(host_port(&u("https://h.example/v2/")), "h.example");
+        assert_eq!(api_host("docker.io"), "registry-1.docker.io");
+        assert_eq!(api_host("quay.io"), "quay.io");
+        assert_eq!(api_host("127.0.0.1:5000"), "127.0.0.1:5000");
     }
 
     #[test]
