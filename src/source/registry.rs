@@ -211,7 +211,8 @@ impl RegistryClient {
     }
 
     /// Does `host` answer plain HTTP on `/v2/`? A TLS-only server answers a plain request
-    /// with Go's "client sent an HTTP request to an HTTPS server" 400, which counts as no.
+    /// with Go's "client sent an HTTP request to an HTTPS server" 400, and a redirect (to https),
+    /// which count as no.
     /// Faults that may heal are retried like any request; if none heals, the answer is no.
     async fn speaks_plain_http(&self, host: &str) -> bool {
         let Ok(client) = reqwest::Client::builder()
@@ -234,6 +235,8 @@ impl RegistryClient {
                 Ok(resp) if is_retryable_status(resp.status().as_u16()) => {
                     format!("HTTP {}", resp.status().as_u16())
                 }
+                // A redirect (typically to https://) means "not here over plain HTTP".
+                Ok(resp) if resp.status().is_redirection() => return false,
                 Ok(resp) => {
                     let status = resp.status();
                     let body = read_small(resp, timeout).await;
