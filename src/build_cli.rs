@@ -65,10 +65,14 @@ fn env(name: &str) -> Option<String> {
 }
 
 /// Runs `imgcheck build`; `Err((code, message))` ends the command with that code.
+/// `authfile` is handed to Buildah; `auth` loads imgcheck's own credentials (global
+/// `--authfile`, `--creds`, `--no-creds`) once the plan is known to be usable; `options` says
+/// how to reach registries (global flags).
 pub async fn run(
     args: &BuildArgs,
     authfile: Option<&std::path::Path>,
-    tls_verify: bool,
+    auth: impl FnOnce() -> Result<AuthStore, String>,
+    options: ClientOptions,
 ) -> Result<i32, (i32, String)> {
     let usage = |m: String| (EXIT_USAGE, m);
     let plan = Plan::load(&args.plan).map_err(|e| usage(e.to_string()))?;
@@ -109,7 +113,7 @@ pub async fn run(
     let passthrough = Passthrough {
         storage_driver: args.storage_driver.clone(),
         isolation: args.isolation.clone(),
-        tls_verify: (!tls_verify).then_some(false),
+        tls_verify: (!options.tls_verify).then_some(false),
         authfile: authfile.map(PathBuf::from),
     };
     let mut lists = Vec::new();
@@ -171,7 +175,7 @@ pub async fn run(
             what.join("; ")
         )));
     }
-    let auth = AuthStore::load(authfile).map_err(|e| usage(e.to_string()))?;
+    let auth = auth().map_err(usage)?;
     let version = buildah_version().await.map_err(run_error)?;
     let run_settings = RunSettings {
         jobs: usize::from(args.jobs),
@@ -183,10 +187,6 @@ pub async fn run(
         jobs,
         images: lists,
         settings: &run_settings,
-    };
-    let options = ClientOptions {
-        tls_verify,
-        ..ClientOptions::default()
     };
     let results = build
         .run(

@@ -202,14 +202,19 @@ fn parse_refs(inputs: &[String]) -> Result<Vec<ImageRef>, Exit> {
         .collect()
 }
 
-async fn session(cli: &Cli, refs: &[ImageRef], max_requests: usize) -> Result<Session, Exit> {
-    let auth = if cli.no_creds {
-        AuthStore::anonymous()
+/// The run's credentials: `--no-creds`, `--creds`, else the auth files.
+fn auth_store(cli: &Cli) -> Result<AuthStore, Exit> {
+    if cli.no_creds {
+        Ok(AuthStore::anonymous())
     } else if let Some(creds) = &cli.creds {
-        AuthStore::with_creds(creds).map_err(usage)?
+        AuthStore::with_creds(creds).map_err(usage)
     } else {
-        AuthStore::load(cli.authfile.as_deref()).map_err(usage)?
-    };
+        AuthStore::load(cli.authfile.as_deref()).map_err(usage)
+    }
+}
+
+/// How to reach registries, from the global options.
+fn client_options(cli: &Cli, max_requests: usize) -> Result<ClientOptions, Exit> {
     if let Some(dir) = &cli.cert_dir
         && !dir.is_dir()
     {
@@ -218,7 +223,7 @@ async fn session(cli: &Cli, refs: &[ImageRef], max_requests: usize) -> Result<Se
             dir.display()
         )));
     }
-    let options = ClientOptions {
+    Ok(ClientOptions {
         tls_verify: cli.tls_verify,
         max_requests,
         cert_dir: cli.cert_dir.clone(),
@@ -229,7 +234,12 @@ async fn session(cli: &Cli, refs: &[ImageRef], max_requests: usize) -> Result<Se
         retries: cli.retries,
         verbose: cli.verbose,
         ..ClientOptions::default()
-    };
+    })
+}
+
+async fn session(cli: &Cli, refs: &[ImageRef], max_requests: usize) -> Result<Session, Exit> {
+    let auth = auth_store(cli)?;
+    let options = client_options(cli, max_requests)?;
     Ok(Session::new(&options, auth, refs).await)
 }
 
@@ -470,9 +480,14 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
             print_reports(*format, &reports);
             Ok(report::exit_code(&reports))
         }
-        Command::Build(args) => build_cli::run(args, cli.authfile.as_deref(), cli.tls_verify)
-            .await
-            .map_err(|(code, msg)| Exit(code, msg)),
+        Command::Build(args) => build_cli::run(
+            args,
+            cli.authfile.as_deref(),
+            || auth_store(&cli).map_err(|Exit(_, m)| m),
+            client_options(&cli, ClientOptions::default().max_requests)?,
+        )
+        .await
+        .map_err(|(code, msg)| Exit(code, msg)),
         Command::Policy {
             command: PolicyCommand::Show { policy },
         } => {
