@@ -514,9 +514,9 @@ mod tests {
                 "https://index.docker.io/v1/":{{"auth":"{}"}},
                 "empty.example":{{}}
             }}}}"#,
-            b64("all:p1"),
-            b64("team:p2"),
-            b64("special:p3"),
+            b64("all:Secret-One"),
+            b64("team:Secret-Two"),
+            b64("special:Secret-Three"),
             b64("hub:p4:with:colons")
         );
         std::fs::write(&path, json).unwrap();
@@ -533,7 +533,10 @@ mod tests {
         assert_eq!(user("empty.example/x"), None);
         assert_eq!(user("ghcr.io/x"), None);
         let debug = format!("{:?}", store);
-        assert!(!debug.contains("p1") && !debug.contains("p3"), "{debug}");
+        assert!(
+            !debug.contains("Secret-One") && !debug.contains("Secret-Three"),
+            "{debug}"
+        );
     }
 
     #[test]
