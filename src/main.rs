@@ -237,6 +237,27 @@ fn client_options(cli: &Cli, max_requests: usize) -> Result<ClientOptions, Exit>
     })
 }
 
+/// References from the command line, `--from-file` and `--from-imageset`, at least one.
+fn collect_refs(
+    references: &[String],
+    from_file: &Option<String>,
+    from_imageset: &Option<String>,
+) -> Result<Vec<ImageRef>, Exit> {
+    let mut refs = parse_refs(references)?;
+    if let Some(f) = from_file {
+        refs.extend(batch::read_reference_list(f).map_err(usage)?);
+    }
+    if let Some(f) = from_imageset {
+        refs.extend(batch::read_imageset(f).map_err(usage)?);
+    }
+    if refs.is_empty() {
+        return Err(usage(
+            "no references given (REF..., --from-file or --from-imageset)",
+        ));
+    }
+    Ok(refs)
+}
+
 async fn session(cli: &Cli, refs: &[ImageRef], max_requests: usize) -> Result<Session, Exit> {
     let auth = auth_store(cli)?;
     let options = client_options(cli, max_requests)?;
@@ -285,16 +306,7 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
             runtimes,
             jobs,
         } => {
-            let mut refs = parse_refs(references)?;
-            if let Some(f) = from_file {
-                refs.extend(batch::read_reference_list(f).map_err(usage)?);
-            }
-            if let Some(f) = from_imageset {
-                refs.extend(batch::read_imageset(f).map_err(usage)?);
-            }
-            if refs.is_empty() {
-                return Err(usage("no references to verify"));
-            }
+            let refs = collect_refs(references, from_file, from_imageset)?;
             let policy = Policy::load(policy).map_err(usage)?;
             let runtimes = if runtimes.is_empty() {
                 policy.runtimes.clone()
@@ -429,16 +441,7 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
             format,
             jobs,
         } => {
-            let mut refs = parse_refs(references)?;
-            if let Some(f) = from_file {
-                refs.extend(batch::read_reference_list(f).map_err(usage)?);
-            }
-            if let Some(f) = from_imageset {
-                refs.extend(batch::read_imageset(f).map_err(usage)?);
-            }
-            if refs.is_empty() {
-                return Err(usage("no references to check"));
-            }
+            let refs = collect_refs(references, from_file, from_imageset)?;
             let policy = Policy::load(policy).map_err(usage)?;
             let configured = !idms.is_empty() || !icsp.is_empty() || !registries_conf.is_empty();
             if !configured && !*pre {

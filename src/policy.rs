@@ -78,7 +78,8 @@ impl fmt::Display for Build {
     }
 }
 
-fn unique<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+/// Deserialises a non-empty list without repeats (shared by policy and build-plan files).
+pub(crate) fn unique<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
 where
     D: serde::Deserializer<'de>,
     T: Deserialize<'de> + Ord + Clone + fmt::Display,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::policy::{Arch, Build};
+use crate::policy::{Arch, Build, unique};
 
 /// The plan file `imgcheck build` reads when `--plan` is not given.
 pub const DEFAULT_PLAN: &str = "buildah/images.yaml";
@@ -157,24 +157,6 @@ struct PlanFile {
     windows_bases: BTreeMap<Build, String>,
     #[serde(deserialize_with = "non_empty_images")]
     images: Vec<ImageSpec>,
-}
-
-fn unique<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de> + Ord + Clone + fmt::Display,
-{
-    let items = Vec::<T>::deserialize(d)?;
-    if items.is_empty() {
-        return Err(serde::de::Error::custom("the list must not be empty"));
-    }
-    let mut seen = BTreeSet::new();
-    for item in &items {
-        if !seen.insert(item.clone()) {
-            return Err(serde::de::Error::custom(format!("{item} is listed twice")));
-        }
-    }
-    Ok(items)
 }
 
 fn unique_builds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<WindowsTarget>, D::Error> {
