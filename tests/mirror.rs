@@ -551,3 +551,40 @@ fn a_pinned_reference_is_checked_without_reaching_the_source() {
     assert_eq!(code, 3, "{image:#}");
     assert_eq!(image["verdict"], "error");
 }
+
+#[test]
+fn an_unreachable_mirror_is_skipped_like_a_node_would() {
+    let pair = Pair::new("good");
+    pair.mirror_all("mirror/csi/driver");
+    let (src, mir) = (pair.source.host(), pair.mirror.host());
+    // Nothing listens on port 1: the node falls through to the next mirror.
+    let idms = pair.write(
+        "down.yaml",
+        &format!(
+            "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {{name: down}}\n\
+             spec:\n  imageDigestMirrors:\n  - source: {src}/csi\n    mirrors: [127.0.0.1:1/csi, {mir}/mirror/csi]\n"
+        ),
+    );
+    let fast = ["--retries", "0"];
+    let (code, image) = check(&["--idms", path(&idms)], &pair.by_digest(), &fast);
+    assert_eq!(code, 0, "{image:#}");
+    let resolved = message(&image, "mirror-resolved");
+    assert!(resolved.contains("mirror 2 of 2"), "{resolved}");
+    assert!(
+        resolved.contains("127.0.0.1:1/csi/driver@") && resolved.contains("could not be reached"),
+        "{resolved}"
+    );
+
+    // Only the unreachable mirror: the check cannot conclude (error, exit 3), never a pass.
+    let idms = pair.write(
+        "only-down.yaml",
+        &format!(
+            "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {{name: down}}\n\
+             spec:\n  imageDigestMirrors:\n  - source: {src}/csi\n    mirrors: [127.0.0.1:1/csi]\n"
+        ),
+    );
+    let (code, image) = check(&["--idms", path(&idms)], &pair.by_digest(), &fast);
+    assert_eq!(code, 3, "{image:#}");
+    assert_eq!(image["verdict"], "error");
+    assert!(rules(&image, "error").contains("fetch-error"), "{image:#}");
+}

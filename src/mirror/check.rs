@@ -441,6 +441,7 @@ pub async fn check(
     let p = plan(reference, resolution);
     let mut findings = p.findings.clone();
     let mut absent: Vec<String> = Vec::new();
+    let mut unreachable_mirrors: Vec<String> = Vec::new();
     for (i, m) in p.mirrors.iter().enumerate() {
         let target = if p.by_digest {
             m.repository.with_digest(&digest)
@@ -453,13 +454,10 @@ pub async fn check(
         let held = match look(session, &target, &digest, options).await {
             Ok(h) => h,
             Err(e @ FetchError::BadInput(_)) => return Err(e),
+            // A node falls through to the next mirror when one fails: so does the check.
             Err(e) => {
-                findings.push(Finding::new(
-                    Rule::FetchError,
-                    format!("the mirror {target} could not be checked: {e}"),
-                    None,
-                ));
-                return Ok(report(&name, Some(&digest), findings));
+                unreachable_mirrors.push(format!("{target} ({e})"));
+                continue;
             }
         };
         match held {
@@ -478,7 +476,7 @@ pub async fn check(
                 findings.push(Finding::new(
                     Rule::MirrorResolved,
                     format!(
-                        "a node pulls it from {target} (mirror {} of {}, {}){}{}",
+                        "a node pulls it from {target} (mirror {} of {}, {}){}{}{}",
                         i + 1,
                         p.mirrors.len(),
                         m.origin,
@@ -486,6 +484,14 @@ pub async fn check(
                             String::new()
                         } else {
                             format!(", after {} which do(es) not hold it", absent.join(", "))
+                        },
+                        if unreachable_mirrors.is_empty() {
+                            String::new()
+                        } else {
+                            format!(
+                                ", after {} which could not be reached",
+                                unreachable_mirrors.join(", ")
+                            )
                         },
                         unreached.as_deref().map_or(String::new(), |e| format!(
                             "; the source could not be reached ({e}), so the mirror was checked against the pinned digest alone"
@@ -500,6 +506,18 @@ pub async fn check(
         }
     }
     if p.mirrors.is_empty() {
+        return Ok(report(&name, Some(&digest), findings));
+    }
+    // No mirror holds it for sure, and at least one could not be asked: not a verdict.
+    if !unreachable_mirrors.is_empty() {
+        findings.push(Finding::new(
+            Rule::FetchError,
+            format!(
+                "no reachable mirror holds {digest}, and {} could not be checked",
+                unreachable_mirrors.join(", ")
+            ),
+            None,
+        ));
         return Ok(report(&name, Some(&digest), findings));
     }
     // No mirror holds the digest. A rebuilt list under the same tag explains why.
