@@ -151,26 +151,58 @@ pub enum Outcome {
     BadInput(String),
 }
 
-/// Verifies every reference, at most `images_in_flight` at once, calling `on_done` as each
-/// finishes. One image's failure to fetch is that image's `error` verdict; the others go on.
-/// Results come back in input order.
+impl Outcome {
+    /// The outcome for a reference whose graph could not be fetched: bad input ends the run,
+    /// anything else is that image's `error` verdict.
+    pub fn fetch_failed(reference: &ImageRef, error: FetchError) -> Outcome {
+        match error {
+            FetchError::BadInput(m) => Outcome::BadInput(m),
+            e => Outcome::Report(ImageReport::unavailable(
+                &reference.to_string(),
+                &e.to_string(),
+            )),
+        }
+    }
+}
+
+/// Runs `check` on every item, at most `in_flight` at once, calling `on_done` as each
+/// finishes; results come back in input order. One item's failure does not stop the others.
+pub async fn run_bounded<'a, T, F, Fut>(
+    items: &'a [T],
+    in_flight: usize,
+    on_done: &(dyn Fn(&Outcome) + Sync),
+    check: F,
+) -> Vec<Outcome>
+where
+    F: Fn(&'a T) -> Fut,
+    Fut: Future<Output = Outcome>,
+{
+    futures::stream::iter(items.iter().map(|item| {
+        let pending = check(item);
+        async move {
+            let outcome = pending.await;
+            on_done(&outcome);
+            outcome
+        }
+    }))
+    .buffered(in_flight.max(1))
+    .collect()
+    .await
+}
+
+/// Verifies every reference, at most `images_in_flight` at once (see [`run_bounded`]).
 pub async fn verify_all(
     session: &Session,
     refs: &[ImageRef],
     run: &VerifyRun,
     on_done: &(dyn Fn(&Outcome) + Sync),
 ) -> Vec<Outcome> {
-    futures::stream::iter(refs.iter().map(|r| async move {
-        let outcome = match session.graph(r, run.walk).await {
+    run_bounded(refs, run.images_in_flight, on_done, |r| async move {
+        match session.graph(r, run.walk).await {
             Ok(graph) => Outcome::Report(judge(&graph, &run.policy, &run.runtimes)),
-            Err(FetchError::BadInput(m)) => Outcome::BadInput(m),
-            Err(e) => Outcome::Report(ImageReport::unavailable(&r.to_string(), &e.to_string())),
-        };
-        on_done(&outcome);
-        outcome
-    }))
-    .buffered(run.images_in_flight.max(1))
-    .collect()
+            Err(e) => Outcome::fetch_failed(r, e),
+        }
+    })
     .await
 }
 

@@ -624,8 +624,8 @@ pub async fn check_all(
     run: &MirrorRun,
     on_done: &(dyn Fn(&Outcome) + Sync),
 ) -> Vec<Outcome> {
-    futures::stream::iter(targets.iter().map(|t| async move {
-        let outcome = match (&t.reference, run.pre) {
+    crate::batch::run_bounded(targets, run.images_in_flight, on_done, |t| async move {
+        match (&t.reference, run.pre) {
             (ImageRef::Registry(reg), false) => {
                 match check(session, reg, t.resolution.as_ref(), &run.policy, run.walk).await {
                     Ok(r) => Outcome::Report(r),
@@ -642,15 +642,10 @@ pub async fn check_all(
                     };
                     Outcome::Report(pre_check(&g, &run.policy, &run.policy.runtimes, p.as_ref()))
                 }
-                Err(FetchError::BadInput(m)) => Outcome::BadInput(m),
-                Err(e) => Outcome::Report(ImageReport::unavailable(&r.to_string(), &e.to_string())),
+                Err(e) => Outcome::fetch_failed(r, e),
             },
-        };
-        on_done(&outcome);
-        outcome
-    }))
-    .buffered(run.images_in_flight.max(1))
-    .collect()
+        }
+    })
     .await
 }
 
