@@ -779,16 +779,7 @@ pub fn judge(graph: &Graph, policy: &Policy, runtimes: &[RuntimeProfile]) -> Ima
     }
 
     findings.sort_by_key(|f| f.severity);
-    let verdict = if findings
-        .iter()
-        .any(|f| f.severity == Severity::Error && f.rule != Rule::FetchError.id())
-    {
-        Verdict::Fail
-    } else if findings.iter().any(|f| f.rule == Rule::FetchError.id()) {
-        Verdict::Error
-    } else {
-        Verdict::Pass
-    };
+    let verdict = verdict_of(&findings);
     ImageReport {
         reference: graph.reference.clone(),
         digest: Some(root.digest.to_string()),

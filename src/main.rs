@@ -69,19 +69,26 @@ struct Cli {
     command: Command,
 }
 
+/// Where the references of a batch command come from.
+#[derive(clap::Args)]
+struct RefInput {
+    /// References: REGISTRY/REPO[:TAG][@DIGEST], docker://…, oci:DIR[:TAG], oci:DIR@DIGEST.
+    #[arg(value_name = "REF", required_unless_present_any = ["from_file", "from_imageset"])]
+    references: Vec<String>,
+    /// Read references from FILE, one per line, `#` comments (`-` for standard input).
+    #[arg(long, value_name = "FILE")]
+    from_file: Option<String>,
+    /// Read references from an oc-mirror ImageSetConfiguration (mirror.additionalImages).
+    #[arg(long, value_name = "FILE")]
+    from_imageset: Option<String>,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Verify references against a policy: which entry each supported host would pull.
     Verify {
-        /// References: REGISTRY/REPO[:TAG][@DIGEST], docker://…, oci:DIR[:TAG], oci:DIR@DIGEST.
-        #[arg(value_name = "REF", required_unless_present_any = ["from_file", "from_imageset"])]
-        references: Vec<String>,
-        /// Read references from FILE, one per line, `#` comments (`-` for standard input).
-        #[arg(long, value_name = "FILE")]
-        from_file: Option<String>,
-        /// Read references from an oc-mirror ImageSetConfiguration (mirror.additionalImages).
-        #[arg(long, value_name = "FILE")]
-        from_imageset: Option<String>,
+        #[command(flatten)]
+        input: RefInput,
         /// Print request counters to standard error at the end.
         #[arg(long)]
         stats: bool,
@@ -131,15 +138,8 @@ enum Command {
     /// Check that disconnected mirrors hold each image exactly as its source does.
     #[command(name = "mirror-check")]
     MirrorCheck {
-        /// Source references: REGISTRY/REPO[:TAG][@DIGEST].
-        #[arg(value_name = "REF", required_unless_present_any = ["from_file", "from_imageset"])]
-        references: Vec<String>,
-        /// Read references from FILE, one per line, `#` comments (`-` for standard input).
-        #[arg(long, value_name = "FILE")]
-        from_file: Option<String>,
-        /// Read references from an oc-mirror ImageSetConfiguration (mirror.additionalImages).
-        #[arg(long, value_name = "FILE")]
-        from_imageset: Option<String>,
+        #[command(flatten)]
+        input: RefInput,
         /// ImageDigestMirrorSet / ImageTagMirrorSet YAML (several documents; repeatable).
         #[arg(long = "idms", value_name = "FILE")]
         idms: Vec<PathBuf>,
@@ -238,16 +238,12 @@ fn client_options(cli: &Cli, max_requests: usize) -> Result<ClientOptions, Exit>
 }
 
 /// References from the command line, `--from-file` and `--from-imageset`, at least one.
-fn collect_refs(
-    references: &[String],
-    from_file: &Option<String>,
-    from_imageset: &Option<String>,
-) -> Result<Vec<ImageRef>, Exit> {
-    let mut refs = parse_refs(references)?;
-    if let Some(f) = from_file {
+fn collect_refs(input: &RefInput) -> Result<Vec<ImageRef>, Exit> {
+    let mut refs = parse_refs(&input.references)?;
+    if let Some(f) = &input.from_file {
         refs.extend(batch::read_reference_list(f).map_err(usage)?);
     }
-    if let Some(f) = from_imageset {
+    if let Some(f) = &input.from_imageset {
         refs.extend(batch::read_imageset(f).map_err(usage)?);
     }
     if refs.is_empty() {
@@ -296,9 +292,7 @@ fn print_reports(format: Format, reports: &[ImageReport]) {
 async fn run(cli: Cli) -> Result<i32, Exit> {
     match &cli.command {
         Command::Verify {
-            references,
-            from_file,
-            from_imageset,
+            input,
             stats,
             policy,
             format,
@@ -306,7 +300,7 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
             runtimes,
             jobs,
         } => {
-            let refs = collect_refs(references, from_file, from_imageset)?;
+            let refs = collect_refs(input)?;
             let policy = Policy::load(policy).map_err(usage)?;
             let runtimes = if runtimes.is_empty() {
                 policy.runtimes.clone()
@@ -430,9 +424,7 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
         }
         Command::Assemble(args) => run_assemble(&cli, args).await,
         Command::MirrorCheck {
-            references,
-            from_file,
-            from_imageset,
+            input,
             idms,
             icsp,
             registries_conf,
@@ -441,7 +433,7 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
             format,
             jobs,
         } => {
-            let refs = collect_refs(references, from_file, from_imageset)?;
+            let refs = collect_refs(input)?;
             let policy = Policy::load(policy).map_err(usage)?;
             let configured = !idms.is_empty() || !icsp.is_empty() || !registries_conf.is_empty();
             if !configured && !*pre {
