@@ -848,3 +848,73 @@ impl Plan {
         });
     }
 }
+
+/// One HTTP/1.1 request read from a test server's socket.
+pub struct HttpRequest {
+    /// Method (`GET`, `POST`, …).
+    pub method: String,
+    /// Request target (path and query).
+    pub target: String,
+    /// Headers in arrival order.
+    pub headers: Vec<(String, String)>,
+    /// Body (`Content-Length` bytes, at most `max_body`).
+    pub body: Vec<u8>,
+}
+
+impl HttpRequest {
+    /// A header's value (case-insensitive name).
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    }
+}
+
+/// Reads one request (request line, headers, `Content-Length` body capped at `max_body`)
+/// for the harness's hand-written servers; `None` when the peer closes or the read fails.
+pub fn read_http_request(
+    stream: &std::net::TcpStream,
+    timeout: std::time::Duration,
+    max_body: usize,
+) -> Option<HttpRequest> {
+    use std::io::{BufRead, BufReader, Read};
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_read_timeout(Some(timeout));
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return None;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_string();
+    let target = parts.next().unwrap_or("/").to_string();
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).unwrap_or(0) == 0 {
+            return None;
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            headers.push((k.trim().to_string(), v.trim().to_string()));
+        }
+    }
+    let mut request = HttpRequest {
+        method,
+        target,
+        headers,
+        body: Vec::new(),
+    };
+    if let Some(n) = request
+        .header("content-length")
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        request.body.resize(n.min(max_body), 0);
+        reader.read_exact(&mut request.body).ok()?;
+    }
+    Some(request)
+}

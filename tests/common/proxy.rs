@@ -7,7 +7,7 @@
 //! credentials went where. Dropping the proxy stops it; every stall is bounded.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -257,46 +257,21 @@ fn take_fault(shared: &Shared, path: &str) -> Option<Fault> {
 }
 
 fn handle(stream: TcpStream, shared: &Shared) {
-    let _ = stream.set_nonblocking(false);
-    let _ = stream.set_read_timeout(Some(READ_TIMEOUT));
-    let mut reader = BufReader::new(match stream.try_clone() {
-        Ok(s) => s,
-        Err(_) => return,
-    });
-    let mut line = String::new();
-    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+    let Some(request) = super::read_http_request(&stream, READ_TIMEOUT, 16 << 20) else {
         return;
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or("").to_string();
-    let path = parts.next().unwrap_or("/").to_string();
-    let mut headers: Vec<(String, String)> = Vec::new();
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h).unwrap_or(0) == 0 {
-            return;
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            headers.push((k.trim().to_string(), v.trim().to_string()));
-        }
-    }
+    };
+    let super::HttpRequest {
+        method,
+        target: path,
+        headers,
+        body,
+    } = request;
     let header = |name: &str| {
         headers
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.clone())
     };
-    let mut body = Vec::new();
-    if let Some(n) = header("content-length").and_then(|v| v.parse::<usize>().ok()) {
-        body.resize(n.min(16 << 20), 0);
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
-    }
     let fault = take_fault(shared, &path);
     shared.seen.lock().unwrap().push(Seen {
         request: format!("{method} {path}"),

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -413,42 +413,16 @@ fn query_param(query: &str, name: &str) -> Option<String> {
 }
 
 fn serve_token(stream: TcpStream, state: &TokenState) {
-    let _ = stream.set_nonblocking(false);
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-    let mut reader = BufReader::new(match stream.try_clone() {
-        Ok(s) => s,
-        Err(_) => return,
-    });
-    let mut line = String::new();
-    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+    let Some(request) = super::read_http_request(&stream, Duration::from_secs(10), 1 << 16) else {
         return;
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or("").to_string();
-    let target = parts.next().unwrap_or("/").to_string();
-    let mut authorization = None;
-    let mut length = 0usize;
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h).unwrap_or(0) == 0 {
-            return;
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            if k.eq_ignore_ascii_case("authorization") {
-                authorization = Some(v.trim().to_string());
-            } else if k.eq_ignore_ascii_case("content-length") {
-                length = v.trim().parse().unwrap_or(0);
-            }
-        }
-    }
-    let mut body = vec![0; length.min(1 << 16)];
-    if reader.read_exact(&mut body).is_err() {
-        return;
-    }
+    };
+    let authorization = request.header("authorization");
+    let super::HttpRequest {
+        method,
+        target,
+        body,
+        ..
+    } = request;
     let query = match method.as_str() {
         "POST" => String::from_utf8_lossy(&body).into_owned(),
         _ => target
