@@ -586,7 +586,10 @@ async fn run_assemble(cli: &Cli, args: &AssembleArgs) -> Result<i32, Exit> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    // One thread: imgcheck waits on the network; a second worker only added cross-thread
+    // wake-ups (measured in scripts/bench, docs/decisions.md). CPU-heavy work (layer
+    // decompression) goes to the blocking pool.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

@@ -2,8 +2,8 @@
 //!
 //! - registry: `host[:port]/path[:tag][@sha256:…]`, optionally prefixed `docker://`, with
 //!   Docker Hub normalisation (`busybox` → `docker.io/library/busybox:latest`). The grammar is
-//!   docker/distribution's, through `oci_spec::distribution::Reference` (re-exported by
-//!   oci-client), which tracks it.
+//!   docker/distribution's, parsed by hand (see [`parse_registry`] for why) and tested against
+//!   `oci_spec::distribution::Reference`.
 //! - OCI image layout: `oci:DIR[:TAG]` or `oci:DIR@DIGEST`, as skopeo writes and reads them
 //!   (the first `:` after `oci:` separates the directory from the tag).
 
@@ -181,33 +181,125 @@ impl FromStr for ImageRef {
         if rest.len() > 4096 {
             return Err(err("longer than 4096 characters".to_string()));
         }
-        let parsed: oci_client::Reference = rest.parse().map_err(|e: oci_client::ParseError| {
-            err(format!(
-                "{e} (expected HOST[:PORT]/PATH[:TAG][@sha256:DIGEST])"
-            ))
-        })?;
-        if let Some(bad) = parsed
-            .repository()
-            .split('/')
-            .find(|c| !valid_path_component(c))
-        {
-            return Err(err(format!(
-                "repository path component '{bad}' must be lowercase letters and digits, \
-                 separated by '.', '_', '__' or '-'"
-            )));
-        }
-        let digest = parsed
-            .digest()
-            .map(|d| d.parse::<Digest>())
-            .transpose()
-            .map_err(|e| err(e.to_string()))?;
-        Ok(ImageRef::Registry(RegistryRef {
-            registry: parsed.registry().to_string(),
-            repository: parsed.repository().to_string(),
-            tag: parsed.tag().map(str::to_string),
-            digest,
-        }))
+        parse_registry(rest).map(ImageRef::Registry).map_err(err)
     }
+}
+
+/// Parses `[HOST[:PORT]/]PATH[:TAG][@DIGEST]` with docker/distribution's grammar and its
+/// Docker Hub normalisation (`busybox` → `docker.io/library/busybox:latest`), plus bracketed
+/// IPv6 hosts (`[::1]:5000/x`) as distribution accepts them.
+///
+/// Hand-written rather than oci-spec's `Reference` parser: that one compiles a Unicode regex
+/// on first use, which was 91% of the instructions of a whole single-reference `verify`
+/// (docs/decisions.md). A differential test keeps the two in agreement.
+fn parse_registry(rest: &str) -> Result<RegistryRef, String> {
+    const SHAPE: &str = "(expected HOST[:PORT]/PATH[:TAG][@sha256:DIGEST])";
+    let (name_tag, digest) = match rest.split_once('@') {
+        Some((n, d)) => (n, Some(d.parse::<Digest>().map_err(|e| e.to_string())?)),
+        None => (rest, None),
+    };
+    let last_slash = name_tag.rfind('/').map_or(0, |i| i + 1);
+    let (name, tag) = match name_tag[last_slash..].split_once(':') {
+        Some((_, tag)) => (&name_tag[..name_tag.len() - tag.len() - 1], Some(tag)),
+        None => (name_tag, None),
+    };
+    if let Some(tag) = tag
+        && !valid_tag(tag)
+    {
+        return Err(format!(
+            "'{tag}' is not a valid tag (letters, digits, '_', then also '.', '-'; at most 128) {SHAPE}"
+        ));
+    }
+    let (domain, path) = match name.split_once('/') {
+        Some((first, path))
+            if first.contains(['.', ':']) || first == "localhost" || first.starts_with('[') =>
+        {
+            if !valid_domain(first) {
+                return Err(format!("'{first}' is not a valid registry host {SHAPE}"));
+            }
+            (first, path)
+        }
+        _ => ("docker.io", name),
+    };
+    if path.is_empty() {
+        return Err(format!("no repository path {SHAPE}"));
+    }
+    if let Some(bad) = path.split('/').find(|c| !valid_path_component(c)) {
+        return Err(format!(
+            "repository path component '{bad}' must be lowercase letters and digits, \
+             separated by '.', '_', '__' or '-'"
+        ));
+    }
+    let domain = match domain {
+        "index.docker.io" => "docker.io",
+        d => d,
+    };
+    let repository = if domain == "docker.io" && !path.contains('/') {
+        format!("library/{path}")
+    } else {
+        path.to_string()
+    };
+    if repository.len() > 255 {
+        return Err("the repository path is longer than 255 characters".to_string());
+    }
+    let tag = match (tag, &digest) {
+        (None, None) => Some("latest".to_string()),
+        (t, _) => t.map(str::to_string),
+    };
+    Ok(RegistryRef {
+        registry: domain.to_string(),
+        repository,
+        tag,
+        digest,
+    })
+}
+
+/// distribution's tag grammar: `[\w][\w.-]{0,127}`.
+fn valid_tag(tag: &str) -> bool {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    match tag.as_bytes() {
+        [first, rest @ ..] => {
+            word(*first)
+                && rest.len() <= 127
+                && rest.iter().all(|&b| word(b) || b == b'.' || b == b'-')
+        }
+        [] => false,
+    }
+}
+
+/// distribution's domain grammar: dot-separated labels of letters, digits and inner '-'
+/// (or a bracketed IPv6 address), then an optional `:PORT`.
+fn valid_domain(domain: &str) -> bool {
+    let (host, port) = if let Some(v6) = domain.strip_prefix('[') {
+        let Some((addr, after)) = v6.split_once(']') else {
+            return false;
+        };
+        if addr.is_empty() || !addr.bytes().all(|b| b.is_ascii_hexdigit() || b == b':') {
+            return false;
+        }
+        match after {
+            "" => return true,
+            p => match p.strip_prefix(':') {
+                Some(port) => ("", Some(port)),
+                None => return false,
+            },
+        }
+    } else {
+        match domain.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (domain, None),
+        }
+    };
+    let label = |l: &str| {
+        let b = l.as_bytes();
+        !b.is_empty()
+            && b[0].is_ascii_alphanumeric()
+            && b[b.len() - 1].is_ascii_alphanumeric()
+            && b.iter().all(|&x| x.is_ascii_alphanumeric() || x == b'-')
+    };
+    let host_ok = domain.starts_with('[') || host.split('.').all(label);
+    let port_ok = port.is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    host_ok && port_ok
 }
 
 /// docker/distribution's path-component grammar:
@@ -384,7 +476,91 @@ mod tests {
         }
     }
 
+    #[test]
+    fn ipv6_and_hub_normalisation() {
+        let v6 = reg("[::1]:5000/team/img:v1");
+        assert_eq!(v6.registry, "[::1]:5000");
+        assert_eq!(v6.repository, "team/img");
+        assert!(v6.is_loopback());
+        assert_eq!(reg("[fe80::1]/x").registry, "[fe80::1]");
+        let hub = reg("index.docker.io/busybox");
+        assert_eq!(
+            (hub.registry.as_str(), hub.repository.as_str()),
+            ("docker.io", "library/busybox")
+        );
+        assert_eq!(reg("docker.io/org/img").repository, "org/img");
+        for bad in [
+            "[::1/x",
+            "[zz::1]:5000/x",
+            "[::1]x/y",
+            "[]/x",
+            "host:port/x",
+            "-a.io/x",
+            "a.io:/x",
+        ] {
+            assert!(bad.parse::<ImageRef>().is_err(), "{bad} parsed");
+        }
+    }
+
+    /// Inputs shaped like references, often slightly wrong: hosts, path components, tags and
+    /// digests drawn from small alphabets that hit every branch of the grammar.
+    fn reference_like() -> impl Strategy<Value = String> {
+        let domain = prop_oneof![
+            Just(String::new()),
+            Just("index.docker.io/".to_string()),
+            Just("docker.io/".to_string()),
+            "(localhost|[a-zA-Z0-9_-]{1,4}(\\.[a-zA-Z0-9_-]{1,4}){0,2})(:[0-9]{0,4})?/",
+        ];
+        let component = prop_oneof![3 => "[a-z0-9]{1,4}", 1 => "[a-zA-Z0-9._-]{0,5}"];
+        let path = proptest::collection::vec(component, 1..4);
+        let tag = proptest::option::of(prop_oneof![
+            "[a-zA-Z0-9_.-]{0,6}",
+            "[a-zA-Z0-9_][a-zA-Z0-9_.-]{126,128}",
+        ]);
+        let digest = proptest::option::of(prop_oneof![
+            Just(D.to_string()),
+            "sha(256|512|384):[0-9a-fA-F]{0,4}",
+        ]);
+        (domain, path, tag, digest).prop_map(|(d, p, t, g)| {
+            let mut s = d + &p.join("/");
+            if let Some(t) = t {
+                s = s + ":" + &t;
+            }
+            if let Some(g) = g {
+                s = s + "@" + &g;
+            }
+            s
+        })
+    }
+
     proptest! {
+        /// Our parser agrees with oci-spec's regex-based one wherever both accept, and
+        /// accepts whatever oci-spec accepts except what we refuse on purpose: upper-case or
+        /// ill-separated path components, hosts that are no host name (oci-spec takes
+        /// `0_0.a/x` as registry `0_0.a`: its regex reads it as a path, then the domain split
+        /// sees a '.') and digest algorithms other than sha256/sha512.
+        #[test]
+        fn agrees_with_oci_spec(s in reference_like()) {
+            let ours = s.parse::<ImageRef>();
+            let theirs = s.parse::<oci_client::Reference>();
+            match (&ours, &theirs) {
+                (Ok(ImageRef::Registry(o)), Ok(t)) => {
+                    prop_assert_eq!(&o.registry, t.registry());
+                    prop_assert_eq!(&o.repository, t.repository());
+                    prop_assert_eq!(o.tag.as_deref(), t.tag());
+                    prop_assert_eq!(o.digest.as_ref().map(|d| d.to_string()), t.digest().map(str::to_string));
+                }
+                (Ok(o), Err(e)) => prop_assert!(false, "{s}: we accept {o:?}, oci-spec refuses: {e}"),
+                (Err(_), Ok(t)) => {
+                    let on_purpose = !t.repository().split('/').all(valid_path_component)
+                        || !valid_domain(t.registry())
+                        || t.digest().is_some_and(|d| d.parse::<Digest>().is_err());
+                    prop_assert!(on_purpose, "{s}: oci-spec accepts {t:?}, we refuse: {ours:?}");
+                }
+                (Ok(ImageRef::Layout(_)), _) | (Err(_), Err(_)) => {}
+            }
+        }
+
         #[test]
         fn parse_never_panics(s in "\\PC{0,80}") {
             let _ = s.parse::<ImageRef>();

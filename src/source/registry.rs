@@ -140,12 +140,17 @@ const MAX_SMALL_BODY: u64 = 64 * 1024;
 /// requests are bounded by a semaphore, and manifests/configs are fetched once per
 /// (repository, digest) — existence in one repository proves nothing about another.
 pub struct RegistryClient {
-    oci: oci_client::Client,
+    /// Writes only: built on first use, as building it loads the system CA bundle again.
+    oci: std::sync::OnceLock<oci_client::Client>,
+    /// oci-client's configuration, fixed once the plain-HTTP probes are done; taken when
+    /// `oci` is built (`ClientConfig` is not `Clone`).
+    oci_config: Mutex<Option<ClientConfig>>,
     auth: AuthStore,
     options: ClientOptions,
     plain_http: HashSet<String>,
     deadline: Option<Instant>,
-    http: Mutex<HashMap<String, reqwest::Client>>,
+    /// HTTP clients by (host, plain HTTP).
+    http: Mutex<HashMap<(String, bool), reqwest::Client>>,
     challenges: Mutex<HashMap<String, Challenge>>,
     tokens: Mutex<HashMap<TokenKey, Arc<Token>>>,
     slots: Semaphore,
@@ -166,7 +171,8 @@ impl RegistryClient {
         registries: &[RegistryRef],
     ) -> RegistryClient {
         let mut client = RegistryClient {
-            oci: oci_client::Client::new(oci_config(options)),
+            oci: std::sync::OnceLock::new(),
+            oci_config: Mutex::new(None),
             auth,
             options: options.clone(),
             plain_http: HashSet::new(),
@@ -201,11 +207,11 @@ impl RegistryClient {
                 }
             }
         }
-        client.oci = oci_client::Client::new(ClientConfig {
+        client.oci_config = Mutex::new(Some(ClientConfig {
             protocol: ClientProtocol::HttpsExcept(plain_http.clone()),
             extra_root_certificates: extra_roots,
             ..oci_config(options)
-        });
+        }));
         client.plain_http = plain_http.into_iter().collect();
         client
     }
@@ -215,13 +221,15 @@ impl RegistryClient {
     /// which count as no.
     /// Faults that may heal are retried like any request; if none heals, the answer is no.
     async fn speaks_plain_http(&self, host: &str) -> bool {
-        let Ok(client) = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
+        let url = format!("http://{host}/v2/");
+        // The host's own plain-HTTP client (no redirects followed), so its connection is
+        // reused later.
+        let Ok(client) = Url::parse(&url)
+            .map_err(|e| FetchError::BadInput(e.to_string()))
+            .and_then(|u| self.http(&u))
         else {
             return false;
         };
-        let url = format!("http://{host}/v2/");
         let retries = self.options.retries;
         for attempt in 0..=retries {
             let mut timeout = self.options.request_timeout.min(Duration::from_secs(10));
@@ -286,7 +294,10 @@ impl RegistryClient {
 
     /// The underlying oci-client, for registry writes ([`crate::push`]).
     pub fn oci(&self) -> &oci_client::Client {
-        &self.oci
+        self.oci.get_or_init(|| {
+            let config = lock(&self.oci_config).take();
+            oci_client::Client::new(config.unwrap_or_else(|| oci_config(&self.options)))
+        })
     }
 
     /// Runs `fetch` once per (repository, digest) for the whole run; later callers get the
@@ -318,22 +329,46 @@ impl RegistryClient {
         result.clone().map(|b| b.as_ref().clone())
     }
 
-    /// The HTTP client for `host` (`host[:port]`), with its certs.d (or `--cert-dir`) CAs
-    /// and client certificate. Built once per host.
-    fn http(&self, host: &str) -> Result<reqwest::Client, FetchError> {
-        if let Some(c) = lock(&self.http).get(host) {
+    /// The HTTP client for `url`'s host (`host[:port]`), with its certs.d (or `--cert-dir`)
+    /// CAs and client certificate. Built once per host and scheme: a plain-HTTP client gets
+    /// no CA roots, as loading the system bundle was three quarters of the instructions of a
+    /// single-reference `verify` against a plain-HTTP registry (docs/decisions.md).
+    fn http(&self, url: &Url) -> Result<reqwest::Client, FetchError> {
+        let host = host_port(url);
+        let plain = url.scheme() == "http";
+        let key = (host, plain);
+        if let Some(c) = lock(&self.http).get(&key) {
             return Ok(c.clone());
         }
+        let (host, _) = &key;
+        let builder = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(self.options.request_timeout.min(Duration::from_secs(10)))
+            .user_agent(concat!("imgcheck/", env!("CARGO_PKG_VERSION")));
+        let builder = if plain {
+            builder.tls_certs_only(Vec::new())
+        } else {
+            self.with_tls_files(builder, host)?
+        };
+        let client = builder
+            .build()
+            .map_err(|e| FetchError::Unavailable(format!("cannot set up HTTP for {host}: {e}")))?;
+        lock(&self.http).insert(key, client.clone());
+        Ok(client)
+    }
+
+    /// `builder` with the certs.d (or `--cert-dir`) CAs and client certificate for `host`.
+    fn with_tls_files(
+        &self,
+        mut builder: reqwest::ClientBuilder,
+        host: &str,
+    ) -> Result<reqwest::ClientBuilder, FetchError> {
         let roots: Vec<PathBuf> = CERTS_D_ROOTS.iter().map(PathBuf::from).collect();
         let files = TlsFiles::find(host, self.options.cert_dir.as_deref(), &roots);
         let bad = |path: &std::path::Path, e: String| {
             FetchError::BadInput(format!("TLS file {}: {e}", path.display()))
         };
-        let mut builder = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(self.options.request_timeout.min(Duration::from_secs(10)))
-            .user_agent(concat!("imgcheck/", env!("CARGO_PKG_VERSION")))
-            .tls_danger_accept_invalid_certs(!self.options.tls_verify);
+        builder = builder.tls_danger_accept_invalid_certs(!self.options.tls_verify);
         for path in &files.ca_files {
             let pem = std::fs::read(path).map_err(|e| bad(path, e.to_string()))?;
             let certs = reqwest::Certificate::from_pem_bundle(&pem)
@@ -350,11 +385,7 @@ impl RegistryClient {
                 .map_err(|e| bad(cert, format!("not a PEM certificate and key: {e}")))?;
             builder = builder.identity(identity);
         }
-        let client = builder
-            .build()
-            .map_err(|e| FetchError::Unavailable(format!("cannot set up HTTP for {host}: {e}")))?;
-        lock(&self.http).insert(host.to_string(), client.clone());
-        Ok(client)
+        Ok(builder)
     }
 
     fn base_url(&self, host: &str) -> String {
@@ -506,8 +537,7 @@ impl RegistryClient {
             } else {
                 // Another host (object storage): the URL carries its own authorisation, and the
                 // registry's credentials must not travel there.
-                let host = host_port(&next);
-                let client = self.http(&host).map_err(Failure::Fatal)?;
+                let client = self.http(&next).map_err(Failure::Fatal)?;
                 self.within(
                     &req.what,
                     client.request(req.kind.method(), next.clone()).send(),
@@ -663,7 +693,7 @@ impl RegistryClient {
             .map_err(|e| Failure::Fatal(FetchError::Unavailable(e.clone())))?
             .as_ref();
         let host = api_host(&reference.registry);
-        let client = self.http(host).map_err(Failure::Fatal)?;
+        let client = self.http(url).map_err(Failure::Fatal)?;
         let known = lock(&self.challenges).get(host).cloned();
         let mut header = match &known {
             Some(challenge) => self.authorization(req, challenge, creds, false).await?,
@@ -769,7 +799,7 @@ impl RegistryClient {
                 req.what
             ))));
         }
-        let client = self.http(&host_port(&url)).map_err(Failure::Fatal)?;
+        let client = self.http(&url).map_err(Failure::Fatal)?;
         self.stats.token_requests.fetch_add(1, Ordering::Relaxed);
         self.log(&format!("token for {scope} from {realm}"));
         let builder = match creds {
