@@ -8,12 +8,14 @@ and cross-repository mounted, which keeps seeding fast without changing what ver
 
 Writes two files: the reference list (one per line, for `imgcheck verify --from-file` and the
 skopeo loop) and the URL set (method, path, Accept header) that a full check fetches, for the
-raw-capacity load generator. Standard library only.
+raw-capacity load generator. With a fifth argument (a CA certificate file) it talks HTTPS.
+Standard library only.
 """
 
 import hashlib
 import http.client
 import json
+import ssl
 import sys
 
 LINUX = [("amd64", None), ("arm64", "v8"), ("ppc64le", None), ("s390x", None)]
@@ -36,9 +38,16 @@ def dumps(obj):
 
 
 class Registry:
-    def __init__(self, host):
+    def __init__(self, host, ca=None):
         self.host = host
-        self.conn = http.client.HTTPConnection(host, timeout=30)
+        self.ca = ca
+        self.conn = self.connect()
+
+    def connect(self):
+        if self.ca is None:
+            return http.client.HTTPConnection(self.host, timeout=30)
+        context = ssl.create_default_context(cafile=self.ca)
+        return http.client.HTTPSConnection(self.host, timeout=30, context=context)
 
     def request(self, method, path, body=None, headers=None):
         for attempt in range(3):
@@ -49,7 +58,7 @@ class Registry:
                 return resp.status, dict(resp.getheaders()), data
             except (ConnectionError, http.client.HTTPException):
                 self.conn.close()
-                self.conn = http.client.HTTPConnection(self.host, timeout=30)
+                self.conn = self.connect()
                 if attempt == 2:
                     raise
 
@@ -92,7 +101,7 @@ def layer(name):
 
 def main():
     host, n, refs_path, urls_path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-    reg = Registry(host)
+    reg = Registry(host, sys.argv[5] if len(sys.argv) > 5 else None)
     source = "bench/img0"
     layers = {}
     for arch, _ in LINUX:
