@@ -330,7 +330,7 @@ fn token_auth_with_scopes_per_repository() {
     let granted: Vec<(String, String)> = requests
         .iter()
         .filter(|t| t.status == 200)
-        .map(|t| (t.user.clone(), t.scope.clone()))
+        .map(|t| (t.user.clone(), t.scopes.join(" ")))
         .collect();
     assert_eq!(
         granted.len(),
@@ -369,6 +369,75 @@ fn token_auth_with_scopes_per_repository() {
         &[CAROL_PW, DAVE_PW, CAROL_IDENTITY],
         &[("carol", CAROL_PW), ("dave", DAVE_PW)],
     );
+}
+
+/// A batch over many repositories asks the token service once for all of them (one
+/// `scope` per repository), not once per repository; a repository the user may not pull,
+/// asked for in that batch, still ends in a clear refusal after one retry of its own.
+#[test]
+fn one_token_request_covers_the_repositories_of_a_batch() {
+    let mut registry = Registry::start();
+    let team_a: Vec<String> = (0..5).map(|i| format!("team-a/driver{i}")).collect();
+    for repo in &team_a {
+        registry.push_layout(&fixture("good"), repo, "v1");
+    }
+    registry.push_layout(&fixture("good"), "team-b/driver", "v1");
+    let tokens = TokenServer::start(
+        &[("carol", CAROL_PW, &["team-a/"])],
+        &[(CAROL_IDENTITY, "carol")],
+    );
+    registry.restart_with(&Secured {
+        token: Some(&tokens),
+        ..Secured::default()
+    });
+    let host = registry.host();
+    let mut refs: Vec<String> = team_a.iter().map(|r| format!("{host}/{r}:v1")).collect();
+    refs.push(format!("{host}/team-b/driver:v1"));
+    let mut r = Runner::new();
+    let carol = format!("carol:{CAROL_PW}");
+
+    let out = r.verify(&refs, &["--creds", &carol, "--stats"]);
+    assert_eq!(out.code, 3, "{}\n{}", out.stdout, out.stderr);
+    let mut verdicts = out.verdicts();
+    verdicts.sort();
+    assert_eq!(verdicts, ["error", "pass", "pass", "pass", "pass", "pass"]);
+    assert!(out.stdout.contains("not authorized"), "{}", out.stdout);
+    let requests = tokens.requests();
+    let all: Vec<String> = team_a
+        .iter()
+        .chain(["team-b/driver".to_string()].iter())
+        .map(|r| format!("repository:{r}:pull"))
+        .collect();
+    // The first token request names all six repositories (in some order); the only others
+    // are team-b's own retries after the registry refused the batch token there.
+    let first = &requests[0].scopes;
+    let mut sorted = first.clone();
+    sorted.sort();
+    assert_eq!(sorted, all, "{requests:?}");
+    for t in &requests[1..] {
+        assert_eq!(t.scopes, ["repository:team-b/driver:pull"], "{requests:?}");
+    }
+    assert!(requests.len() <= 3, "{requests:?}");
+    assert!(
+        out.stderr.contains(&format!("{} token", requests.len())),
+        "--stats counts the token requests: {}",
+        out.stderr
+    );
+
+    // The identity-token grant (POST, one space-separated scope) batches the same way.
+    let idfile = write_json(
+        r.home.path(),
+        "identity.json",
+        &serde_json::json!({"auths": {host.clone(): {"auth": "", "identitytoken": CAROL_IDENTITY}}}),
+    );
+    let before = tokens.requests().len();
+    let out = r.verify(&refs[..5], &["--authfile", &idfile.to_string_lossy()]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let requests = tokens.requests();
+    assert_eq!(requests.len() - before, 1, "{requests:?}");
+    assert_eq!(requests[before].scopes.len(), 5, "{requests:?}");
+
+    r.assert_no_secrets(&[CAROL_PW, CAROL_IDENTITY], &[("carol", CAROL_PW)]);
 }
 
 #[test]

@@ -5,9 +5,12 @@
 //! - `GET /v2/<repo>/manifests/<ref>` with every manifest media type in `Accept`;
 //!   `GET /v2/<repo>/blobs/<digest>`, following redirects by hand and never sending the
 //!   registry's `Authorization` to another origin (S3-backed registries redirect blob GETs);
-//! - `WWW-Authenticate` challenges: Basic, and Bearer with a token per repository scope, cached
-//!   per (registry, repository, credentials) and reused; a token service that refuses is
-//!   reported as such, not as a bare 401;
+//! - `WWW-Authenticate` challenges: Basic, and Bearer tokens cached per (registry,
+//!   repository, credentials) and reused; one token request asks for up to 32 of the run's
+//!   repositories on that registry with the same credentials (one fetch at a time per
+//!   registry, so concurrent requests wait for it instead of each asking); a token the
+//!   registry refuses is replaced by one for that repository alone; a token service that
+//!   refuses is reported as such, not as a bare 401;
 //! - retries with exponential backoff and jitter for connection errors, timeouts, 408/429/5xx
 //!   (honouring `Retry-After`), broken-off bodies, and bodies that do not hash to the digest
 //!   that named them; never for answers that cannot heal (other 4xx, too large);
@@ -131,6 +134,8 @@ struct Token {
 
 /// Tokens shorter-lived than this are refreshed early; distribution's default is 60 s.
 const TOKEN_MARGIN: Duration = Duration::from_secs(10);
+/// Most repositories asked for in one token request (keeps the URL well under 8 KiB).
+const MAX_SCOPES: usize = 32;
 /// Redirect hops followed for one request.
 const MAX_REDIRECTS: usize = 5;
 /// Largest token-service answer or error body read.
@@ -153,6 +158,12 @@ pub struct RegistryClient {
     http: Mutex<HashMap<(String, bool), reqwest::Client>>,
     challenges: Mutex<HashMap<String, Challenge>>,
     tokens: Mutex<HashMap<TokenKey, Arc<Token>>>,
+    /// One token fetch at a time per registry, so requests waiting for a token find the one
+    /// fetched for them instead of each asking.
+    token_gates: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// The repositories this run reads, per registry, in order: a token request asks for
+    /// several of them at once (distribution's token spec allows repeated `scope`).
+    run_repositories: HashMap<String, Vec<String>>,
     slots: Semaphore,
     cache: Mutex<HashMap<CacheKey, CacheSlot>>,
     stats: Stats,
@@ -180,6 +191,8 @@ impl RegistryClient {
             http: Mutex::new(HashMap::new()),
             challenges: Mutex::new(HashMap::new()),
             tokens: Mutex::new(HashMap::new()),
+            token_gates: Mutex::new(HashMap::new()),
+            run_repositories: repositories_by_registry(registries),
             slots: Semaphore::new(options.max_requests.max(1)),
             cache: Mutex::new(HashMap::new()),
             stats: Stats::default(),
@@ -755,38 +768,134 @@ impl RegistryClient {
                 scope: _,
             } => {
                 let reference = &req.source.reference;
+                let fp = fingerprint(creds);
                 let key = (
                     reference.registry.clone(),
                     reference.repository.clone(),
-                    fingerprint(creds),
+                    fp.clone(),
                 );
-                if !refresh
-                    && let Some(t) = lock(&self.tokens).get(&key)
-                    && t.expires > Instant::now()
-                {
-                    return Ok(Some(format!("Bearer {}", t.value)));
+                if !refresh && let Some(t) = self.valid_token(&key) {
+                    return Ok(Some(t));
                 }
-                let token = self
-                    .fetch_token(req, realm, service.as_deref(), creds)
-                    .await?;
-                let value = format!("Bearer {}", token.value);
-                lock(&self.tokens).insert(key, Arc::new(token));
-                Ok(Some(value))
+                let gate = {
+                    let mut gates = lock(&self.token_gates);
+                    Arc::clone(gates.entry(reference.registry.clone()).or_default())
+                };
+                let _turn = gate.lock().await;
+                if !refresh && let Some(t) = self.valid_token(&key) {
+                    return Ok(Some(t));
+                }
+                // A refused token is replaced by one for this repository alone: the batch
+                // may have been granted without it.
+                let repositories = if refresh {
+                    vec![reference.repository.clone()]
+                } else {
+                    self.token_batch(reference, &fp)
+                };
+                let token = match self
+                    .fetch_token(req, realm, service.as_deref(), creds, &repositories)
+                    .await
+                {
+                    Err(Failure::Fatal(_)) if repositories.len() > 1 => {
+                        // Some token services refuse a request when any scope is denied.
+                        let own = [reference.repository.clone()];
+                        let token = self
+                            .fetch_token(req, realm, service.as_deref(), creds, &own)
+                            .await?;
+                        return Ok(Some(self.keep_token(&reference.registry, &own, &fp, token)));
+                    }
+                    other => other?,
+                };
+                Ok(Some(self.keep_token(
+                    &reference.registry,
+                    &repositories,
+                    &fp,
+                    token,
+                )))
             }
         }
     }
 
-    /// Asks a token service for a pull token for the request's repository
-    /// (distribution's token spec; OAuth2 refresh-token grant for identity tokens).
+    /// The cached `Authorization` value for `key`, if still valid.
+    fn valid_token(&self, key: &TokenKey) -> Option<String> {
+        lock(&self.tokens)
+            .get(key)
+            .filter(|t| t.expires > Instant::now())
+            .map(|t| format!("Bearer {}", t.value))
+    }
+
+    /// Caches `token` for every repository it was asked for; returns its header value.
+    fn keep_token(
+        &self,
+        registry: &str,
+        repositories: &[String],
+        fp: &str,
+        token: Token,
+    ) -> String {
+        let value = format!("Bearer {}", token.value);
+        let token = Arc::new(token);
+        let mut tokens = lock(&self.tokens);
+        for repo in repositories {
+            tokens.insert(
+                (registry.to_string(), repo.clone(), fp.to_string()),
+                Arc::clone(&token),
+            );
+        }
+        value
+    }
+
+    /// `reference`'s repository, then up to [`MAX_SCOPES`]` - 1` other repositories of this
+    /// run on the same registry that have no valid token yet and use the same credentials.
+    fn token_batch(&self, reference: &RegistryRef, fp: &str) -> Vec<String> {
+        let mut batch = vec![reference.repository.clone()];
+        let Some(repos) = self.run_repositories.get(&reference.registry) else {
+            return batch;
+        };
+        let now = Instant::now();
+        for repo in repos {
+            if batch.len() == MAX_SCOPES {
+                break;
+            }
+            if *repo == reference.repository {
+                continue;
+            }
+            let key = (reference.registry.clone(), repo.clone(), fp.to_string());
+            if lock(&self.tokens)
+                .get(&key)
+                .is_some_and(|t| t.expires > now)
+            {
+                continue;
+            }
+            let other = RegistryRef {
+                repository: repo.clone(),
+                ..reference.clone()
+            };
+            if matches!(self.auth.lookup(&other), Ok(c) if fingerprint(c.as_ref()) == fp) {
+                batch.push(repo.clone());
+            }
+        }
+        batch
+    }
+
+    /// Asks a token service for one pull token for `repositories` (the request's own
+    /// first): distribution's token spec, one `scope` parameter each; OAuth2 refresh-token
+    /// grant for identity tokens.
     async fn fetch_token(
         &self,
         req: &Request<'_>,
         realm: &str,
         service: Option<&str>,
         creds: Option<&Credentials>,
+        repositories: &[String],
     ) -> Result<Token, Failure> {
-        let reference = &req.source.reference;
-        let scope = format!("repository:{}:pull", reference.repository);
+        let scopes: Vec<String> = repositories
+            .iter()
+            .map(|r| format!("repository:{r}:pull"))
+            .collect();
+        let scope = match scopes.len() {
+            0 | 1 => scopes.concat(),
+            n => format!("{} (and {} more)", scopes[0], n - 1),
+        };
         let mut url = Url::parse(realm).map_err(|e| {
             Failure::Fatal(FetchError::Unavailable(format!(
                 "{}: the registry's token realm '{realm}' is not a URL: {e}",
@@ -811,8 +920,9 @@ impl RegistryClient {
                     pairs
                         .append_pair("grant_type", "refresh_token")
                         .append_pair("refresh_token", &c.password)
-                        .append_pair("client_id", "imgcheck")
-                        .append_pair("scope", &scope);
+                        .append_pair("client_id", "imgcheck");
+                    // OAuth2: one space-separated scope parameter.
+                    pairs.append_pair("scope", &scopes.join(" "));
                     if let Some(s) = service {
                         pairs.append_pair("service", s);
                     }
@@ -828,7 +938,9 @@ impl RegistryClient {
                     if let Some(s) = service {
                         pairs.append_pair("service", s);
                     }
-                    pairs.append_pair("scope", &scope);
+                    for s in &scopes {
+                        pairs.append_pair("scope", s);
+                    }
                 }
                 let b = client.get(url);
                 match creds {
@@ -1027,6 +1139,20 @@ fn basic_header(c: &Credentials) -> String {
 }
 
 /// Tells credentials apart in the token cache without keeping another copy of the secret.
+/// The run's repositories per registry, each once, in first-seen order.
+fn repositories_by_registry(registries: &[RegistryRef]) -> HashMap<String, Vec<String>> {
+    let mut by: HashMap<String, Vec<String>> = HashMap::new();
+    let mut seen = HashSet::new();
+    for r in registries {
+        if seen.insert((&r.registry, &r.repository)) {
+            by.entry(r.registry.clone())
+                .or_default()
+                .push(r.repository.clone());
+        }
+    }
+    by
+}
+
 fn fingerprint(creds: Option<&Credentials>) -> String {
     match creds {
         None => "anonymous".to_string(),

@@ -230,8 +230,9 @@ pub const ISSUER: &str = "imgcheck-test-issuer";
 pub struct TokenRequest {
     /// The user it authenticated, if any (`<anonymous>` otherwise).
     pub user: String,
-    /// The scope asked for.
-    pub scope: String,
+    /// The scopes asked for, in order (repeated `scope` parameters, or OAuth2's one
+    /// space-separated `scope`).
+    pub scopes: Vec<String>,
     /// The HTTP status answered.
     pub status: u16,
 }
@@ -368,7 +369,7 @@ fn jws_signature(der: &[u8]) -> Vec<u8> {
     out
 }
 
-fn sign_token(state: &TokenState, user: &str, repo: Option<&str>) -> String {
+fn sign_token(state: &TokenState, user: &str, repos: &[String]) -> String {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -378,9 +379,9 @@ fn sign_token(state: &TokenState, user: &str, repo: Option<&str>) -> String {
         "typ": "JWT",
         "x5c": [base64::engine::general_purpose::STANDARD.encode(&state.cert_der)],
     });
-    let access: Vec<serde_json::Value> = repo
+    let access: Vec<serde_json::Value> = repos
+        .iter()
         .map(|r| serde_json::json!({"type": "repository", "name": r, "actions": ["pull"]}))
-        .into_iter()
         .collect();
     let claims = serde_json::json!({
         "iss": ISSUER,
@@ -389,7 +390,7 @@ fn sign_token(state: &TokenState, user: &str, repo: Option<&str>) -> String {
         "exp": now + 300,
         "nbf": now - 10,
         "iat": now,
-        "jti": format!("{now}-{user}-{}", repo.unwrap_or("")),
+        "jti": format!("{now}-{user}-{}", repos.join(",")),
         "access": access,
     });
     let signing_input = format!(
@@ -405,11 +406,18 @@ fn sign_token(state: &TokenState, user: &str, repo: Option<&str>) -> String {
 }
 
 fn query_param(query: &str, name: &str) -> Option<String> {
+    query_params(query, name).into_iter().next()
+}
+
+fn query_params(query: &str, name: &str) -> Vec<String> {
     reqwest::Url::parse(&format!("http://x/?{query}"))
-        .ok()?
-        .query_pairs()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.into_owned())
+        .map(|u| {
+            u.query_pairs()
+                .filter(|(k, _)| k == name)
+                .map(|(_, v)| v.into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn serve_token(stream: TcpStream, state: &TokenState) {
@@ -430,7 +438,12 @@ fn serve_token(stream: TcpStream, state: &TokenState) {
             .map(|(_, q)| q.to_string())
             .unwrap_or_default(),
     };
-    let scope = query_param(&query, "scope").unwrap_or_default();
+    let scopes: Vec<String> = query_params(&query, "scope")
+        .iter()
+        .flat_map(|s| s.split(' '))
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
     // Who is asking?
     let user: Result<Option<String>, ()> = if method == "POST" {
         match (
@@ -463,27 +476,32 @@ fn serve_token(stream: TcpStream, state: &TokenState) {
             }
         }
     };
-    let repo = scope
-        .strip_prefix("repository:")
-        .and_then(|s| s.rsplit_once(':'))
-        .map(|(name, _)| name.to_string());
+    let repos: Vec<String> = scopes
+        .iter()
+        .filter_map(|s| s.strip_prefix("repository:")?.rsplit_once(':'))
+        .map(|(name, _)| name.to_string())
+        .collect();
     let (status, answer) = match &user {
         Err(()) => (
             401,
             serde_json::json!({"errors": [{"code": "UNAUTHORIZED", "message": "invalid username, password or token"}]}),
         ),
         Ok(who) => {
-            let allowed = match (who, &repo) {
-                (Some(u), Some(r)) => state.users.get(u).is_some_and(|(_, prefixes)| {
-                    prefixes.iter().any(|p| r.starts_with(p.as_str()))
-                }),
-                _ => false,
+            // Like distribution's token servers: grant the requested scopes the user may
+            // have, silently drop the others.
+            let allowed: Vec<String> = match who {
+                Some(u) => repos
+                    .iter()
+                    .filter(|r| {
+                        state.users.get(u).is_some_and(|(_, prefixes)| {
+                            prefixes.iter().any(|p| r.starts_with(p.as_str()))
+                        })
+                    })
+                    .cloned()
+                    .collect(),
+                None => Vec::new(),
             };
-            let token = sign_token(
-                state,
-                who.as_deref().unwrap_or(""),
-                if allowed { repo.as_deref() } else { None },
-            );
+            let token = sign_token(state, who.as_deref().unwrap_or(""), &allowed);
             let key = if method == "POST" {
                 "access_token"
             } else {
@@ -498,7 +516,7 @@ fn serve_token(stream: TcpStream, state: &TokenState) {
             Ok(None) => "<anonymous>".to_string(),
             Err(()) => "<refused>".to_string(),
         },
-        scope,
+        scopes,
         status,
     });
     let body = answer.to_string();
