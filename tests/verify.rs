@@ -279,6 +279,25 @@ fn good_layout_and_registry_give_the_same_report() {
     assert_eq!(pinned["images"][0]["digest"], top);
 }
 
+/// A registry named by a bracketed IPv6 address, as distribution's grammar allows (oci-spec's
+/// parser, used before, refused it).
+#[test]
+fn an_ipv6_loopback_registry() {
+    let registry = Registry::start_ipv6();
+    let top = registry.push_layout(&fixture("good"), "csi/driver", "v1");
+    let host = registry.host();
+    assert!(host.starts_with("[::1]:"), "{host}");
+    for reference in [
+        format!("{host}/csi/driver:v1"),
+        format!("docker://{host}/csi/driver@{top}"),
+    ] {
+        let (code, doc) = verify_json(&reference, &[]);
+        assert_eq!(code, 0, "{reference}: {doc}");
+        assert_eq!(doc["images"][0]["verdict"], "pass", "{reference}");
+        assert_eq!(doc["images"][0]["digest"], top, "{reference}");
+    }
+}
+
 #[test]
 fn truncated_manifest_in_registry_storage_is_never_a_pass() {
     let registry = Registry::start();

@@ -1,7 +1,7 @@
 //! Integration-test harness around a real registry.
 //!
 //! Every [`Registry`] is its own `docker-registry` process (distribution 2.8)
-//! on a free port of 127.0.0.1, with filesystem storage in a temporary
+//! on a free port of 127.0.0.1 (or [::1]), with filesystem storage in a temporary
 //! directory; dropping it kills the process and removes the directory, so
 //! each test gets a fresh, isolated registry and may run several at once.
 //!
@@ -59,9 +59,11 @@ const NOT_FOUND_MSG: &str =
 
 static INSTANCE: AtomicU64 = AtomicU64::new(0);
 
-/// A running `docker-registry` serving plain HTTP on 127.0.0.1.
+/// A running `docker-registry` serving plain HTTP on 127.0.0.1 (or `[::1]`).
 pub struct Registry {
     child: Child,
+    /// The loopback address it listens on: `127.0.0.1` or `[::1]`.
+    bind: &'static str,
     port: u16,
     client: Client,
     // Declared last: removed after `Drop::drop` has stopped the process.
@@ -79,6 +81,15 @@ impl Registry {
     /// answers 200. Retries with a new port, up to 5 times, if the process
     /// exits early (typically because the port was taken in the meantime).
     pub fn start() -> Registry {
+        Registry::start_on("127.0.0.1")
+    }
+
+    /// [`Registry::start`] on the IPv6 loopback, `[::1]`.
+    pub fn start_ipv6() -> Registry {
+        Registry::start_on("[::1]")
+    }
+
+    fn start_on(bind: &'static str) -> Registry {
         let bin = find_on_path("docker-registry").unwrap_or_else(|| panic!("{NOT_FOUND_MSG}"));
         let client = http_client();
         let mut failures = Vec::new();
@@ -87,7 +98,7 @@ impl Registry {
                 .prefix("imgcheck-registry-")
                 .tempdir()
                 .expect("create registry tempdir");
-            let port = free_port();
+            let port = free_port(bind);
             let token = format!(
                 "{}-{}-{}-{}",
                 std::process::id(),
@@ -101,8 +112,11 @@ impl Registry {
             let storage = dir.path().join("storage");
             fs::create_dir_all(&storage).expect("create registry storage dir");
             let config = dir.path().join("config.yml");
-            fs::write(&config, config_yaml(&storage, port, &token, "", ""))
-                .expect("write registry config");
+            fs::write(
+                &config,
+                config_yaml(&storage, &format!("{bind}:{port}"), &token, "", ""),
+            )
+            .expect("write registry config");
             let log = File::create(dir.path().join("registry.log")).expect("create registry log");
             let child = match Command::new(&bin)
                 .arg("serve")
@@ -118,6 +132,7 @@ impl Registry {
             };
             let mut registry = Registry {
                 child,
+                bind,
                 port,
                 client: client.clone(),
                 dir,
@@ -168,9 +183,9 @@ impl Registry {
         }
     }
 
-    /// "127.0.0.1:PORT", as used in image references.
+    /// "127.0.0.1:PORT" (or "[::1]:PORT"), as used in image references.
     pub fn host(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
+        format!("{}:{}", self.bind, self.port)
     }
 
     pub fn port(&self) -> u16 {
@@ -483,7 +498,7 @@ impl Drop for Registry {
 
 /// The registry's config; `http_extra` lines go under `http:` (indented two spaces),
 /// `extra` sections at the top level.
-fn config_yaml(storage: &Path, port: u16, token: &str, http_extra: &str, extra: &str) -> String {
+fn config_yaml(storage: &Path, addr: &str, token: &str, http_extra: &str, extra: &str) -> String {
     // JSON strings are valid YAML scalars: quotes any odd path safely.
     let root = serde_json::to_string(&storage.to_string_lossy()).expect("quote path");
     format!(
@@ -505,7 +520,7 @@ validation:
     urls:
       allow: [\"^https?://\"]
 http:
-  addr: 127.0.0.1:{port}
+  addr: \"{addr}\"
   headers:
     {IDENTITY_HEADER}: [\"{token}\"]
 {http_extra}{extra}"
@@ -520,12 +535,12 @@ fn http_client() -> Client {
         .expect("build reqwest blocking client")
 }
 
-/// A port that was free a moment ago (bind 127.0.0.1:0, then release).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
+/// A port of `bind` that was free a moment ago (bind port 0, then release).
+fn free_port(bind: &str) -> u16 {
+    TcpListener::bind(format!("{bind}:0"))
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
-        .expect("bind 127.0.0.1:0")
+        .unwrap_or_else(|e| panic!("bind {bind}:0: {e} (is the loopback interface up?)"))
 }
 
 fn find_on_path(name: &str) -> Option<PathBuf> {

@@ -166,7 +166,7 @@ impl Registry {
         let storage = self.storage_root();
         fs::write(
             &config,
-            config_yaml(&storage, self.port, &identity, &http_extra, &extra),
+            config_yaml(&storage, &self.host(), &identity, &http_extra, &extra),
         )
         .expect("write registry config");
         let bin = find_on_path("docker-registry").expect("docker-registry on PATH");
