@@ -148,7 +148,9 @@ fn rate_limits_honour_retry_after() {
     let run = heals(
         &registry,
         Match::Manifests,
-        Fault::TooMany { retry_after: 2 },
+        Fault::TooMany {
+            retry_after: "2".into(),
+        },
         1,
     );
     assert!(
@@ -157,6 +159,23 @@ fn rate_limits_honour_retry_after() {
         run.took
     );
     assert!(run.stderr.contains("Retry-After"), "{}", run.stderr);
+
+    // The HTTP-date form: 3 s from now, at one-second resolution, so at least 2 s.
+    let at = std::time::SystemTime::now() + Duration::from_secs(3);
+    let run = heals(
+        &registry,
+        Match::Manifests,
+        Fault::TooMany {
+            retry_after: httpdate::fmt_http_date(at),
+        },
+        1,
+    );
+    assert!(
+        run.took >= Duration::from_secs(2),
+        "waited only {:?} for Retry-After: {}",
+        run.took,
+        httpdate::fmt_http_date(at)
+    );
 }
 
 #[test]
@@ -199,7 +218,12 @@ fn permanent_faults_never_pass() {
     for (on, fault) in [
         (Match::All, Fault::Status(500)),
         (Match::Blobs, Fault::Status(503)),
-        (Match::Manifests, Fault::TooMany { retry_after: 0 }),
+        (
+            Match::Manifests,
+            Fault::TooMany {
+                retry_after: "0".into(),
+            },
+        ),
         (Match::All, Fault::Reset),
         (Match::Blobs, Fault::Truncate),
         (Match::Blobs, Fault::StallBody(Duration::from_secs(2))),

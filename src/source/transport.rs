@@ -3,7 +3,7 @@
 //! error bodies. Kept free of I/O so they are table-tested.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// How a registry asked to be authenticated (RFC 7235 challenge, distribution's token spec).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,11 +101,23 @@ fn parse_params(s: &str) -> Vec<(String, String)> {
 /// Longest wait a `Retry-After` may ask for before imgcheck gives up instead.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(120);
 
-/// Parses `Retry-After` as delay-seconds. HTTP-dates are not honoured (`None`: the normal
-/// backoff applies); absurd values are capped at [`MAX_RETRY_AFTER`].
+/// Parses `Retry-After`: delay-seconds, or an HTTP-date (RFC 9110 §10.2.3) counted from
+/// now (a date in the past means "now"). Anything else is `None` (the normal backoff
+/// applies); absurd values are capped at [`MAX_RETRY_AFTER`].
 pub fn parse_retry_after(value: &str) -> Option<Duration> {
-    let secs: u64 = value.trim().parse().ok()?;
-    Some(Duration::from_secs(secs).min(MAX_RETRY_AFTER))
+    retry_after_at(value, SystemTime::now())
+}
+
+fn retry_after_at(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    let delay = match value.parse::<u64>() {
+        Ok(secs) => Duration::from_secs(secs),
+        Err(_) => httpdate::parse_http_date(value)
+            .ok()?
+            .duration_since(now)
+            .unwrap_or(Duration::ZERO),
+    };
+    Some(delay.min(MAX_RETRY_AFTER))
 }
 
 /// Statuses that may heal when asked again: timeouts, rate limits, server and gateway errors.
@@ -217,7 +229,23 @@ mod tests {
         assert_eq!(parse_retry_after("2"), Some(Duration::from_secs(2)));
         assert_eq!(parse_retry_after(" 0 "), Some(Duration::ZERO));
         assert_eq!(parse_retry_after("99999999"), Some(MAX_RETRY_AFTER));
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        // HTTP-dates (IMF-fixdate and the two obsolete forms), counted from "now".
+        let now = httpdate::parse_http_date("Wed, 21 Oct 2015 07:28:00 GMT").unwrap();
+        for (value, secs) in [
+            ("Wed, 21 Oct 2015 07:28:05 GMT", 5),
+            ("Wednesday, 21-Oct-15 07:28:30 GMT", 30),
+            ("Wed Oct 21 07:29:00 2015", 60),
+            ("Wed, 21 Oct 2015 07:00:00 GMT", 0),
+            ("Thu, 22 Oct 2015 07:28:00 GMT", MAX_RETRY_AFTER.as_secs()),
+        ] {
+            assert_eq!(
+                retry_after_at(value, now),
+                Some(Duration::from_secs(secs)),
+                "{value}"
+            );
+        }
+        assert_eq!(retry_after_at("Wed, 21 Oct 2015 25:00:00 GMT", now), None);
+        assert_eq!(retry_after_at("soon", now), None);
         assert_eq!(parse_retry_after("-1"), None);
     }
 

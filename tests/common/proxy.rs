@@ -19,10 +19,10 @@ use std::time::{Duration, Instant};
 pub enum Fault {
     /// Answer with this status and an empty body, without asking upstream.
     Status(u16),
-    /// 429 with `Retry-After: <secs>`.
+    /// 429 with `Retry-After: <value>` (delay-seconds or an HTTP-date).
     TooMany {
-        /// Seconds to ask the client to wait.
-        retry_after: u64,
+        /// The header's value.
+        retry_after: String,
     },
     /// Close the connection without any answer.
     Reset,
@@ -287,7 +287,7 @@ fn handle(stream: TcpStream, shared: &Shared) {
             return respond(
                 &mut out,
                 429,
-                &[("Retry-After".to_string(), retry_after.to_string())],
+                &[("Retry-After".to_string(), retry_after.clone())],
                 b"",
             );
         }
