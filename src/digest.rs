@@ -58,11 +58,9 @@ pub enum DigestError {
 impl Digest {
     /// Computes the digest of `bytes` with `algorithm`.
     pub fn compute(algorithm: Algorithm, bytes: &[u8]) -> Digest {
-        let hex = match algorithm {
-            Algorithm::Sha256 => hex::encode(Sha256::digest(bytes)),
-            Algorithm::Sha512 => hex::encode(Sha512::digest(bytes)),
-        };
-        Digest { algorithm, hex }
+        let mut h = Hasher::new(algorithm);
+        h.update(bytes);
+        h.finish()
     }
 
     /// The sha256 digest of `bytes`.
@@ -88,6 +86,44 @@ impl Digest {
     /// A short form for tables: `sha256:` and the first 12 hex digits.
     pub fn short(&self) -> String {
         format!("{}:{}", self.algorithm.name(), &self.hex[..12])
+    }
+}
+
+/// Computes a digest over bytes fed in pieces (a streamed blob).
+pub struct Hasher {
+    state: HashState,
+}
+
+enum HashState {
+    Sha256(Sha256),
+    Sha512(Sha512),
+}
+
+impl Hasher {
+    /// A hasher for `algorithm`.
+    pub fn new(algorithm: Algorithm) -> Hasher {
+        let state = match algorithm {
+            Algorithm::Sha256 => HashState::Sha256(Sha256::new()),
+            Algorithm::Sha512 => HashState::Sha512(Sha512::new()),
+        };
+        Hasher { state }
+    }
+
+    /// Feeds `bytes`.
+    pub fn update(&mut self, bytes: &[u8]) {
+        match &mut self.state {
+            HashState::Sha256(h) => h.update(bytes),
+            HashState::Sha512(h) => h.update(bytes),
+        }
+    }
+
+    /// The digest of everything fed.
+    pub fn finish(self) -> Digest {
+        let (algorithm, hex) = match self.state {
+            HashState::Sha256(h) => (Algorithm::Sha256, hex::encode(h.finalize())),
+            HashState::Sha512(h) => (Algorithm::Sha512, hex::encode(h.finalize())),
+        };
+        Digest { algorithm, hex }
     }
 }
 
@@ -193,6 +229,20 @@ mod tests {
             let d = Digest::sha256(&bytes);
             prop_assert_eq!(d.to_string().parse::<Digest>().unwrap(), d.clone());
             prop_assert!(d.matches(&bytes));
+        }
+
+        #[test]
+        fn pieces_hash_like_the_whole(bytes in proptest::collection::vec(any::<u8>(), 0..300), cut in 0usize..300, sha512 in any::<bool>()) {
+            let algorithm = if sha512 { Algorithm::Sha512 } else { Algorithm::Sha256 };
+            let cut = cut.min(bytes.len());
+            let mut h = Hasher::new(algorithm);
+            h.update(&bytes[..cut]);
+            h.update(&bytes[cut..]);
+            let expected = match algorithm {
+                Algorithm::Sha256 => hex::encode(Sha256::digest(&bytes)),
+                Algorithm::Sha512 => hex::encode(Sha512::digest(&bytes)),
+            };
+            prop_assert_eq!(h.finish().hex, expected);
         }
 
         #[test]

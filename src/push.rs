@@ -25,10 +25,12 @@ use crate::report::{EXIT_ERROR, EXIT_USAGE};
 use crate::session::Session;
 use crate::source::layout::LayoutSource;
 use crate::source::registry::RegistrySource;
-use crate::source::{FetchError, Fetched, Source};
+use crate::source::{BlobFile, FetchError, Fetched, Source};
 
 /// Blob copies in flight at once.
 const COPY_JOBS: usize = 4;
+/// Bytes per piece of an upload (oci-client sends each as one PATCH, at most 4 MiB).
+const UPLOAD_CHUNK: usize = 4 * 1024 * 1024;
 
 /// Why assemble stopped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -140,6 +142,16 @@ impl Source for ChildSource {
         match self {
             ChildSource::Layout(s) => s.blob(digest, limit).await,
             ChildSource::Registry(s, _) => s.blob(digest, limit).await,
+        }
+    }
+}
+
+impl ChildSource {
+    /// A blob on disk, checked against its digest, for a copy in bounded memory.
+    async fn blob_file(&self, digest: &Digest, limit: u64) -> Result<BlobFile, FetchError> {
+        match self {
+            ChildSource::Layout(s) => s.blob_file(digest, limit).await,
+            ChildSource::Registry(s, _) => s.blob_file(digest, limit).await,
         }
     }
 }
@@ -348,25 +360,37 @@ impl Writer<'_> {
         {
             return Ok(BlobCopy::Mounted);
         }
-        let bytes = source
-            .blob(&digest, MAX_LAYER_BYTES)
+        // Through a file (the layout's own, or a spooled download) and streamed to the
+        // registry in chunks: layers of any size in bounded memory. The registry checks the
+        // digest again when the upload is committed.
+        let blob = source
+            .blob_file(&digest, MAX_LAYER_BYTES)
             .await
             .map_err(|e| unreadable(origin, format!("blob {digest}: {e}")))?;
-        if !digest.matches(&bytes) || u64::try_from(d.size).ok() != Some(bytes.len() as u64) {
+        if u64::try_from(d.size).ok() != Some(blob.size) {
             return Err(unreadable(
                 origin,
                 format!(
-                    "blob {digest}: the {} bytes read do not match the descriptor ({} bytes, \
-                     that digest); not copied",
-                    bytes.len(),
-                    d.size
+                    "blob {digest}: {} bytes, but the descriptor says {}; not copied",
+                    blob.size, d.size
                 ),
             ));
         }
+        let file = tokio::fs::File::open(&blob.path)
+            .await
+            .map_err(|e| unreadable(origin, format!("blob {digest}: {e}")))?;
+        let chunks = tokio_util::io::ReaderStream::with_capacity(file, UPLOAD_CHUNK)
+            .map(|r| r.map_err(oci_client::errors::OciDistributionError::from));
         self.client
-            .push_blob(&self.oci_target, bytes, &digest.to_string())
+            .push_blob_stream(
+                &self.oci_target,
+                chunks,
+                &digest.to_string(),
+                Some(blob.size),
+            )
             .await
             .map_err(|e| self.failed(&format!("upload blob {digest}"), e))?;
+        drop(blob);
         Ok(BlobCopy::Uploaded)
     }
 

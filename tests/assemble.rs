@@ -366,6 +366,12 @@ fn docker_children_make_a_docker_list_and_foreign_layers_stay_out() {
 
 /// Writes a one-image OCI layout whose config is `config`, returning its directory.
 fn write_layout(dir: &Path, config: &Value) {
+    write_layout_with(dir, config, b"Files/ and Hives/ would be here");
+}
+
+/// An OCI layout at `dir` holding one image (`config` plus the single layer `layer`), tagged
+/// `latest`; returns the manifest's digest.
+fn write_layout_with(dir: &Path, config: &Value, layer: &[u8]) -> String {
     let blobs = dir.join("blobs/sha256");
     fs::create_dir_all(&blobs).unwrap();
     let put = |bytes: &[u8]| {
@@ -373,7 +379,7 @@ fn write_layout(dir: &Path, config: &Value) {
         fs::write(blobs.join(d.strip_prefix("sha256:").unwrap()), bytes).unwrap();
         (d, bytes.len())
     };
-    let (layer, layer_size) = put(b"Files/ and Hives/ would be here");
+    let (layer, layer_size) = put(layer);
     let mut config = config.clone();
     config["rootfs"] = json!({"type": "layers", "diff_ids": [layer]});
     let (cfg, cfg_size) = put(&serde_json::to_vec(&config).unwrap());
@@ -391,6 +397,7 @@ fn write_layout(dir: &Path, config: &Value) {
                        "annotations": {"org.opencontainers.image.ref.name": "latest"}}],
     });
     fs::write(dir.join("index.json"), serde_json::to_vec(&index).unwrap()).unwrap();
+    m
 }
 
 /// Copies the `good` layout and tags a new index whose only entry is good's index.
@@ -790,4 +797,93 @@ fn buildah_keeps_a_missing_os_version_and_assemble_does_not() {
     );
     let (_, index) = manifest_json(&reg, "by-imgcheck", "v1");
     assert_eq!(platforms(&index), GOOD_ORDER.to_vec());
+}
+
+/// Runs imgcheck with `args`, sampling its peak resident memory (VmHWM, KiB) every 10 ms
+/// until it exits (at most 180 s).
+fn run_measuring_memory(args: &[&str]) -> (Run, u64) {
+    let mut child = imgcheck()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run imgcheck");
+    let status = format!("/proc/{}/status", child.id());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    let mut peak = 0u64;
+    while child.try_wait().expect("poll imgcheck").is_none() {
+        let hwm = fs::read_to_string(&status).ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        });
+        peak = peak.max(hwm.unwrap_or(0));
+        assert!(
+            std::time::Instant::now() < deadline,
+            "imgcheck {args:?} did not finish within 180 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().expect("imgcheck output");
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    (run, peak)
+}
+
+/// A layer larger than imgcheck may hold in memory is copied through a file and streamed:
+/// from an OCI layout (the layout's own file) and from another registry (spooled), with peak
+/// memory far below the layer's size and the layer intact in the target.
+#[test]
+fn a_large_layer_is_copied_in_bounded_memory() {
+    const LAYER_MIB: usize = 160;
+    let dir = tempfile::tempdir().unwrap();
+    // Not compressible and not repeating at any chunk size: a counter's bytes, scrambled.
+    let layer: Vec<u8> = (0..LAYER_MIB * 1024 * 1024 / 8)
+        .flat_map(|i: usize| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes())
+        .collect();
+    let m = write_layout_with(
+        dir.path(),
+        &json!({"architecture": "amd64", "os": "linux"}),
+        &layer,
+    );
+    drop(layer);
+
+    let first = Registry::start();
+    let second = Registry::start();
+    let from_layout = format!("oci:{}@{m}", dir.path().display());
+    let from_registry = format!("{}/big@{m}", first.host());
+    for (target, child) in [
+        (format!("{}/big:v1", first.host()), from_layout),
+        (format!("{}/big:v1", second.host()), from_registry),
+    ] {
+        let (r, peak_kib) = run_measuring_memory(&[
+            "assemble",
+            "--target",
+            &target,
+            "--policy",
+            "linux-only",
+            &child,
+        ]);
+        expect(&r, 0, &format!("{child} → {target}"));
+        assert!(r.stderr.contains("blobs: 2 uploaded"), "{}", r.stderr);
+        eprintln!("{child} → {target}: peak RSS {peak_kib} KiB");
+        assert!(
+            peak_kib < (LAYER_MIB as u64 * 1024) / 2,
+            "{child} → {target}: peak RSS {peak_kib} KiB for a {LAYER_MIB} MiB layer"
+        );
+    }
+    // The target holds the layer, byte for byte (the registry checked its digest on commit;
+    // the deep check reads it back and hashes it again).
+    let r = run(&[
+        "verify",
+        &format!("{}/big:v1", second.host()),
+        "--policy",
+        "linux-only",
+        "--deep",
+    ]);
+    expect(&r, 0, "verify --deep of the copy");
 }

@@ -4,7 +4,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::{FetchError, Fetched, Source};
+use super::{BlobFile, FetchError, Fetched, Source};
 use crate::digest::Digest;
 use crate::manifest::{Descriptor, MAX_MANIFEST_BYTES};
 use crate::reference::LayoutRef;
@@ -52,7 +52,8 @@ impl LayoutSource {
         })
     }
 
-    fn read_limited(&self, path: &Path, what: &str, limit: u64) -> Result<Vec<u8>, FetchError> {
+    /// `path`, if it is a regular file inside the layout (after resolving every symlink).
+    fn checked(&self, path: &Path, what: &str) -> Result<PathBuf, FetchError> {
         let meta = match std::fs::symlink_metadata(path) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -76,6 +77,11 @@ impl LayoutSource {
         if !meta.is_file() && !target.is_file() {
             return Err(FetchError::BadInput(format!("{what}: not a regular file")));
         }
+        Ok(target)
+    }
+
+    fn read_limited(&self, path: &Path, what: &str, limit: u64) -> Result<Vec<u8>, FetchError> {
+        self.checked(path, what)?;
         let file = std::fs::File::open(path)
             .map_err(|e| FetchError::BadInput(format!("{what}: cannot open: {e}")))?;
         let mut bytes = Vec::new();
@@ -101,6 +107,29 @@ impl LayoutSource {
 
     fn read_blob(&self, digest: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
         self.read_limited(&self.blob_path(digest), &format!("blob {digest}"), limit)
+    }
+
+    /// The blob `digest` as the layout's own file, once it has hashed to `digest` (read in
+    /// pieces on the blocking pool, so any size takes bounded memory).
+    pub async fn blob_file(&self, digest: &Digest, limit: u64) -> Result<BlobFile, FetchError> {
+        let what = format!("blob {digest}");
+        let path = self.checked(&self.blob_path(digest), &what)?;
+        let (algorithm, at) = (digest.algorithm(), path.clone());
+        let hashed = tokio::task::spawn_blocking(move || hash_file(&at, algorithm, limit))
+            .await
+            .map_err(|e| FetchError::Unavailable(format!("{what}: {e}")))?;
+        let (actual, size) = match hashed {
+            Ok(Some(found)) => found,
+            Ok(None) => return Err(FetchError::TooLarge { what, limit }),
+            Err(e) => return Err(FetchError::BadInput(format!("{what}: cannot read: {e}"))),
+        };
+        if actual != *digest {
+            return Err(FetchError::DigestMismatch {
+                expected: digest.to_string(),
+                actual: actual.to_string(),
+            });
+        }
+        Ok(BlobFile::new(path, size, None))
     }
 
     fn pick(&self) -> Result<Descriptor, FetchError> {
@@ -189,6 +218,29 @@ impl Source for LayoutSource {
 
     async fn blob(&self, digest: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
         self.read_blob(digest, limit)
+    }
+}
+
+/// The digest and size of the file at `path`; `None` when it is longer than `limit`.
+fn hash_file(
+    path: &Path,
+    algorithm: crate::digest::Algorithm,
+    limit: u64,
+) -> std::io::Result<Option<(Digest, u64)>> {
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = crate::digest::Hasher::new(algorithm);
+    let mut buf = vec![0u8; 1 << 20];
+    let mut size = 0u64;
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            return Ok(Some((hasher.finish(), size)));
+        }
+        size += n as u64;
+        if size > limit {
+            return Ok(None);
+        }
+        hasher.update(&buf[..n]);
     }
 }
 

@@ -56,6 +56,31 @@ pub enum FetchError {
     Unavailable(String),
 }
 
+/// A blob on local disk whose bytes hashed to its digest when they were read: a layout's own
+/// file, or a registry blob spooled to a temporary file (deleted when this is dropped). Lets
+/// `assemble` copy layers of any size in bounded memory.
+pub struct BlobFile {
+    /// Where the bytes are.
+    pub path: std::path::PathBuf,
+    /// How many bytes there are.
+    pub size: u64,
+    _spool: Option<tempfile::TempPath>,
+}
+
+impl BlobFile {
+    pub(crate) fn new(
+        path: std::path::PathBuf,
+        size: u64,
+        spool: Option<tempfile::TempPath>,
+    ) -> BlobFile {
+        BlobFile {
+            path,
+            size,
+            _spool: spool,
+        }
+    }
+}
+
 /// A place that serves one image reference.
 pub trait Source: Send + Sync {
     /// The reference as shown to users.

@@ -39,7 +39,7 @@ use super::transport::{
     Challenge, backoff, is_retryable_status, parse_challenge, parse_retry_after,
     summarize_error_body,
 };
-use super::{FetchError, Fetched, Source};
+use super::{BlobFile, FetchError, Fetched, Source};
 use crate::auth::{AuthStore, CERTS_D_ROOTS, Credentials, TlsFiles};
 use crate::digest::Digest;
 use crate::manifest::{ACCEPTED_MANIFEST_TYPES, MAX_MANIFEST_BYTES};
@@ -565,6 +565,7 @@ impl RegistryClient {
             return Ok(Body {
                 bytes: Vec::new(),
                 media_type: None,
+                file: None,
             });
         }
         if status == StatusCode::OK {
@@ -616,8 +617,22 @@ impl RegistryClient {
             .get("docker-content-digest")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let capacity = resp.content_length().unwrap_or(0).min(1 << 20) as usize;
-        let mut bytes = Vec::with_capacity(capacity);
+        let spool_error = |e: std::io::Error| {
+            Failure::Fatal(FetchError::Unavailable(format!(
+                "{}: cannot write a temporary file: {e}",
+                req.what
+            )))
+        };
+        let mut sink = match (req.spool, req.expected) {
+            (true, Some(expected)) => Sink::File {
+                file: tempfile::NamedTempFile::new().map_err(spool_error)?,
+                hasher: Box::new(crate::digest::Hasher::new(expected.algorithm())),
+            },
+            _ => Sink::Memory(Vec::with_capacity(
+                resp.content_length().unwrap_or(0).min(1 << 20) as usize,
+            )),
+        };
+        let mut received: u64 = 0;
         loop {
             let chunk = match self.within(&req.what, resp.chunk()).await? {
                 Ok(Some(c)) => c,
@@ -625,9 +640,8 @@ impl RegistryClient {
                 Err(e) => {
                     return Err(Failure::Retry(
                         FetchError::Unavailable(format!(
-                            "{}: the answer broke off after {} bytes: {}",
+                            "{}: the answer broke off after {received} bytes: {}",
                             req.what,
-                            bytes.len(),
                             error_chain(&e)
                         )),
                         None,
@@ -637,27 +651,48 @@ impl RegistryClient {
             self.stats
                 .bytes
                 .fetch_add(chunk.len() as u64, Ordering::Relaxed);
-            if (bytes.len() + chunk.len()) as u64 > req.limit {
+            received += chunk.len() as u64;
+            if received > req.limit {
                 return Err(too_large());
             }
-            bytes.extend_from_slice(&chunk);
+            match &mut sink {
+                Sink::Memory(bytes) => bytes.extend_from_slice(&chunk),
+                Sink::File { file, hasher } => {
+                    hasher.update(&chunk);
+                    std::io::Write::write_all(file, &chunk).map_err(spool_error)?;
+                }
+            }
         }
-        if let Some(expected) = req.expected
-            && !expected.matches(&bytes)
+        let (bytes, actual, file) = match sink {
+            Sink::Memory(bytes) => {
+                let actual = req.expected.map(|e| Digest::compute(e.algorithm(), &bytes));
+                (bytes, actual, None)
+            }
+            Sink::File { file, hasher } => {
+                let path = file.into_temp_path();
+                (Vec::new(), Some(hasher.finish()), Some((path, received)))
+            }
+        };
+        if let (Some(expected), Some(actual)) = (req.expected, &actual)
+            && actual != expected
         {
             return Err(Failure::Retry(
                 FetchError::DigestMismatch {
                     expected: expected.to_string(),
-                    actual: Digest::compute(expected.algorithm(), &bytes).to_string(),
+                    actual: actual.to_string(),
                 },
                 None,
             ));
         }
         if let Some(claimed) = &header_digest {
             let actual = match claimed.parse::<Digest>() {
-                Ok(d) if d.matches(&bytes) => None,
-                Ok(d) => Some(Digest::compute(d.algorithm(), &bytes)),
-                Err(_) => Some(Digest::sha256(&bytes)),
+                Ok(d) => match &actual {
+                    Some(a) if a.algorithm() == d.algorithm() => (*a != d).then(|| a.clone()),
+                    // A spooled body was hashed with the expected digest's algorithm only.
+                    _ if file.is_some() => None,
+                    _ => (!d.matches(&bytes)).then(|| Digest::compute(d.algorithm(), &bytes)),
+                },
+                Err(_) => Some(actual.clone().unwrap_or_else(|| Digest::sha256(&bytes))),
             };
             if let Some(actual) = actual {
                 return Err(Failure::Retry(
@@ -688,7 +723,11 @@ impl RegistryClient {
             ));
         }
         let media_type = content_type.filter(|ct| ACCEPTED_MANIFEST_TYPES.contains(&ct.as_str()));
-        Ok(Body { bytes, media_type })
+        Ok(Body {
+            bytes,
+            media_type,
+            file,
+        })
     }
 
     /// Sends a GET to the registry with whatever authentication it needs, answering one
@@ -1063,13 +1102,27 @@ struct Request<'a> {
     expected: Option<&'a Digest>,
     limit: u64,
     what: String,
+    /// Write the body to a temporary file instead of memory (large layers); needs `expected`.
+    spool: bool,
 }
 
 /// A checked body.
 struct Body {
+    /// The bytes; empty when spooled.
     bytes: Vec<u8>,
     /// The Content-Type, when it is a manifest media type.
     media_type: Option<String>,
+    /// The spooled body and its length, for `spool` requests.
+    file: Option<(tempfile::TempPath, u64)>,
+}
+
+/// Where a body goes while it is read.
+enum Sink {
+    Memory(Vec<u8>),
+    File {
+        file: tempfile::NamedTempFile,
+        hasher: Box<crate::digest::Hasher>,
+    },
 }
 
 fn gave_up(err: FetchError, attempts: u32) -> FetchError {
@@ -1232,8 +1285,30 @@ impl RegistrySource {
                 expected,
                 limit,
                 what,
+                spool: false,
             })
             .await
+    }
+
+    /// The blob `digest` spooled to a temporary file, once it has hashed to `digest`: any
+    /// size in bounded memory (retried like any request; each attempt starts a new file).
+    pub async fn blob_file(&self, digest: &Digest, limit: u64) -> Result<BlobFile, FetchError> {
+        let body = self
+            .client
+            .fetch(&Request {
+                source: self,
+                kind: Kind::Blob,
+                reference_part: digest.to_string(),
+                expected: Some(digest),
+                limit,
+                what: format!("blob {digest}"),
+                spool: true,
+            })
+            .await?;
+        let (path, size) = body.file.ok_or_else(|| {
+            FetchError::Unavailable(format!("blob {digest}: the body was not spooled"))
+        })?;
+        Ok(BlobFile::new(path.to_path_buf(), size, Some(path)))
     }
 }
 
