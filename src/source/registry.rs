@@ -1269,6 +1269,25 @@ pub struct RegistrySource {
 }
 
 impl RegistrySource {
+    fn request<'a>(
+        &'a self,
+        kind: Kind,
+        reference_part: String,
+        expected: Option<&'a Digest>,
+        limit: u64,
+        what: String,
+    ) -> Request<'a> {
+        Request {
+            source: self,
+            kind,
+            reference_part,
+            expected,
+            limit,
+            what,
+            spool: false,
+        }
+    }
+
     async fn get(
         &self,
         kind: Kind,
@@ -1277,34 +1296,19 @@ impl RegistrySource {
         limit: u64,
         what: String,
     ) -> Result<Body, FetchError> {
-        self.client
-            .fetch(&Request {
-                source: self,
-                kind,
-                reference_part,
-                expected,
-                limit,
-                what,
-                spool: false,
-            })
-            .await
+        let req = self.request(kind, reference_part, expected, limit, what);
+        self.client.fetch(&req).await
     }
 
     /// The blob `digest` spooled to a temporary file, once it has hashed to `digest`: any
     /// size in bounded memory (retried like any request; each attempt starts a new file).
     pub async fn blob_file(&self, digest: &Digest, limit: u64) -> Result<BlobFile, FetchError> {
-        let body = self
-            .client
-            .fetch(&Request {
-                source: self,
-                kind: Kind::Blob,
-                reference_part: digest.to_string(),
-                expected: Some(digest),
-                limit,
-                what: format!("blob {digest}"),
-                spool: true,
-            })
-            .await?;
+        let what = format!("blob {digest}");
+        let req = Request {
+            spool: true,
+            ..self.request(Kind::Blob, digest.to_string(), Some(digest), limit, what)
+        };
+        let body = self.client.fetch(&req).await?;
         let (path, size) = body.file.ok_or_else(|| {
             FetchError::Unavailable(format!("blob {digest}: the body was not spooled"))
         })?;
