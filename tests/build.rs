@@ -543,7 +543,7 @@ fn a_failed_build_stops_its_image_and_not_the_others() {
     let driver = stdout.lines().find(|l| l.starts_with("driver ")).unwrap();
     let digest = reg
         .manifest_digest("csi/driver", "v1")
-        .expect("driver list pushed");
+        .unwrap_or_else(|| panic!("driver list not pushed\n{stdout}\n{stderr}"));
     assert!(
         driver.contains(&digest) && driver.ends_with("pass"),
         "{driver}"
