@@ -1288,6 +1288,16 @@ impl RegistrySource {
         }
     }
 
+    /// A request for the manifest or blob `digest`, which its body must hash to.
+    fn by_digest<'a>(&'a self, kind: Kind, digest: &'a Digest, limit: u64) -> Request<'a> {
+        let noun = match kind {
+            Kind::Manifest => "manifest",
+            Kind::Blob | Kind::BlobHead => "blob",
+        };
+        let what = format!("{noun} {digest}");
+        self.request(kind, digest.to_string(), Some(digest), limit, what)
+    }
+
     async fn get(
         &self,
         kind: Kind,
@@ -1303,10 +1313,9 @@ impl RegistrySource {
     /// The blob `digest` spooled to a temporary file, once it has hashed to `digest`: any
     /// size in bounded memory (retried like any request; each attempt starts a new file).
     pub async fn blob_file(&self, digest: &Digest, limit: u64) -> Result<BlobFile, FetchError> {
-        let what = format!("blob {digest}");
         let req = Request {
             spool: true,
-            ..self.request(Kind::Blob, digest.to_string(), Some(digest), limit, what)
+            ..self.by_digest(Kind::Blob, digest, limit)
         };
         let body = self.client.fetch(&req).await?;
         let (path, size) = body.file.ok_or_else(|| {
@@ -1367,30 +1376,16 @@ impl Source for RegistrySource {
 
     async fn manifest(&self, digest: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
         let fetch = async {
-            self.get(
-                Kind::Manifest,
-                digest.to_string(),
-                Some(digest),
-                limit,
-                format!("manifest {digest}"),
-            )
-            .await
-            .map(|b| b.bytes)
+            let req = self.by_digest(Kind::Manifest, digest, limit);
+            self.client.fetch(&req).await.map(|b| b.bytes)
         };
         self.client.cached(&self.reference, digest, fetch).await
     }
 
     async fn blob(&self, digest: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
         let fetch = async {
-            self.get(
-                Kind::Blob,
-                digest.to_string(),
-                Some(digest),
-                limit,
-                format!("blob {digest}"),
-            )
-            .await
-            .map(|b| b.bytes)
+            let req = self.by_digest(Kind::Blob, digest, limit);
+            self.client.fetch(&req).await.map(|b| b.bytes)
         };
         // Configs are shared between tags of one repository; layers (--deep) are large and
         // read once, so only small blobs go through the cache.
