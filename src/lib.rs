@@ -12,6 +12,7 @@ pub mod batch;
 pub mod build;
 pub mod digest;
 pub mod engine;
+pub mod exit;
 pub mod graph;
 pub mod manifest;
 pub mod mirror;

@@ -1,0 +1,152 @@
+//! One exit model for every command: an [`ExitKind`], and the single place where each of the
+//! library's error types is mapped to one.
+//!
+//! The four kinds are the contract scripts and pipelines rely on (README "Exit codes"):
+//! a verdict (pass, fail), the user's input (usage), or the world (incomplete: network,
+//! registry, a tool that is missing). Add a mapping here when a new error type appears, so
+//! the answer to "which exit code does this give?" is always in this file.
+
+use crate::engine::Verdict;
+
+/// How a command ended, as scripts see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ExitKind {
+    /// Every image passes (warnings allowed): exit 0.
+    Pass,
+    /// At least one image fails its policy: exit 1.
+    Fail,
+    /// Usage error or bad input (reference, policy, plan, mirror configuration): exit 2.
+    Usage,
+    /// A check could not be completed (network, registry, a tool that failed): exit 3.
+    Incomplete,
+}
+
+impl ExitKind {
+    /// The process exit code.
+    pub fn code(self) -> u8 {
+        match self {
+            ExitKind::Pass => 0,
+            ExitKind::Fail => 1,
+            ExitKind::Usage => 2,
+            ExitKind::Incomplete => 3,
+        }
+    }
+
+    /// The kind of a whole batch of verdicts: `Fail` if any image fails (it takes precedence:
+    /// retrying cannot fix it), else `Incomplete` if any could not be checked, else `Pass`.
+    pub fn of_verdicts(verdicts: impl IntoIterator<Item = Verdict>) -> ExitKind {
+        let mut kind = ExitKind::Pass;
+        for v in verdicts {
+            match v {
+                Verdict::Fail => return ExitKind::Fail,
+                Verdict::Error => kind = ExitKind::Incomplete,
+                Verdict::Pass => {}
+            }
+        }
+        kind
+    }
+}
+
+impl From<Verdict> for ExitKind {
+    fn from(v: Verdict) -> ExitKind {
+        ExitKind::of_verdicts([v])
+    }
+}
+
+/// Errors that end a command: each maps to the exit kind it means. The implementations below
+/// are the whole mapping; keep them together.
+pub trait Classify {
+    /// The exit kind this error ends a command with.
+    fn exit_kind(&self) -> ExitKind;
+}
+
+/// Errors that are always the user's input.
+macro_rules! usage_errors {
+    ($($t:ty),* $(,)?) => {
+        $(impl Classify for $t {
+            fn exit_kind(&self) -> ExitKind {
+                ExitKind::Usage
+            }
+        })*
+    };
+}
+
+usage_errors!(
+    crate::reference::ReferenceError,
+    crate::policy::PolicyError,
+    crate::platform::PlatformError,
+    crate::auth::AuthError,
+    crate::batch::ListError,
+    crate::assemble::Refusal,
+    crate::build::plan::PlanError,
+    crate::mirror::config::ConfigError,
+    crate::mirror::resolve::ResolveError,
+);
+
+impl Classify for crate::source::FetchError {
+    fn exit_kind(&self) -> ExitKind {
+        use crate::source::FetchError;
+        match self {
+            FetchError::BadInput(_) => ExitKind::Usage,
+            FetchError::NotFound(_)
+            | FetchError::DigestMismatch { .. }
+            | FetchError::TooLarge { .. }
+            | FetchError::Unavailable(_) => ExitKind::Incomplete,
+        }
+    }
+}
+
+impl Classify for crate::push::Failure {
+    fn exit_kind(&self) -> ExitKind {
+        match self {
+            crate::push::Failure::Refused(_) => ExitKind::Usage,
+            crate::push::Failure::Unavailable(_) => ExitKind::Incomplete,
+        }
+    }
+}
+
+impl Classify for crate::build::run::RunError {
+    fn exit_kind(&self) -> ExitKind {
+        match self {
+            crate::build::run::RunError::Usage(_) => ExitKind::Usage,
+            crate::build::run::RunError::Incomplete(_) => ExitKind::Incomplete,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_the_documented_ones() {
+        let table = [
+            (ExitKind::Pass, 0),
+            (ExitKind::Fail, 1),
+            (ExitKind::Usage, 2),
+            (ExitKind::Incomplete, 3),
+        ];
+        for (kind, code) in table {
+            assert_eq!(kind.code(), code, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn a_failing_image_outranks_one_that_could_not_be_checked() {
+        use Verdict::*;
+        let table: [(&[Verdict], ExitKind); 5] = [
+            (&[], ExitKind::Pass),
+            (&[Pass], ExitKind::Pass),
+            (&[Pass, Error], ExitKind::Incomplete),
+            (&[Error, Fail, Pass], ExitKind::Fail),
+            (&[Fail, Error], ExitKind::Fail),
+        ];
+        for (verdicts, want) in table {
+            assert_eq!(
+                ExitKind::of_verdicts(verdicts.iter().copied()),
+                want,
+                "{verdicts:?}"
+            );
+        }
+    }
+}
