@@ -750,7 +750,7 @@ fn buildah_ok(args: &[&str]) {
     );
 }
 
-/// DOMAIN.md §3: `buildah manifest add --all` copies a list's entries as they are, so Windows
+/// docs/buildah.md: `buildah manifest add --all` copies a list's entries as they are, so Windows
 /// entries without os.version stay without it. imgcheck reads each child's config instead.
 #[test]
 fn buildah_keeps_a_missing_os_version_and_assemble_does_not() {
