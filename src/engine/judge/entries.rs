@@ -228,4 +228,160 @@ mod tests {
             }
         }
     }
+
+    const D: &str = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+    fn entry(platform: Option<Platform>) -> Descriptor {
+        Descriptor {
+            media_type: crate::manifest::OCI_MANIFEST.into(),
+            digest: D.into(),
+            size: 1,
+            platform,
+            annotations: BTreeMap::new(),
+            urls: vec![],
+        }
+    }
+
+    #[test]
+    fn attestation_names_its_kind() {
+        let mut annotated = entry(Some(Platform::new("unknown", "unknown")));
+        let bare = annotated.clone();
+        annotated.annotations.insert(
+            ANNOTATION_REFERENCE_TYPE.into(),
+            "attestation-manifest".into(),
+        );
+        for (d, kind) in [
+            (annotated, "(attestation-manifest)"),
+            (bare, "(unknown/unknown)"),
+        ] {
+            let f = attestation(&d);
+            assert_eq!(f.rule, Rule::Attestation);
+            assert!(f.message.contains(kind), "{}", f.message);
+            assert_eq!(f.digest.as_deref(), Some(D));
+        }
+    }
+
+    #[test]
+    fn os_version_missing_only_for_windows_entries_without_one() {
+        let cfg = win(Some("10.0.17763.1"));
+        let cases: &[(Platform, Option<&Platform>, Option<&str>)] = &[
+            (
+                win(None),
+                Some(&cfg),
+                Some(" (its config says 10.0.17763.1): it matches"),
+            ),
+            (
+                win(None),
+                None,
+                Some("has no os.version: it matches every Windows host"),
+            ),
+            (win(Some("")), None, Some("has no os.version:")),
+            (win(Some("10.0.17763.1")), Some(&cfg), None),
+            (Platform::new("linux", "amd64"), None, None),
+        ];
+        for (p, cfg, want) in cases {
+            let got = os_version_missing(&entry(Some(p.clone())), p, *cfg);
+            assert_eq!(
+                got.as_ref().map(|f| f.rule),
+                want.map(|_| Rule::OsVersionMissing)
+            );
+            if let (Some(f), Some(w)) = (got, want) {
+                assert!(f.message.contains(w), "{p}: {}", f.message);
+            }
+        }
+    }
+
+    #[test]
+    fn platform_mismatch_names_the_entry_and_the_disagreement() {
+        let p = win(Some("10.0.17763.1"));
+        let f = platform_mismatch(&entry(Some(p.clone())), &p, &win(Some("10.0.20348.1")));
+        let f = f.expect("builds differ");
+        assert_eq!(f.rule, Rule::PlatformMismatch);
+        assert!(
+            f.message
+                .starts_with(&format!("entry {D}: the list says os.version"))
+        );
+        assert!(platform_mismatch(&entry(Some(p.clone())), &p, &p).is_none());
+    }
+
+    #[test]
+    fn duplicates_are_claims_of_the_same_normalised_platform() {
+        let mut win32k = win(Some("10.0.17763.1"));
+        win32k.os_features = vec!["win32k".into()];
+        let cases: Vec<(Platform, Platform, bool)> = vec![
+            (
+                win(Some("10.0.17763.1")),
+                win(Some("10.0.17763.5830")),
+                true,
+            ),
+            (win(Some("10.0.17763.1")), win(Some("10.0.20348.1")), false),
+            (win32k.clone(), win(Some("10.0.17763.1")), false),
+            (win32k.clone(), win32k, true),
+            (win(None), win(None), false),
+            (
+                Platform::new("linux", "amd64"),
+                Platform::new("linux", "x86_64"),
+                true,
+            ),
+            (
+                Platform::new("linux", "arm64").with_variant("v8"),
+                Platform::new("linux", "arm64"),
+                true,
+            ),
+            (
+                Platform::new("linux", "amd64"),
+                Platform::new("linux", "arm64"),
+                false,
+            ),
+        ];
+        for (first, second, want) in cases {
+            let mut claims = Claims::default();
+            assert!(
+                claims
+                    .duplicate(&entry(Some(first.clone())), &first)
+                    .is_none()
+            );
+            let got = claims.duplicate(&entry(Some(second.clone())), &second);
+            assert_eq!(
+                got.as_ref().map(|f| f.rule),
+                want.then_some(Rule::DuplicatePlatform),
+                "{first} then {second}"
+            );
+            if let Some(f) = got {
+                assert_eq!(
+                    f.message,
+                    format!("entries {D} and {D} both claim {second}")
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn unsupported_builds_are_windows_builds_outside_the_policy_no_host_selects() {
+        let builds = [17763, 20348];
+        let picked: BTreeSet<String> = [D.to_string()].into();
+        let none = BTreeSet::new();
+        let cases: &[(Platform, &BTreeSet<String>, bool)] = &[
+            (win(Some("10.0.26100.1742")), &none, true),
+            (win(Some("10.0.26100.1742")), &picked, false),
+            (win(Some("10.0.20348.1")), &none, false),
+            (win(None), &none, false),
+            (Platform::new("linux", "amd64"), &none, false),
+        ];
+        for (p, selected, want) in cases {
+            let got = unsupported_build(&entry(Some(p.clone())), p, &builds, selected);
+            assert_eq!(
+                got.as_ref().map(|f| f.rule),
+                want.then_some(Rule::UnsupportedBuild),
+                "{p}"
+            );
+            if let Some(f) = got {
+                assert!(
+                    f.message.contains("(10.0.26100.1742 (Windows Server 2025"),
+                    "{}",
+                    f.message
+                );
+            }
+        }
+    }
 }

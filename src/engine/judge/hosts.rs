@@ -152,3 +152,134 @@ fn outcome_finding(host: &Host, rule: Rule, digest: Option<String>, hits: &Hits)
     );
     Finding::new(rule, message, d.as_ref()).on_host(host.label())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const D: &str = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+    fn resolution(digest: bool, problem: Option<Problem>, config: Option<Platform>) -> Resolution {
+        Resolution {
+            digest: digest.then(|| D.to_string()),
+            platform: None,
+            config_platform: config,
+            candidates: vec![],
+            child_problem: problem,
+        }
+    }
+
+    fn host(p: &str) -> Host {
+        let (os, rest) = p.split_once('/').unwrap();
+        let (arch, version) = rest
+            .split_once(':')
+            .map_or((rest, None), |(a, v)| (a, Some(v)));
+        let platform = Platform::new(os, arch);
+        Host {
+            platform: match version {
+                Some(v) => platform.with_os_version(v),
+                None => platform,
+            },
+        }
+    }
+
+    #[test]
+    fn status_per_outcome() {
+        let w17763 = host("windows/amd64:10.0.17763").platform;
+        let built_for = |v: &str| Some(Platform::new("windows", "amd64").with_os_version(v));
+        let cases = [
+            (
+                resolution(false, None, None),
+                None.or(Some(Rule::NoMatch)),
+                None,
+            ),
+            (
+                resolution(true, Some(Problem::Missing("m".into())), None),
+                Some(Rule::ChildMissing),
+                None,
+            ),
+            (
+                resolution(true, Some(Problem::DigestMismatch("m".into())), None),
+                Some(Rule::DigestMismatch),
+                None,
+            ),
+            (
+                resolution(true, Some(Problem::Unavailable("m".into())), None),
+                Some(Rule::FetchError),
+                None,
+            ),
+            (
+                resolution(true, Some(Problem::Bad("m".into())), None),
+                Some(Rule::BadManifest),
+                None,
+            ),
+            (
+                resolution(true, None, built_for("10.0.20348.1")),
+                Some(Rule::WrongBuildSelected),
+                Some("10.0.20348.1 (Windows Server 2022 (ltsc2022))"),
+            ),
+            (
+                resolution(true, None, built_for("10.0.17763.5830")),
+                None,
+                None,
+            ),
+            (resolution(true, None, None), None, None),
+        ];
+        for (r, rule, built) in cases {
+            let (got, text) = status(&r, &w17763, RuntimeProfile::DEFAULT);
+            assert_eq!(got, rule, "{r:?}");
+            assert_eq!(text.as_deref(), built, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn outcome_findings_name_the_host_and_the_runtimes_that_share_them() {
+        let linux = host("linux/amd64");
+        let windows = host("windows/amd64:10.0.17763");
+        let profiles = vec![
+            (
+                Some(RuntimeProfile::Containerd16),
+                Some("10.0.20348.1 (x)".to_string()),
+            ),
+            (
+                Some(RuntimeProfile::Containerd23),
+                Some("ignored".to_string()),
+            ),
+        ];
+        let cases = [
+            (
+                &linux,
+                Rule::NoMatch,
+                None,
+                vec![(None, None)],
+                // Linux hosts have no os.version: Docker's wording keeps its two spaces.
+                "linux/amd64 would select nothing: no matching manifest for linux/amd64  in the manifest list entries".to_string(),
+            ),
+            (
+                &windows,
+                Rule::NoMatch,
+                None,
+                profiles.clone(),
+                "windows/amd64:10.0.17763 would select nothing under containerd-1.6, containerd-2.3: \
+                 no matching manifest for windows/amd64 10.0.17763 in the manifest list entries"
+                    .to_string(),
+            ),
+            (
+                &windows,
+                Rule::WrongBuildSelected,
+                Some(D.to_string()),
+                profiles,
+                "windows/amd64:10.0.17763 would pull sha256:e3b0c44298fc under containerd-1.6, containerd-2.3, \
+                 an image built for 10.0.20348.1 (x): it fails at container start"
+                    .to_string(),
+            ),
+        ];
+        for (host, rule, digest, hits, message) in cases {
+            let f = outcome_finding(host, rule, digest.clone(), &hits);
+            assert_eq!(f.rule, rule);
+            assert_eq!(f.message, message);
+            assert_eq!(f.host, Some(host.label()));
+            assert_eq!(f.digest, digest);
+        }
+    }
+}
