@@ -283,7 +283,7 @@ async fn parse_and_descend<S: Source>(
     depth: usize,
 ) -> Content {
     match Manifest::parse(bytes, claimed_type) {
-        Err(e) => Content::Problem(Problem::Bad(e.0)),
+        Err(e) => Content::Problem(Problem::Bad(e.with_causes())),
         Ok(Manifest::Schema1) => Content::Schema1,
         Ok(Manifest::Image(manifest)) => {
             Content::Image(Box::new(load_image(source, options, manifest).await))
@@ -313,13 +313,17 @@ async fn parse_and_descend<S: Source>(
 
 async fn load_image<S: Source>(source: &S, options: WalkOptions, manifest: ImageManifest) -> Image {
     let config = async {
-        let d = manifest.config.digest().map_err(|e| Problem::Bad(e.0))?;
+        let d = manifest
+            .config
+            .digest()
+            .map_err(|e| Problem::Bad(e.with_causes()))?;
         let bytes = source
             .blob(&d, MAX_CONFIG_BYTES)
             .await
             .map_err(Problem::from_fetch)?;
         verify(&bytes, &d, u64::try_from(manifest.config.size).ok())?;
-        ImageConfig::parse(&bytes).map_err(|e| Problem::Bad(format!("config {d}: {}", e.0)))
+        ImageConfig::parse(&bytes)
+            .map_err(|e| Problem::Bad(format!("config {d}: {}", e.with_causes())))
     }
     .await;
     let check_layers = options.deep
@@ -360,7 +364,7 @@ async fn layer_format<S: Source>(source: &S, d: &Descriptor) -> LayerFormat {
     }
     let digest = match d.digest() {
         Ok(x) => x,
-        Err(e) => return LayerFormat::Failed(Problem::Bad(e.0)),
+        Err(e) => return LayerFormat::Failed(Problem::Bad(e.with_causes())),
     };
     let bytes = match source.blob(&digest, MAX_LAYER_BYTES).await {
         Ok(b) => b,
@@ -383,7 +387,7 @@ pub fn is_windows_layout_path(name: &str) -> bool {
 }
 
 /// Reads a (possibly gzip-compressed) tar layer and checks every entry is in the Windows
-/// layout (DOMAIN.md §2).
+/// layout (see `docs/images.md`, section "Windows layer format").
 pub fn classify_layer(bytes: &[u8]) -> LayerFormat {
     let reader: Box<dyn std::io::Read> = if bytes.starts_with(&[0x1f, 0x8b]) {
         Box::new(flate2::read::GzDecoder::new(bytes))

@@ -418,7 +418,7 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
                         serde_json::to_string_pretty(&view).expect("serialises")
                     )
                 }
-                SimpleFormat::Text => print!("{}", imgcheck::engine::inspect_text(&view)),
+                SimpleFormat::Text => print!("{}", inspect_text(&view)),
             }
             Ok(EXIT_PASS)
         }
@@ -607,4 +607,30 @@ fn main() -> ExitCode {
         }
     };
     ExitCode::from(u8::try_from(code).unwrap_or(1))
+}
+
+/// The text form of an `InspectView`.
+// Temporary: `report::inspect_text` replaces this when the CLI branch is merged.
+fn inspect_text(view: &imgcheck::engine::InspectView) -> String {
+    let mut out = format!("{}  {}  {}\n", view.reference, view.digest, view.kind);
+    out.push_str(&format!(
+        "  {:<20} {:<34} {:<34} status\n",
+        "entry", "list platform", "config platform"
+    ));
+    for e in &view.entries {
+        let p = |p: &Option<imgcheck::platform::Platform>| {
+            p.as_ref().map_or("-".to_string(), |p| p.to_string())
+        };
+        let short = match e.digest.split_once(':') {
+            Some((a, h)) if h.len() > 12 => format!("{a}:{}", &h[..12]),
+            _ => e.digest.clone(),
+        };
+        out.push_str(&format!(
+            "  {short:<20} {:<34} {:<34} {}\n",
+            p(&e.platform),
+            p(&e.config_platform),
+            e.status
+        ));
+    }
+    out
 }

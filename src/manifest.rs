@@ -1,15 +1,16 @@
 //! Index, manifest and config types over raw bytes.
 //!
 //! These are our own serde types rather than `oci_spec::image::ImageIndex`: oci-spec 0.10's
-//! descriptor `Platform` drops `os.version` and `os.features` (DOMAIN.md §7), the two fields
-//! this tool exists to check. Parsing is strict where a runtime is strict (schemaVersion,
+//! descriptor `Platform` drops `os.version` and `os.features` (see `docs/decisions.md`), the
+//! two fields this tool exists to check. Parsing is strict where a runtime is strict (schemaVersion,
 //! digests) and tolerant where registries are (unknown fields).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::digest::Digest;
+use crate::digest::{Digest, DigestError};
 use crate::platform::Platform;
 
 /// OCI image index.
@@ -41,7 +42,7 @@ pub const ACCEPTED_MANIFEST_TYPES: [&str; 6] = [
     DOCKER_SCHEMA1,
 ];
 
-/// Largest manifest or index accepted (distribution's own cap, DOMAIN.md §2).
+/// Largest manifest or index accepted (distribution's own cap, see `docs/images.md`).
 pub const MAX_MANIFEST_BYTES: u64 = 4 * 1024 * 1024;
 /// Largest image config accepted.
 pub const MAX_CONFIG_BYTES: u64 = 8 * 1024 * 1024;
@@ -77,9 +78,7 @@ pub struct Descriptor {
 impl Descriptor {
     /// The validated digest.
     pub fn digest(&self) -> Result<Digest, ManifestError> {
-        self.digest
-            .parse()
-            .map_err(|e: crate::digest::DigestError| ManifestError(e.to_string()))
+        self.digest.parse().map_err(ManifestError::Digest)
     }
 
     /// True for buildx attestation entries and other explicitly non-runnable entries:
@@ -158,13 +157,12 @@ pub struct ImageConfig {
 impl ImageConfig {
     /// Parses a config blob.
     pub fn parse(bytes: &[u8]) -> Result<ImageConfig, ManifestError> {
-        check_unique_keys(bytes)
-            .map_err(|e| ManifestError(format!("image config is not valid JSON: {e}")))?;
+        check_unique_keys(bytes).map_err(ManifestError::json("image config is not valid JSON"))?;
         let config: ImageConfig = serde_json::from_slice(bytes)
-            .map_err(|e| ManifestError(format!("image config is not valid JSON: {e}")))?;
+            .map_err(ManifestError::json("image config is not valid JSON"))?;
         if config.os.is_empty() || config.architecture.is_empty() {
-            return Err(ManifestError(
-                "image config has no 'os' or 'architecture'".to_string(),
+            return Err(ManifestError::invalid(
+                "image config has no 'os' or 'architecture'",
             ));
         }
         Ok(config)
@@ -194,115 +192,182 @@ pub enum Manifest {
 }
 
 /// Content that cannot be understood, with the reason.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ManifestError(pub String);
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ManifestError {
+    /// The content breaks a rule of the format (shape, media type, schema version, limits).
+    #[error("{0}")]
+    Invalid(String),
+    /// The bytes are not the JSON expected.
+    #[error("{context}")]
+    Json {
+        /// What was being read, e.g. `not valid JSON`, `invalid index`.
+        context: &'static str,
+        /// The parser's error.
+        #[source]
+        source: Arc<serde_json::Error>,
+    },
+    /// A descriptor's digest is not a digest.
+    #[error(transparent)]
+    Digest(#[from] DigestError),
+}
 
-fn kind_of(media_type: &str) -> Option<&'static str> {
+impl ManifestError {
+    fn invalid(reason: impl Into<String>) -> ManifestError {
+        ManifestError::Invalid(reason.into())
+    }
+
+    fn json(context: &'static str) -> impl FnOnce(serde_json::Error) -> ManifestError {
+        move |e| ManifestError::Json {
+            context,
+            source: Arc::new(e),
+        }
+    }
+
+    /// The reason followed by its causes, joined by `: ` (how findings show it).
+    pub fn with_causes(&self) -> String {
+        let mut text = self.to_string();
+        let mut cause = std::error::Error::source(self);
+        while let Some(c) = cause {
+            text.push_str(": ");
+            text.push_str(&c.to_string());
+            cause = c.source();
+        }
+        text
+    }
+}
+
+/// What a body is, by its media type or shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Index,
+    Image,
+    Schema1,
+}
+
+fn kind_of(media_type: &str) -> Option<Kind> {
     match media_type {
-        OCI_INDEX | DOCKER_LIST => Some("index"),
-        OCI_MANIFEST | DOCKER_MANIFEST => Some("image"),
-        DOCKER_SCHEMA1 | DOCKER_SCHEMA1_SIGNED => Some("schema1"),
+        OCI_INDEX | DOCKER_LIST => Some(Kind::Index),
+        OCI_MANIFEST | DOCKER_MANIFEST => Some(Kind::Image),
+        DOCKER_SCHEMA1 | DOCKER_SCHEMA1_SIGNED => Some(Kind::Schema1),
         _ => None,
     }
+}
+
+fn unsupported(media_type: &str) -> ManifestError {
+    ManifestError::Invalid(format!(
+        "unsupported media type '{media_type}' (expected an OCI or Docker index or manifest)"
+    ))
 }
 
 impl Manifest {
     /// Parses manifest bytes. `descriptor_type` is the media type the referrer claimed
     /// (index entry, `index.json`, or the registry's Content-Type), if known.
     pub fn parse(bytes: &[u8], descriptor_type: Option<&str>) -> Result<Manifest, ManifestError> {
-        check_unique_keys(bytes).map_err(|e| ManifestError(format!("not valid JSON: {e}")))?;
-        let value: serde_json::Value = serde_json::from_slice(bytes)
-            .map_err(|e| ManifestError(format!("not valid JSON: {e}")))?;
+        check_unique_keys(bytes).map_err(ManifestError::json("not valid JSON"))?;
+        let value: serde_json::Value =
+            serde_json::from_slice(bytes).map_err(ManifestError::json("not valid JSON"))?;
         let obj = value
             .as_object()
-            .ok_or_else(|| ManifestError("not a JSON object".to_string()))?;
-        let body_type = match obj.get("mediaType") {
-            None => None,
-            Some(serde_json::Value::String(s)) => Some(s.as_str()),
-            Some(other) => {
-                return Err(ManifestError(format!("mediaType is not a string: {other}")));
-            }
-        };
-        if let Some(t) = body_type
-            && kind_of(t).is_none()
-        {
-            return Err(ManifestError(format!(
-                "unsupported media type '{t}' (expected an OCI or Docker index or manifest)"
-            )));
-        }
-        let schema = obj.get("schemaVersion").and_then(|v| v.as_i64());
-        if schema == Some(1) {
-            return Ok(Manifest::Schema1);
-        }
-        if schema != Some(2) {
-            return Err(ManifestError(format!(
-                "schemaVersion must be 2, found {}",
-                obj.get("schemaVersion")
-                    .map_or("nothing".to_string(), |v| v.to_string())
-            )));
-        }
-        let claimed = descriptor_type.filter(|t| !t.is_empty());
-        if let (Some(body), Some(claimed)) = (body_type, claimed)
-            && body != claimed
-            && kind_of(body) != kind_of(claimed)
-        {
-            return Err(ManifestError(format!(
-                "mediaType '{body}' in the body disagrees with '{claimed}' in the descriptor"
-            )));
-        }
-        let kind = match body_type.or(claimed) {
-            Some(t) => kind_of(t).ok_or_else(|| {
-                ManifestError(format!(
-                    "unsupported media type '{t}' (expected an OCI or Docker index or manifest)"
-                ))
-            })?,
-            // OCI allows omitting mediaType: decide by shape.
-            None if obj.contains_key("manifests") => "index",
-            None if obj.contains_key("config") => "image",
-            None => return Err(ManifestError("neither an index nor a manifest".to_string())),
-        };
-        let check_digests = |ds: &[Descriptor]| -> Result<(), ManifestError> {
-            if ds.len() > MAX_ENTRIES {
-                return Err(ManifestError(format!(
-                    "{} entries: more than the {MAX_ENTRIES} imgcheck accepts",
-                    ds.len()
+            .ok_or_else(|| ManifestError::invalid("not a JSON object"))?;
+        let body_type = body_media_type(obj)?;
+        match obj.get("schemaVersion").and_then(|v| v.as_i64()) {
+            Some(1) => return Ok(Manifest::Schema1),
+            Some(2) => {}
+            _ => {
+                return Err(ManifestError::Invalid(format!(
+                    "schemaVersion must be 2, found {}",
+                    obj.get("schemaVersion")
+                        .map_or("nothing".to_string(), |v| v.to_string())
                 )));
             }
-            for d in ds {
-                d.digest()?;
-                if d.size < 0 {
-                    return Err(ManifestError(format!(
-                        "descriptor {} has a negative size",
-                        d.digest
-                    )));
-                }
-            }
-            Ok(())
-        };
-        match kind {
-            "index" => {
-                let index: Index = serde_json::from_value(value)
-                    .map_err(|e| ManifestError(format!("invalid index: {e}")))?;
-                check_digests(&index.manifests)?;
+        }
+        let claimed = descriptor_type.filter(|t| !t.is_empty());
+        match kind(obj, body_type, claimed)? {
+            Kind::Index => {
+                let index: Index =
+                    serde_json::from_value(value).map_err(ManifestError::json("invalid index"))?;
+                check_descriptors(&index.manifests)?;
                 Ok(Manifest::Index(index))
             }
-            "image" => {
+            Kind::Image => {
                 let image: ImageManifest = serde_json::from_value(value)
-                    .map_err(|e| ManifestError(format!("invalid image manifest: {e}")))?;
-                check_digests(std::slice::from_ref(&image.config))?;
-                check_digests(&image.layers)?;
+                    .map_err(ManifestError::json("invalid image manifest"))?;
+                check_descriptors(std::slice::from_ref(&image.config))?;
+                check_descriptors(&image.layers)?;
                 Ok(Manifest::Image(image))
             }
-            _ => Ok(Manifest::Schema1),
+            Kind::Schema1 => Ok(Manifest::Schema1),
         }
     }
+}
+
+/// The body's own `mediaType`, which must be a string naming an index or manifest.
+fn body_media_type(
+    obj: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Option<&str>, ManifestError> {
+    let body_type = match obj.get("mediaType") {
+        None => return Ok(None),
+        Some(serde_json::Value::String(s)) => s.as_str(),
+        Some(other) => {
+            return Err(ManifestError::Invalid(format!(
+                "mediaType is not a string: {other}"
+            )));
+        }
+    };
+    match kind_of(body_type) {
+        Some(_) => Ok(Some(body_type)),
+        None => Err(unsupported(body_type)),
+    }
+}
+
+/// What a schemaVersion 2 body is: by the body's media type, else the referrer's, else (OCI
+/// allows omitting mediaType) by its shape. The two media types may differ only in format
+/// (OCI vs Docker), never in kind.
+fn kind(
+    obj: &serde_json::Map<String, serde_json::Value>,
+    body_type: Option<&str>,
+    claimed: Option<&str>,
+) -> Result<Kind, ManifestError> {
+    if let (Some(body), Some(claimed)) = (body_type, claimed)
+        && body != claimed
+        && kind_of(body) != kind_of(claimed)
+    {
+        return Err(ManifestError::Invalid(format!(
+            "mediaType '{body}' in the body disagrees with '{claimed}' in the descriptor"
+        )));
+    }
+    match body_type.or(claimed) {
+        Some(t) => kind_of(t).ok_or_else(|| unsupported(t)),
+        None if obj.contains_key("manifests") => Ok(Kind::Index),
+        None if obj.contains_key("config") => Ok(Kind::Image),
+        None => Err(ManifestError::invalid("neither an index nor a manifest")),
+    }
+}
+
+/// Refuses more than [`MAX_ENTRIES`] descriptors, invalid digests and negative sizes.
+fn check_descriptors(ds: &[Descriptor]) -> Result<(), ManifestError> {
+    if ds.len() > MAX_ENTRIES {
+        return Err(ManifestError::Invalid(format!(
+            "{} entries: more than the {MAX_ENTRIES} imgcheck accepts",
+            ds.len()
+        )));
+    }
+    for d in ds {
+        d.digest()?;
+        if d.size < 0 {
+            return Err(ManifestError::Invalid(format!(
+                "descriptor {} has a negative size",
+                d.digest
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Refuses JSON with a key twice in one object. Parsers disagree on which copy wins (Go's
 /// encoding/json, which containerd uses, takes the last; others the first), so such a body
 /// could show imgcheck one index and a node another.
-pub fn check_unique_keys(bytes: &[u8]) -> Result<(), String> {
+pub fn check_unique_keys(bytes: &[u8]) -> Result<(), serde_json::Error> {
     use serde::de::{Deserializer as _, Error as _, MapAccess, SeqAccess, Visitor};
 
     struct Unique;
@@ -355,9 +420,7 @@ pub fn check_unique_keys(bytes: &[u8]) -> Result<(), String> {
         }
     }
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    de.deserialize_any(UniqueVisitor)
-        .and_then(|_| de.end())
-        .map_err(|e| e.to_string())
+    de.deserialize_any(UniqueVisitor).and_then(|_| de.end())
 }
 
 #[cfg(test)]
@@ -405,8 +468,8 @@ mod tests {
             Ok(Manifest::Index(_))
         ));
         assert_eq!(
-            Manifest::parse(br#"{"schemaVersion":1,"name":"x","fsLayers":[]}"#, None),
-            Ok(Manifest::Schema1)
+            Manifest::parse(br#"{"schemaVersion":1,"name":"x","fsLayers":[]}"#, None).ok(),
+            Some(Manifest::Schema1)
         );
         let cases: &[(&[u8], Option<&str>, &str)] = &[
             (b"", None, "not valid JSON"),
@@ -430,7 +493,7 @@ mod tests {
             (br#"{"schemaVersion":2,"manifests":{}}"#, None, "invalid index"),
         ];
         for (body, claimed, want) in cases {
-            let err = Manifest::parse(body, *claimed).unwrap_err().to_string();
+            let err = Manifest::parse(body, *claimed).unwrap_err().with_causes();
             assert!(
                 err.contains(want),
                 "{}: {err}",
@@ -483,7 +546,9 @@ mod tests {
         let dup_top = format!(
             r#"{{"schemaVersion":2,"mediaType":"{OCI_INDEX}","manifests":[],"manifests":[]}}"#
         );
-        let err = Manifest::parse(dup_top.as_bytes(), None).unwrap_err().0;
+        let err = Manifest::parse(dup_top.as_bytes(), None)
+            .unwrap_err()
+            .with_causes();
         assert!(err.contains("duplicate key 'manifests'"), "{err}");
         let dup_nested = index_json(&format!(
             r#"{{"mediaType":"{OCI_MANIFEST}","digest":"{D}","size":1,"size":2}}"#
@@ -491,12 +556,12 @@ mod tests {
         assert!(
             Manifest::parse(dup_nested.as_bytes(), None)
                 .unwrap_err()
-                .0
+                .with_causes()
                 .contains("duplicate key 'size'")
         );
         let err = ImageConfig::parse(br#"{"os":"linux","os":"windows","architecture":"amd64"}"#)
             .unwrap_err()
-            .0;
+            .with_causes();
         assert!(err.contains("duplicate key 'os'"), "{err}");
         // Same key in sibling objects is fine.
         let ok = index_json(&format!(
@@ -510,7 +575,7 @@ mod tests {
         assert!(
             Manifest::parse(many.as_bytes(), None)
                 .unwrap_err()
-                .0
+                .with_causes()
                 .contains("more than the 1000")
         );
         let at_cap = index_json(&vec![entry.as_str(); MAX_ENTRIES].join(","));
@@ -532,5 +597,31 @@ mod tests {
         ] {
             assert!(Manifest::parse(&bad, None).is_err());
         }
+    }
+
+    #[test]
+    fn parser_errors_keep_their_cause() {
+        let cases: &[(&[u8], &str, &str)] = &[
+            (b"{", "not valid JSON", "EOF while parsing"),
+            (br#"{"a":1,"a":2}"#, "not valid JSON", "duplicate key 'a'"),
+            (
+                br#"{"schemaVersion":2,"manifests":{}}"#,
+                "invalid index",
+                "invalid type: map",
+            ),
+        ];
+        for (body, reason, cause) in cases {
+            let err = Manifest::parse(body, None).unwrap_err();
+            assert_eq!(err.to_string(), *reason);
+            let source = std::error::Error::source(&err)
+                .expect("a cause")
+                .to_string();
+            assert!(source.contains(cause), "{source}");
+            assert_eq!(err.with_causes(), format!("{reason}: {source}"));
+        }
+        let bad_digest = index_json(r#"{"digest":"sha256:x","size":1}"#);
+        let err = Manifest::parse(bad_digest.as_bytes(), None).unwrap_err();
+        assert!(matches!(err, ManifestError::Digest(_)), "{err:?}");
+        assert!(err.to_string().contains("invalid hex part"), "{err}");
     }
 }

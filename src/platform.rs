@@ -1,10 +1,10 @@
 //! Platforms and the rules a containerd node uses to pick one entry of a manifest list.
 //!
 //! This module models, without I/O, what `containerd/platforms` does on a Windows (or Linux)
-//! node (DOMAIN.md §1): normalise os/architecture/variant, compare the Windows `os.version`
-//! with the host's under the LTSC compatibility window, check `os.features`, order the matching
-//! entries and take the first. The rules changed between containerd releases, so they are
-//! parameterised by a [`RuntimeProfile`] (DOMAIN.md §1.1).
+//! node: normalise os/architecture/variant, compare the Windows `os.version` with the host's
+//! under the LTSC compatibility window, check `os.features`, order the matching entries and
+//! take the first. The rules changed between containerd releases, so they are parameterised
+//! by a [`RuntimeProfile`]. `docs/matching.md` gives the rules per release and their sources.
 //!
 //! Microsoft's compatibility matrix ("Windows container version compatibility") is what the
 //! window encodes: process-isolated containers need the host's build below Windows Server 2022;
@@ -265,7 +265,7 @@ pub fn build_name(build: u16) -> Option<&'static str> {
     })
 }
 
-/// Which containerd generation's matcher to emulate (DOMAIN.md §1.1).
+/// Which containerd generation's matcher to emulate (see `docs/matching.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RuntimeProfile {
     /// containerd 1.6.23 – 1.6.39.
@@ -413,7 +413,7 @@ fn arm_variants(host_variant: &str) -> &'static [&'static str] {
 /// Does a node of platform `host` accept an entry of platform `entry` under `profile`?
 ///
 /// `host.os_version` is the node's `major.minor.build`; an empty host version matches every
-/// entry, and an entry without `os.version` matches every host (DOMAIN.md §1).
+/// entry, and an entry without `os.version` matches every host (see `docs/matching.md`).
 pub fn matches(profile: RuntimeProfile, host: &Platform, entry: &Platform) -> bool {
     let (hos, harch, hvar) = host.normalized();
     let (eos, earch, evar) = entry.normalized();
@@ -488,7 +488,7 @@ pub struct Selection {
 }
 
 /// Chooses the entry a node of platform `host` pulls from a list, like containerd's
-/// `images.Manifest` with limit 1 (DOMAIN.md §1):
+/// `images.Manifest` with limit 1 (see `docs/matching.md`):
 ///
 /// 1. entries with a platform that matches come first, ordered by the profile's preference
 ///    (stable, so ties keep index order); then non-matching entries; then entries with no
@@ -496,14 +496,46 @@ pub struct Selection {
 /// 2. only the first candidate is taken; if it has no platform, its config must match the
 ///    host, otherwise the pull fails (containerd does not try the next one).
 pub fn select(profile: RuntimeProfile, host: &Platform, candidates: &[Candidate]) -> Selection {
-    // containerd drops entries whose platform does not match; platform-less entries stay
-    // as candidates after every matching one. Non-matching ones are listed last for reports.
-    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-    enum Rank {
-        Match,
-        NoPlatform,
-        NoMatch,
+    let mut selected = None;
+    let considered = ranked(profile, host, candidates)
+        .into_iter()
+        .enumerate()
+        .map(|(pos, (index, rank))| {
+            let (matched, taken, reason) =
+                consider(profile, host, &candidates[index], rank, pos == 0);
+            if taken {
+                selected = Some(index);
+            }
+            Considered {
+                index,
+                matched,
+                reason: reason.to_string(),
+            }
+        })
+        .collect();
+    Selection {
+        selected,
+        considered,
     }
+}
+
+/// Where a runnable candidate stands for a host. containerd drops entries whose platform does
+/// not match; platform-less entries stay as candidates after every matching one.
+/// Non-matching ones are listed last, for reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Rank {
+    Match,
+    NoPlatform,
+    NoMatch,
+}
+
+/// The runnable candidates (by index) in the order containerd tries them: by rank, matching
+/// Windows entries by the profile's preference, ties in list order.
+fn ranked(
+    profile: RuntimeProfile,
+    host: &Platform,
+    candidates: &[Candidate],
+) -> Vec<(usize, Rank)> {
     let mut ranked: Vec<(usize, Rank)> = candidates
         .iter()
         .enumerate()
@@ -526,53 +558,47 @@ pub fn select(profile: RuntimeProfile, host: &Platform, candidates: &[Candidate]
             },
         )
     });
-    let mut selected = None;
-    let considered = ranked
-        .iter()
-        .enumerate()
-        .map(|(pos, &(index, rank))| {
-            let (matched, reason) = match rank {
-                Rank::Match if pos == 0 => {
-                    selected = Some(index);
-                    (true, "selected: first matching entry".to_string())
-                }
-                Rank::Match => (true, "matches, but a preferred entry comes first".into()),
-                Rank::NoMatch => (false, "platform does not match the host".into()),
-                Rank::NoPlatform if pos == 0 => {
-                    let ok = candidates[index]
-                        .config_platform
-                        .as_ref()
-                        .is_some_and(|p| matches(profile, host, p));
-                    if ok {
-                        selected = Some(index);
-                        (
-                            true,
-                            "selected: no platform in the list, config matches".into(),
-                        )
-                    } else {
-                        (
-                            false,
-                            "first candidate has no platform and its config does not match; \
-                             containerd stops here"
-                                .into(),
-                        )
-                    }
-                }
-                Rank::NoPlatform => (
+    ranked
+}
+
+/// One candidate's story: whether it matches, whether it is the one pulled, and why. Only the
+/// `first` candidate can be pulled; a platform-less one only when its config matches.
+fn consider(
+    profile: RuntimeProfile,
+    host: &Platform,
+    candidate: &Candidate,
+    rank: Rank,
+    first: bool,
+) -> (bool, bool, &'static str) {
+    match rank {
+        Rank::Match if first => (true, true, "selected: first matching entry"),
+        Rank::Match => (true, false, "matches, but a preferred entry comes first"),
+        Rank::NoMatch => (false, false, "platform does not match the host"),
+        Rank::NoPlatform if first => {
+            let ok = candidate
+                .config_platform
+                .as_ref()
+                .is_some_and(|p| matches(profile, host, p));
+            if ok {
+                (
+                    true,
+                    true,
+                    "selected: no platform in the list, config matches",
+                )
+            } else {
+                (
                     false,
-                    "no platform; only the first candidate is tried".into(),
-                ),
-            };
-            Considered {
-                index,
-                matched,
-                reason,
+                    false,
+                    "first candidate has no platform and its config does not match; \
+                     containerd stops here",
+                )
             }
-        })
-        .collect();
-    Selection {
-        selected,
-        considered,
+        }
+        Rank::NoPlatform => (
+            false,
+            false,
+            "no platform; only the first candidate is tried",
+        ),
     }
 }
 
@@ -631,7 +657,7 @@ mod tests {
         }
     }
 
-    /// DOMAIN.md §1 and §1.1: the compatibility window per profile.
+    /// `docs/matching.md`: the compatibility window per profile.
     #[test]
     fn ltsc_window_per_profile() {
         // (host, ctr, [1.6, 1.7, 2.2, 2.3, next])
@@ -791,7 +817,7 @@ mod tests {
         }
     }
 
-    /// The winner among several matches differs per profile (DOMAIN.md §1.1).
+    /// The winner among several matches differs per profile (see `docs/matching.md`).
     #[test]
     fn winner_per_profile() {
         let list = cands(&[

@@ -105,7 +105,7 @@ pub fn konflux(reports: &[ImageReport], now: std::time::SystemTime) -> TestOutpu
             .findings
             .iter()
             .filter(|f| f.severity == Severity::Error)
-            .map(|f| f.rule)
+            .map(|f| f.rule.id())
             .collect();
         let mut uniq = rules.clone();
         uniq.dedup();
@@ -212,7 +212,7 @@ pub fn text(reports: &[ImageReport]) -> String {
                 .findings
                 .iter()
                 .filter(|f| f.severity == Severity::Error)
-                .map(|f| f.rule)
+                .map(|f| f.rule.id())
                 .collect();
             rules.dedup();
             let verdict = match r.verdict {
@@ -249,7 +249,7 @@ mod tests {
             findings: severities
                 .iter()
                 .map(|s| Finding {
-                    rule: "no-match",
+                    rule: crate::engine::Rule::NoMatch,
                     severity: *s,
                     message: "m".into(),
                     hint: "h",

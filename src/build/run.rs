@@ -614,8 +614,10 @@ pub fn table(results: &[ImageResult]) -> String {
             ImageOutcome::Verified { digest, report } => {
                 let mut errors: Vec<&str> = Vec::new();
                 for f in &report.findings {
-                    if f.severity == crate::engine::Severity::Error && !errors.contains(&f.rule) {
-                        errors.push(f.rule);
+                    if f.severity == crate::engine::Severity::Error
+                        && !errors.contains(&f.rule.id())
+                    {
+                        errors.push(f.rule.id());
                     }
                 }
                 let verdict = format!("{:?}", report.verdict).to_lowercase();
@@ -881,7 +883,7 @@ impl Build<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Finding, Severity, Verdict};
+    use crate::engine::{Finding, Rule, Severity, Verdict};
 
     fn v(s: &str) -> Version {
         Version::parse(s).unwrap()
@@ -920,7 +922,7 @@ mod tests {
         }
     }
 
-    fn report(verdict: Verdict, rules: &[&'static str]) -> Box<ImageReport> {
+    fn report(verdict: Verdict, rules: &[Rule]) -> Box<ImageReport> {
         Box::new(ImageReport {
             reference: "r".into(),
             digest: None,
@@ -928,7 +930,7 @@ mod tests {
             findings: rules
                 .iter()
                 .map(|r| Finding {
-                    rule: r,
+                    rule: *r,
                     severity: Severity::Error,
                     message: String::new(),
                     hint: "",
@@ -959,7 +961,11 @@ mod tests {
             digest: d.clone(),
             report: report(
                 Verdict::Fail,
-                &["windows-layer-format", "no-match", "windows-layer-format"],
+                &[
+                    Rule::WindowsLayerFormat,
+                    Rule::NoMatch,
+                    Rule::WindowsLayerFormat,
+                ],
             ),
         };
         let results = [

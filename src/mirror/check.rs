@@ -697,7 +697,7 @@ mod tests {
     }
 
     fn rules(findings: &[Finding]) -> Vec<&'static str> {
-        findings.iter().map(|f| f.rule).collect()
+        findings.iter().map(|f| f.rule.id()).collect()
     }
 
     fn all_present(g: &Graph) -> BlobPresence {
@@ -928,7 +928,7 @@ mod tests {
         assert_eq!(plain.verdict, crate::engine::Verdict::Pass);
         let planned = pre_check(&g, &policy, &policy.runtimes, Some(&p));
         assert_eq!(planned.verdict, crate::engine::Verdict::Fail);
-        assert_eq!(planned.findings[0].rule, "mirror-not-configured");
+        assert_eq!(planned.findings[0].rule.id(), "mirror-not-configured");
         assert!(!planned.hosts.is_empty(), "the verify matrix is kept");
     }
 }

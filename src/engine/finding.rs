@@ -1,0 +1,193 @@
+//! What judging produces: [`Finding`]s with their [`Severity`], the host matrix rows
+//! ([`HostResult`]), and the [`ImageReport`] with its [`Verdict`].
+
+use serde::Serialize;
+
+use super::Rule;
+use crate::digest::Digest;
+use crate::platform::RuntimeProfile;
+
+/// A finding's severity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The image fails the policy.
+    Error,
+    /// Worth fixing, does not fail the image.
+    Warning,
+    /// For information.
+    Info,
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// The rule (serialised as its id).
+    pub rule: Rule,
+    /// Severity: the rule's, unless a check raises it (mirror-check does for a blocked source).
+    pub severity: Severity,
+    /// What is wrong, naming the entry or host.
+    pub message: String,
+    /// How to fix it.
+    pub hint: &'static str,
+    /// The object concerned, if one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// The host concerned, if one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
+
+impl Finding {
+    /// A finding of `rule` with the rule's severity and hint.
+    pub fn new(rule: Rule, message: String, digest: Option<&Digest>) -> Finding {
+        Finding {
+            rule,
+            severity: rule.severity(),
+            message,
+            hint: rule.hint(),
+            digest: digest.map(ToString::to_string),
+            host: None,
+        }
+    }
+
+    /// The same finding, about the host labelled `host`.
+    pub(super) fn on_host(self, host: String) -> Finding {
+        Finding {
+            host: Some(host),
+            ..self
+        }
+    }
+}
+
+/// An image's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// Every check ran and no error-severity finding.
+    Pass,
+    /// A check could not run (and nothing failed).
+    Error,
+    /// The image fails the policy.
+    Fail,
+}
+
+/// The verdict for a set of findings: `fail` on any error other than `fetch-error`, else
+/// `error` when something could not be fetched, else `pass`.
+pub fn verdict_of(findings: &[Finding]) -> Verdict {
+    if findings
+        .iter()
+        .any(|f| f.severity == Severity::Error && f.rule != Rule::FetchError)
+    {
+        Verdict::Fail
+    } else if findings.iter().any(|f| f.rule == Rule::FetchError) {
+        Verdict::Error
+    } else {
+        Verdict::Pass
+    }
+}
+
+/// What one host selects under one runtime profile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HostResult {
+    /// The host, e.g. `windows/amd64:10.0.17763`.
+    pub platform: String,
+    /// The runtime profile (`null` for Linux hosts, where profiles agree).
+    pub runtime: Option<RuntimeProfile>,
+    /// The digest the host pulls, `null` for no match.
+    pub selected: Option<String>,
+    /// os.version of the selected image's config.
+    pub os_version: Option<String>,
+    /// `ok`, or the rule id of the problem.
+    pub status: String,
+}
+
+/// The judgement of one reference.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImageReport {
+    /// The reference as given.
+    pub reference: String,
+    /// Digest of the top object, when it was fetched.
+    pub digest: Option<String>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Findings, errors first.
+    pub findings: Vec<Finding>,
+    /// The host matrix.
+    pub hosts: Vec<HostResult>,
+}
+
+impl ImageReport {
+    /// A report for a reference whose top object could not be fetched at all.
+    pub fn unavailable(reference: &str, message: &str) -> ImageReport {
+        ImageReport {
+            reference: reference.to_string(),
+            digest: None,
+            verdict: Verdict::Error,
+            findings: vec![Finding::new(Rule::FetchError, message.to_string(), None)],
+            hosts: vec![],
+        }
+    }
+
+    /// Number of findings of a severity.
+    pub fn count(&self, severity: Severity) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == severity)
+            .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(rules: &[Rule]) -> Vec<Finding> {
+        rules
+            .iter()
+            .map(|r| Finding::new(*r, String::new(), None))
+            .collect()
+    }
+
+    #[test]
+    fn verdicts() {
+        let cases: &[(&[Rule], Verdict)] = &[
+            (&[], Verdict::Pass),
+            (&[Rule::ForeignLayer, Rule::Attestation], Verdict::Pass),
+            (&[Rule::FetchError], Verdict::Error),
+            (&[Rule::FetchError, Rule::UnsupportedBuild], Verdict::Error),
+            (&[Rule::FetchError, Rule::NoMatch], Verdict::Fail),
+            (&[Rule::DigestMismatch], Verdict::Fail),
+            (&[Rule::MirrorTagIgnored], Verdict::Pass),
+        ];
+        for (rules, want) in cases {
+            assert_eq!(verdict_of(&with(rules)), *want, "{rules:?}");
+        }
+    }
+
+    #[test]
+    fn json_names_the_rule_by_id_in_the_same_field_order() {
+        let d: Digest = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+            .parse()
+            .unwrap();
+        let f = Finding::new(Rule::NoMatch, "m".into(), Some(&d)).on_host("h".into());
+        let json = serde_json::to_string(&f).unwrap();
+        assert_eq!(
+            json,
+            format!(
+                r#"{{"rule":"no-match","severity":"error","message":"m","hint":{},"digest":"{d}","host":"h"}}"#,
+                serde_json::to_string(Rule::NoMatch.hint()).unwrap()
+            )
+        );
+        let bare = serde_json::to_string(&Finding::new(Rule::Attestation, "m".into(), None));
+        assert!(!bare.unwrap().contains("digest"));
+    }
+
+    #[test]
+    fn unavailable_is_a_fetch_error() {
+        let r = ImageReport::unavailable("ref", "down");
+        assert_eq!(r.verdict, Verdict::Error);
+        assert_eq!(r.findings[0].rule, Rule::FetchError);
+        assert_eq!(r.count(Severity::Error), 1);
+    }
+}

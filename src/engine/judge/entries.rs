@@ -1,0 +1,387 @@
+//! Entry findings: what each entry of the top list claims — attestations, a missing
+//! `os.version`, a platform that disagrees with the image config, two entries claiming one
+//! platform, and Windows builds no supported host selects.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::build_text;
+use crate::engine::resolve::config_platform;
+use crate::engine::{Finding, Rule};
+use crate::graph::{Content, Node};
+use crate::manifest::{ANNOTATION_REFERENCE_TYPE, Descriptor};
+use crate::platform::Platform;
+use crate::policy::Policy;
+
+/// Findings for every entry of the top list (none for a single image).
+pub(super) fn findings(root: &Node, policy: &Policy, selected: &BTreeSet<String>) -> Vec<Finding> {
+    let Content::Index { index, children } = &root.content else {
+        return vec![];
+    };
+    let builds = policy.windows_builds();
+    let mut claims = Claims::default();
+    let mut findings = Vec::new();
+    for (d, child) in index.manifests.iter().zip(children) {
+        if d.is_attestation() {
+            findings.push(attestation(d));
+            continue;
+        }
+        let Some(p) = &d.platform else { continue };
+        let cfg = config_platform(child.as_ref());
+        findings.extend(os_version_missing(d, p, cfg.as_ref()));
+        findings.extend(cfg.and_then(|cfg| platform_mismatch(d, p, &cfg)));
+        findings.extend(claims.duplicate(d, p));
+        findings.extend(unsupported_build(d, p, &builds, selected));
+    }
+    findings
+}
+
+/// A finding about entry `d`.
+fn entry_finding(rule: Rule, message: String, d: &Descriptor) -> Finding {
+    Finding::new(rule, message, d.digest().ok().as_ref())
+}
+
+/// An attestation entry, which no host ever pulls.
+fn attestation(d: &Descriptor) -> Finding {
+    let kind = d
+        .annotations
+        .get(ANNOTATION_REFERENCE_TYPE)
+        .map_or("unknown/unknown", String::as_str);
+    let message = format!(
+        "{} is an attestation entry ({kind}); it is never pulled",
+        d.digest
+    );
+    entry_finding(Rule::Attestation, message, d)
+}
+
+/// A Windows entry without `os.version`, which matches every Windows host.
+fn os_version_missing(d: &Descriptor, p: &Platform, cfg: Option<&Platform>) -> Option<Finding> {
+    if !p.is_windows() || !p.os_version.as_deref().unwrap_or("").is_empty() {
+        return None;
+    }
+    let says = cfg
+        .and_then(|c| c.os_version.clone())
+        .map_or(String::new(), |v| format!(" (its config says {v})"));
+    let message = format!(
+        "windows entry {} has no os.version{says}: it matches every Windows host",
+        d.digest
+    );
+    Some(entry_finding(Rule::OsVersionMissing, message, d))
+}
+
+/// An entry whose platform disagrees with its image config.
+fn platform_mismatch(d: &Descriptor, p: &Platform, cfg: &Platform) -> Option<Finding> {
+    let why = platform_disagreement(p, cfg)?;
+    let message = format!("entry {}: {why}", d.digest);
+    Some(entry_finding(Rule::PlatformMismatch, message, d))
+}
+
+/// The platforms claimed so far: normalised os/arch/variant, build and os.features → the
+/// first entry claiming them.
+#[derive(Debug, Default)]
+struct Claims(BTreeMap<String, String>);
+
+impl Claims {
+    /// Records `d`'s claim; a finding when an earlier entry made the same one. Windows
+    /// entries without a version are left out: reported as `os-version-missing`, they claim
+    /// every build.
+    fn duplicate(&mut self, d: &Descriptor, p: &Platform) -> Option<Finding> {
+        if p.is_windows() && p.windows_version().is_none() {
+            return None;
+        }
+        let (os, arch, variant) = p.normalized();
+        let build = p
+            .windows_version()
+            .map(|v| v.build.to_string())
+            .unwrap_or_default();
+        let mut features = p.os_features.clone();
+        features.sort();
+        let key = format!("{os}/{arch}/{variant}:{build}:{}", features.join(","));
+        if let Some(first) = self.0.get(&key) {
+            let message = format!("entries {first} and {} both claim {}", d.digest, p);
+            return Some(entry_finding(Rule::DuplicatePlatform, message, d));
+        }
+        self.0.insert(key, d.digest.clone());
+        None
+    }
+}
+
+/// A Windows entry for a build outside the policy that no supported host selects.
+fn unsupported_build(
+    d: &Descriptor,
+    p: &Platform,
+    builds: &[u16],
+    selected: &BTreeSet<String>,
+) -> Option<Finding> {
+    let build = p.windows_version()?.build;
+    if !p.is_windows() || builds.contains(&build) || selected.contains(&d.digest) {
+        return None;
+    }
+    let message = format!(
+        "windows entry {} ({}) is selected by no supported host",
+        d.digest,
+        build_text(p)
+    );
+    Some(entry_finding(Rule::UnsupportedBuild, message, d))
+}
+
+/// Why a descriptor platform and a config platform disagree, if they do.
+fn platform_disagreement(entry: &Platform, config: &Platform) -> Option<String> {
+    let (eos, earch, evar) = entry.normalized();
+    let (cos, carch, cvar) = config.normalized();
+    if (eos.as_str(), earch.as_str(), evar.as_str())
+        != (cos.as_str(), carch.as_str(), cvar.as_str())
+    {
+        return Some(format!(
+            "the list says {} but the image config says {}",
+            entry.os_arch(),
+            config.os_arch()
+        ));
+    }
+    // A config without os.version (an image built FROM scratch) cannot contradict the list:
+    // the build was set on purpose, e.g. `imgcheck assemble CHILD=os.version=…`.
+    if entry.is_windows() && entry.os_version.is_some() && config.os_version.is_some() {
+        let e = entry.windows_version();
+        let c = config.windows_version();
+        let same_build = match (e, c) {
+            (Some(e), Some(c)) => (e.major, e.minor, e.build) == (c.major, c.minor, c.build),
+            _ => false,
+        };
+        if !same_build {
+            return Some(format!(
+                "the list says os.version {} but the image config says {}",
+                build_text(entry),
+                build_text(config)
+            ));
+        }
+    }
+    let set = |v: &Vec<String>| v.iter().cloned().collect::<BTreeSet<_>>();
+    if set(&entry.os_features) != set(&config.os_features) {
+        return Some(format!(
+            "the list says os.features [{}] but the image config says [{}]",
+            entry.os_features.join(","),
+            config.os_features.join(",")
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn win(v: Option<&str>) -> Platform {
+        let p = Platform::new("windows", "amd64");
+        match v {
+            Some(v) => p.with_os_version(v),
+            None => p,
+        }
+    }
+
+    #[test]
+    fn platform_disagreements() {
+        let mut feat = win(Some("10.0.17763.1"));
+        feat.os_features = vec!["win32k".into()];
+        let cases: Vec<(Platform, Platform, Option<&str>)> = vec![
+            (
+                win(Some("10.0.17763.1")),
+                win(Some("10.0.17763.5830")),
+                None,
+            ),
+            (
+                win(Some("10.0.17763.1")),
+                win(Some("10.0.20348.1")),
+                Some("os.version"),
+            ),
+            (
+                win(Some("ltsc2019")),
+                win(Some("10.0.17763.1")),
+                Some("os.version"),
+            ),
+            (win(Some("10.0.17763.1")), win(None), None),
+            (win(None), win(Some("10.0.17763.1")), None),
+            (
+                Platform::new("linux", "x86_64"),
+                Platform::new("linux", "amd64"),
+                None,
+            ),
+            (
+                Platform::new("linux", "amd64"),
+                Platform::new("linux", "arm64"),
+                Some("linux/amd64"),
+            ),
+            (
+                Platform::new("linux", "arm64").with_variant("v8"),
+                Platform::new("linux", "arm64"),
+                None,
+            ),
+            (feat.clone(), win(Some("10.0.17763.1")), Some("os.features")),
+            (feat.clone(), feat.clone(), None),
+        ];
+        for (entry, config, want) in cases {
+            let got = platform_disagreement(&entry, &config);
+            match want {
+                None => assert_eq!(got, None, "{entry} vs {config}"),
+                Some(w) => assert!(
+                    got.as_deref().unwrap_or("").contains(w),
+                    "{entry} vs {config}: {got:?}"
+                ),
+            }
+        }
+    }
+
+    const D: &str = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+    fn entry(platform: Option<Platform>) -> Descriptor {
+        Descriptor {
+            media_type: crate::manifest::OCI_MANIFEST.into(),
+            digest: D.into(),
+            size: 1,
+            platform,
+            annotations: BTreeMap::new(),
+            urls: vec![],
+        }
+    }
+
+    #[test]
+    fn attestation_names_its_kind() {
+        let mut annotated = entry(Some(Platform::new("unknown", "unknown")));
+        let bare = annotated.clone();
+        annotated.annotations.insert(
+            ANNOTATION_REFERENCE_TYPE.into(),
+            "attestation-manifest".into(),
+        );
+        for (d, kind) in [
+            (annotated, "(attestation-manifest)"),
+            (bare, "(unknown/unknown)"),
+        ] {
+            let f = attestation(&d);
+            assert_eq!(f.rule, Rule::Attestation);
+            assert!(f.message.contains(kind), "{}", f.message);
+            assert_eq!(f.digest.as_deref(), Some(D));
+        }
+    }
+
+    #[test]
+    fn os_version_missing_only_for_windows_entries_without_one() {
+        let cfg = win(Some("10.0.17763.1"));
+        let cases: &[(Platform, Option<&Platform>, Option<&str>)] = &[
+            (
+                win(None),
+                Some(&cfg),
+                Some(" (its config says 10.0.17763.1): it matches"),
+            ),
+            (
+                win(None),
+                None,
+                Some("has no os.version: it matches every Windows host"),
+            ),
+            (win(Some("")), None, Some("has no os.version:")),
+            (win(Some("10.0.17763.1")), Some(&cfg), None),
+            (Platform::new("linux", "amd64"), None, None),
+        ];
+        for (p, cfg, want) in cases {
+            let got = os_version_missing(&entry(Some(p.clone())), p, *cfg);
+            assert_eq!(
+                got.as_ref().map(|f| f.rule),
+                want.map(|_| Rule::OsVersionMissing)
+            );
+            if let (Some(f), Some(w)) = (got, want) {
+                assert!(f.message.contains(w), "{p}: {}", f.message);
+            }
+        }
+    }
+
+    #[test]
+    fn platform_mismatch_names_the_entry_and_the_disagreement() {
+        let p = win(Some("10.0.17763.1"));
+        let f = platform_mismatch(&entry(Some(p.clone())), &p, &win(Some("10.0.20348.1")));
+        let f = f.expect("builds differ");
+        assert_eq!(f.rule, Rule::PlatformMismatch);
+        assert!(
+            f.message
+                .starts_with(&format!("entry {D}: the list says os.version"))
+        );
+        assert!(platform_mismatch(&entry(Some(p.clone())), &p, &p).is_none());
+    }
+
+    #[test]
+    fn duplicates_are_claims_of_the_same_normalised_platform() {
+        let mut win32k = win(Some("10.0.17763.1"));
+        win32k.os_features = vec!["win32k".into()];
+        let cases: Vec<(Platform, Platform, bool)> = vec![
+            (
+                win(Some("10.0.17763.1")),
+                win(Some("10.0.17763.5830")),
+                true,
+            ),
+            (win(Some("10.0.17763.1")), win(Some("10.0.20348.1")), false),
+            (win32k.clone(), win(Some("10.0.17763.1")), false),
+            (win32k.clone(), win32k, true),
+            (win(None), win(None), false),
+            (
+                Platform::new("linux", "amd64"),
+                Platform::new("linux", "x86_64"),
+                true,
+            ),
+            (
+                Platform::new("linux", "arm64").with_variant("v8"),
+                Platform::new("linux", "arm64"),
+                true,
+            ),
+            (
+                Platform::new("linux", "amd64"),
+                Platform::new("linux", "arm64"),
+                false,
+            ),
+        ];
+        for (first, second, want) in cases {
+            let mut claims = Claims::default();
+            assert!(
+                claims
+                    .duplicate(&entry(Some(first.clone())), &first)
+                    .is_none()
+            );
+            let got = claims.duplicate(&entry(Some(second.clone())), &second);
+            assert_eq!(
+                got.as_ref().map(|f| f.rule),
+                want.then_some(Rule::DuplicatePlatform),
+                "{first} then {second}"
+            );
+            if let Some(f) = got {
+                assert_eq!(
+                    f.message,
+                    format!("entries {D} and {D} both claim {second}")
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn unsupported_builds_are_windows_builds_outside_the_policy_no_host_selects() {
+        let builds = [17763, 20348];
+        let picked: BTreeSet<String> = [D.to_string()].into();
+        let none = BTreeSet::new();
+        let cases: &[(Platform, &BTreeSet<String>, bool)] = &[
+            (win(Some("10.0.26100.1742")), &none, true),
+            (win(Some("10.0.26100.1742")), &picked, false),
+            (win(Some("10.0.20348.1")), &none, false),
+            (win(None), &none, false),
+            (Platform::new("linux", "amd64"), &none, false),
+        ];
+        for (p, selected, want) in cases {
+            let got = unsupported_build(&entry(Some(p.clone())), p, &builds, selected);
+            assert_eq!(
+                got.as_ref().map(|f| f.rule),
+                want.then_some(Rule::UnsupportedBuild),
+                "{p}"
+            );
+            if let Some(f) = got {
+                assert!(
+                    f.message.contains("(10.0.26100.1742 (Windows Server 2025"),
+                    "{}",
+                    f.message
+                );
+            }
+        }
+    }
+}

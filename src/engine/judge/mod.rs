@@ -1,0 +1,44 @@
+//! Judging one graph: the four kinds of findings, composed into an [`ImageReport`].
+//!
+//! - [`content`]: objects that are missing, corrupt, unparsable or schema1;
+//! - [`hosts`]: what each host of the policy pulls under each runtime profile (the host matrix);
+//! - [`entries`]: what each entry of the top list claims;
+//! - [`layers`]: foreign layers and, with `--deep`, the Windows layer layout.
+
+mod content;
+mod entries;
+mod hosts;
+mod layers;
+
+use super::{ImageReport, verdict_of};
+use crate::graph::Graph;
+use crate::platform::{Platform, RuntimeProfile, build_name};
+use crate::policy::Policy;
+
+/// Judges one graph against a policy and the runtime profiles its Windows nodes may run.
+pub fn judge(graph: &Graph, policy: &Policy, runtimes: &[RuntimeProfile]) -> ImageReport {
+    let mut findings = content::findings(graph);
+    let matrix = hosts::matrix(graph, policy, runtimes);
+    findings.extend(matrix.findings);
+    findings.extend(entries::findings(&graph.root, policy, &matrix.selected));
+    findings.extend(layers::findings(graph));
+    findings.sort_by_key(|f| f.severity);
+    ImageReport {
+        reference: graph.reference.clone(),
+        digest: Some(graph.root.digest.to_string()),
+        verdict: verdict_of(&findings),
+        findings,
+        hosts: matrix.results,
+    }
+}
+
+/// Windows build, name and revision text for messages.
+fn build_text(p: &Platform) -> String {
+    match p.windows_version() {
+        Some(v) => match build_name(v.build) {
+            Some(n) => format!("{} ({n})", p.os_version.clone().unwrap_or_default()),
+            None => p.os_version.clone().unwrap_or_default(),
+        },
+        None => "no os.version".to_string(),
+    }
+}

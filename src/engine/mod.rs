@@ -1,0 +1,21 @@
+//! The verify rules: a pure function from a verified [`Graph`](crate::graph::Graph), a
+//! [`Policy`](crate::policy::Policy) and runtime profiles to [`Finding`]s, a host matrix and a
+//! [`Verdict`].
+//!
+//! - [`Rule`]: the one table of rules (id, severity, hint);
+//! - [`Finding`], [`Severity`], [`Verdict`], [`HostResult`], [`ImageReport`]: what judging produces;
+//! - [`resolve`]: which manifest one host pulls, with every candidate's story;
+//! - [`judge`]: the findings of one graph (content, host matrix, entries, layers);
+//! - [`inspect`]: the entries of a graph as `inspect` shows them (rendered by `report`).
+
+mod finding;
+mod inspect;
+mod judge;
+mod resolve;
+mod rules;
+
+pub use finding::{Finding, HostResult, ImageReport, Severity, Verdict, verdict_of};
+pub use inspect::{EntryView, InspectView, inspect};
+pub use judge::judge;
+pub use resolve::{CandidateReport, Resolution, resolve};
+pub use rules::Rule;

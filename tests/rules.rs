@@ -1,0 +1,230 @@
+//! Every verify rule, in process: `judge` over each fixture layout read through the layout
+//! source (no registry, no subprocess), one row per layout naming the exact set of rules it
+//! produces and its verdict, plus rows for the rules no layout can trigger.
+//!
+//! Mirror rules (`mirror-*`, `foreign-layer-not-mirrored`) judge a source graph against a
+//! mirror's: they are covered by the unit tests in `src/mirror/check.rs` and by
+//! `tests/mirror.rs`, not here.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use imgcheck::engine::{ImageReport, Rule, Verdict, judge};
+use imgcheck::graph::{Content, Graph, Problem, WalkOptions, walk};
+use imgcheck::policy::Policy;
+use imgcheck::reference::LayoutRef;
+use imgcheck::source::layout::LayoutSource;
+
+/// One fixture layout and what judging it under the default policy must give.
+struct Row {
+    /// Directory under `fixtures/layouts/`.
+    layout: &'static str,
+    /// Read Windows layers too (`--deep`).
+    deep: bool,
+    verdict: Verdict,
+    /// The exact set of rules among the findings.
+    rules: &'static [Rule],
+    /// Hosts whose status is not `ok`: (host, status).
+    hosts: &'static [(&'static str, &'static str)],
+}
+
+const fn row(
+    layout: &'static str,
+    verdict: Verdict,
+    rules: &'static [Rule],
+    hosts: &'static [(&'static str, &'static str)],
+) -> Row {
+    Row {
+        layout,
+        deep: false,
+        verdict,
+        rules,
+        hosts,
+    }
+}
+
+const W17763: &str = "windows/amd64:10.0.17763";
+const W20348: &str = "windows/amd64:10.0.20348";
+
+const ROWS: &[Row] = &[
+    row("good", Verdict::Pass, &[], &[]),
+    row("docker-list", Verdict::Pass, &[], &[]),
+    row("os-features", Verdict::Pass, &[], &[]),
+    row("legacy-buildah", Verdict::Pass, &[], &[]),
+    Row {
+        deep: true,
+        ..row(
+            "legacy-buildah",
+            Verdict::Fail,
+            &[Rule::WindowsLayerFormat],
+            &[],
+        )
+    },
+    row("attestation", Verdict::Pass, &[Rule::Attestation], &[]),
+    row("foreign-layer", Verdict::Pass, &[Rule::ForeignLayer], &[]),
+    row(
+        "with-ltsc2025",
+        Verdict::Pass,
+        &[Rule::UnsupportedBuild],
+        &[],
+    ),
+    row(
+        "no-os-version",
+        Verdict::Fail,
+        &[Rule::OsVersionMissing, Rule::WrongBuildSelected],
+        &[(W20348, "wrong-build-selected")],
+    ),
+    row(
+        "ltsc2022-only",
+        Verdict::Fail,
+        &[Rule::NoMatch],
+        &[(W17763, "no-match")],
+    ),
+    row(
+        "platform-mismatch",
+        Verdict::Fail,
+        &[Rule::PlatformMismatch, Rule::WrongBuildSelected],
+        &[(W17763, "wrong-build-selected")],
+    ),
+    row(
+        "missing-child",
+        Verdict::Fail,
+        &[Rule::ChildMissing],
+        &[(W20348, "child-missing")],
+    ),
+    row(
+        "corrupt-config",
+        Verdict::Fail,
+        &[Rule::DigestMismatch],
+        &[(W17763, "digest-mismatch")],
+    ),
+    row(
+        "truncated-manifest",
+        Verdict::Fail,
+        &[Rule::DigestMismatch],
+        &[("linux/amd64", "digest-mismatch")],
+    ),
+    row("single-arch", Verdict::Fail, &[Rule::NotAnIndex], &[]),
+    row("schema1", Verdict::Fail, &[Rule::Schema1], &[]),
+    row(
+        "duplicate-platform",
+        Verdict::Fail,
+        &[Rule::DuplicatePlatform],
+        &[],
+    ),
+    row("bad-json", Verdict::Fail, &[Rule::BadManifest], &[]),
+    row("wrong-media-type", Verdict::Fail, &[Rule::BadManifest], &[]),
+];
+
+async fn graph(layout: &str, deep: bool) -> Graph {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/layouts")
+        .join(layout);
+    let source = LayoutSource::open(&LayoutRef {
+        dir,
+        tag: Some("latest".into()),
+        digest: None,
+    })
+    .unwrap();
+    let options = WalkOptions {
+        deep,
+        ..WalkOptions::default()
+    };
+    walk(&source, options).await.unwrap()
+}
+
+fn judge_default(graph: &Graph) -> ImageReport {
+    let policy = Policy::default_policy();
+    judge(graph, &policy, &policy.runtimes)
+}
+
+fn rules(report: &ImageReport) -> BTreeSet<Rule> {
+    report.findings.iter().map(|f| f.rule).collect()
+}
+
+fn failing_hosts(report: &ImageReport) -> BTreeSet<(&str, &str)> {
+    report
+        .hosts
+        .iter()
+        .filter(|h| h.status != "ok")
+        .map(|h| (h.platform.as_str(), h.status.as_str()))
+        .collect()
+}
+
+/// Checks one report against a row's expectations; returns the rules it produced.
+fn check(name: &str, report: &ImageReport, row: &Row) -> BTreeSet<Rule> {
+    let got = rules(report);
+    let want: BTreeSet<Rule> = row.rules.iter().copied().collect();
+    assert_eq!(got, want, "{name}: {:#?}", report.findings);
+    assert_eq!(report.verdict, row.verdict, "{name}");
+    let hosts: BTreeSet<(&str, &str)> = row.hosts.iter().copied().collect();
+    assert_eq!(failing_hosts(report), hosts, "{name}");
+    for f in &report.findings {
+        assert_eq!(f.hint, f.rule.hint(), "{name}: {}", f.rule);
+        assert!(!f.message.is_empty(), "{name}: {}", f.rule);
+    }
+    got
+}
+
+/// A graph of `good` whose windows 20348 child could not be fetched (network, auth): no
+/// layout can serve that, since a layout either has a file or does not.
+async fn unreachable_child() -> Graph {
+    let mut g = graph("good", false).await;
+    let Content::Index { index, children } = &mut g.root.content else {
+        panic!("good is an index")
+    };
+    let at = index
+        .manifests
+        .iter()
+        .position(|d| {
+            d.platform
+                .as_ref()
+                .and_then(|p| p.os_version.as_deref())
+                .is_some_and(|v| v.starts_with("10.0.20348"))
+        })
+        .expect("good has a windows 20348 entry");
+    let child = children[at].as_mut().expect("fetched");
+    child.content = Content::Problem(Problem::Unavailable("connection refused".into()));
+    g
+}
+
+#[tokio::test]
+async fn every_fixture_layout_gives_its_rules_and_verdict() {
+    let mut covered = BTreeSet::new();
+    for row in ROWS {
+        let g = graph(row.layout, row.deep).await;
+        let report = judge_default(&g);
+        let name = format!("{} (deep: {})", row.layout, row.deep);
+        covered.extend(check(&name, &report, row));
+    }
+
+    let fetch = Row {
+        deep: false,
+        ..row(
+            "good with an unreachable child",
+            Verdict::Error,
+            &[Rule::FetchError],
+            &[(W20348, "fetch-error")],
+        )
+    };
+    let report = judge_default(&unreachable_child().await);
+    covered.extend(check(fetch.layout, &report, &fetch));
+
+    let verify_rules: BTreeSet<Rule> = Rule::ALL.into_iter().filter(|r| !r.is_mirror()).collect();
+    let missing: Vec<&Rule> = verify_rules.difference(&covered).collect();
+    assert!(
+        missing.is_empty(),
+        "verify rules no row covers: {missing:?}"
+    );
+}
+
+#[test]
+fn every_fixture_layout_has_a_row() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/layouts");
+    let layouts: BTreeSet<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let rows: BTreeSet<String> = ROWS.iter().map(|r| r.layout.to_string()).collect();
+    assert_eq!(layouts, rows);
+}
