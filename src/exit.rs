@@ -81,6 +81,7 @@ usage_errors!(
     crate::build::plan::PlanError,
     crate::mirror::config::ConfigError,
     crate::mirror::resolve::ResolveError,
+    crate::mirror::check::TargetError,
 );
 
 impl Classify for crate::source::FetchError {

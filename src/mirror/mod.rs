@@ -1,12 +1,18 @@
-//! Disconnected mirroring (DOMAIN.md §5): read the cluster's mirror configuration
-//! ([`config`]), work out where a node pulls each reference from ([`resolve`]), and check the
-//! mirror holds the source image byte for byte ([`check`]).
+//! Disconnected mirroring (docs/mirroring.md): read the cluster's mirror configuration
+//! ([`config`]), work out where a node pulls each reference from ([`resolve`]) and how
+//! ([`plan`]), and check the mirror holds the source image byte for byte ([`check`]: the
+//! evidence is gathered by [`gather`] and judged by [`judge`]).
 
 use std::path::PathBuf;
 
 pub mod check;
 pub mod config;
+pub mod gather;
+pub mod judge;
+pub mod plan;
 pub mod resolve;
+#[cfg(test)]
+mod testing;
 
 use config::{ConfigError, MirrorConfig};
 

@@ -6,7 +6,7 @@
 use std::fmt;
 
 use super::config::{MirrorConfig, PullFrom, Registry};
-use crate::reference::{ImageRef, RegistryRef};
+use crate::reference::{ImageRef, ReferenceError, RegistryRef};
 
 /// The length of `prefix` matched at the start of `name` (`host/repo…`), on a path boundary,
 /// or `None`. A wildcard `*.example.com` matches any subdomain of the host.
@@ -72,7 +72,7 @@ impl Resolution {
 /// A mirror location that does not make a valid reference once rewritten.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "{origin}: mirror '{location}' for '{reference}' gives '{rewritten}', not an image reference: {reason}"
+    "{origin}: mirror '{location}' for '{reference}' gives '{rewritten}', not an image reference"
 )]
 pub struct ResolveError {
     /// Where the mirror was configured.
@@ -83,8 +83,23 @@ pub struct ResolveError {
     pub reference: String,
     /// The rewritten name.
     pub rewritten: String,
-    /// Why it does not parse.
-    pub reason: String,
+    /// Why it is not an image reference (boxed: errors stay small).
+    #[source]
+    pub reason: Box<RewriteError>,
+}
+
+/// Why a rewritten name is not an image reference.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RewriteError {
+    /// It does not parse.
+    #[error(transparent)]
+    Reference(#[from] ReferenceError),
+    /// It parses as an OCI layout.
+    #[error("not a registry reference")]
+    Layout,
+    /// The reference grammar took its first component for a repository, not a host.
+    #[error("the mirror location must start with a registry host (host[:port]/path)")]
+    NoHost,
 }
 
 /// The registry entry whose prefix matches `name` longest (ties: the first by prefix order).
@@ -115,23 +130,21 @@ pub fn resolve(
     let mut mirrors = Vec::new();
     for m in &registry.mirrors {
         let rewritten = format!("{}{}", m.location, &name[matched..]);
-        let fail = |reason: String| ResolveError {
+        let fail = |reason: RewriteError| ResolveError {
             origin: m.origin.clone(),
             location: m.location.clone(),
             reference: reference.to_string(),
             rewritten: rewritten.clone(),
-            reason,
+            reason: Box::new(reason),
         };
         let parsed = match rewritten.parse::<ImageRef>() {
             Ok(ImageRef::Registry(r)) => r,
-            Ok(ImageRef::Layout(_)) => return Err(fail("not a registry reference".into())),
-            Err(e) => return Err(fail(e.reason)),
+            Ok(ImageRef::Layout(_)) => return Err(fail(RewriteError::Layout)),
+            Err(e) => return Err(fail(e.into())),
         };
         // The grammar would read "mirror/x" as docker.io/mirror/x: insist the host survives.
         if format!("{}/{}", parsed.registry, parsed.repository) != rewritten {
-            return Err(fail(
-                "the mirror location must start with a registry host (host[:port]/path)".into(),
-            ));
+            return Err(fail(RewriteError::NoHost));
         }
         mirrors.push(MirrorLocation {
             repository: RegistryRef {
@@ -363,6 +376,7 @@ location = "ignored.local/org"
         .unwrap();
         let err = resolve(&c, &reg("quay.io/org/img:v1")).unwrap_err();
         assert!(err.to_string().contains("r.conf"), "{err}");
-        assert!(err.to_string().contains("registry host"), "{err}");
+        let cause = std::error::Error::source(&err).expect("the reason is the cause");
+        assert!(cause.to_string().contains("registry host"), "{cause}");
     }
 }

@@ -1,0 +1,405 @@
+//! Judging the evidence of a mirror check (pure: no I/O, no session). From an [`Evidence`]
+//! and the policy: the mirror a node pulls from (`mirror-resolved`), what that mirror lacks
+//! or serves corrupted (`mirror-child-missing`, `foreign-layer-not-mirrored`,
+//! `digest-mismatch`, …), a rebuilt list under the tag (`mirror-digest-differs`,
+//! `mirror-windows-dropped`), or no mirror holding the image at all (`mirror-missing`).
+//! [`pre_check`] judges a source before it is mirrored.
+
+use std::collections::BTreeSet;
+
+use super::gather::{BlobPresence, Evidence, Held, Look, SourceEvidence};
+use super::plan::Plan;
+use crate::digest::Digest;
+use crate::engine::{Finding, ImageReport, Rule, judge as verify, verdict_of};
+use crate::graph::{Content, Graph, Node, Problem};
+use crate::manifest::Descriptor;
+use crate::platform::{Platform, RuntimeProfile, build_name};
+use crate::policy::Policy;
+
+/// The report for one source reference from its evidence: the plan's findings, then what
+/// the first mirror holding something under the pulled name holds, or why none does.
+pub fn judge(evidence: &Evidence, policy: &Policy) -> ImageReport {
+    let name = evidence.reference.to_string();
+    let digest = match &evidence.source {
+        SourceEvidence::Fetched(g) => &g.root.digest,
+        SourceEvidence::Pinned { digest, .. } => digest,
+        SourceEvidence::Unavailable(e) => {
+            let message = format!("the source could not be fetched: {e}");
+            return ImageReport::unavailable(&name, &message);
+        }
+    };
+    let mut findings = evidence.plan.findings.clone();
+    // A node pulls from the first mirror holding something under the pulled name.
+    let pulled = evidence.mirrors.iter().enumerate().find_map(|(i, look)| {
+        let target = look.target.to_string();
+        match &look.held {
+            Held::Same { graph, blobs } => {
+                let resolved = resolved(evidence, i, digest);
+                Some([vec![resolved], mirror_findings(graph, &target, blobs)].concat())
+            }
+            Held::Other(g) => {
+                let source = evidence.source.graph();
+                Some(diverged_findings(digest, source, g, &target, policy))
+            }
+            Held::Absent | Held::Unreachable(_) => None,
+        }
+    });
+    findings.extend(pulled.unwrap_or_else(|| held_by_none(evidence, digest, policy)));
+    report(&name, Some(digest), findings)
+}
+
+/// Of `mirrors`, those that do not hold the image and those that could not be reached.
+fn passed_over(mirrors: &[Look]) -> (Vec<String>, Vec<String>) {
+    let (mut absent, mut unreachable) = (Vec::new(), Vec::new());
+    for l in mirrors {
+        match &l.held {
+            Held::Absent => absent.push(l.target.to_string()),
+            Held::Unreachable(e) => unreachable.push(format!("{} ({e})", l.target)),
+            Held::Same { .. } | Held::Other(_) => {}
+        }
+    }
+    (absent, unreachable)
+}
+
+/// `mirror-resolved`: the `i`-th mirror of the plan holds the source's digest.
+fn resolved(evidence: &Evidence, i: usize, digest: &Digest) -> Finding {
+    let plan = &evidence.plan;
+    let (absent, unreachable) = passed_over(&evidence.mirrors[..i]);
+    let unreached = match &evidence.source {
+        SourceEvidence::Pinned { error, .. } => format!(
+            "; the source could not be reached ({error}), so the mirror was checked against the pinned digest alone"
+        ),
+        _ => String::new(),
+    };
+    Finding::new(
+        Rule::MirrorResolved,
+        format!(
+            "a node pulls it from {} (mirror {} of {}, {}){}{}{unreached}",
+            evidence.mirrors[i].target,
+            i + 1,
+            plan.mirrors.len(),
+            plan.mirrors[i].origin,
+            if absent.is_empty() {
+                String::new()
+            } else {
+                format!(", after {} which do(es) not hold it", absent.join(", "))
+            },
+            if unreachable.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", after {} which could not be reached",
+                    unreachable.join(", ")
+                )
+            },
+        ),
+        Some(digest),
+    )
+}
+
+/// No mirror holds the digest: nothing to say without mirrors; no verdict when one could
+/// not be asked; a rebuilt list under the tag; else `mirror-missing`.
+fn held_by_none(evidence: &Evidence, digest: &Digest, policy: &Policy) -> Vec<Finding> {
+    if evidence.plan.mirrors.is_empty() {
+        return vec![];
+    }
+    let (absent, unreachable) = passed_over(&evidence.mirrors);
+    if !unreachable.is_empty() {
+        return vec![Finding::new(
+            Rule::FetchError,
+            format!(
+                "no reachable mirror holds {digest}, and {} could not be checked",
+                unreachable.join(", ")
+            ),
+            None,
+        )];
+    }
+    if let Some(r) = &evidence.rebuilt {
+        let source = evidence.source.graph();
+        return diverged_findings(digest, source, &r.graph, &r.target.to_string(), policy);
+    }
+    let reference = &evidence.reference;
+    vec![Finding::new(
+        Rule::MirrorMissing,
+        format!(
+            "{reference}{} is in none of its mirrors ({}): {}",
+            if reference.digest.is_some() {
+                String::new()
+            } else {
+                format!(" ({})", digest.short())
+            },
+            absent.join(", "),
+            if evidence.plan.source_blocked {
+                "the source may not be contacted, so the pull fails"
+            } else {
+                "a node falls back to the source, which a disconnected cluster cannot reach"
+            }
+        ),
+        Some(digest),
+    )]
+}
+
+fn problem_in_mirror(what: &str, digest: &Digest, target: &str, p: &Problem) -> Finding {
+    match p {
+        Problem::Missing(m) => Finding::new(
+            Rule::MirrorChildMissing,
+            format!("{what} {digest} is not in the mirror {target} ({m})"),
+            Some(digest),
+        ),
+        Problem::DigestMismatch(m) => Finding::new(
+            Rule::DigestMismatch,
+            format!("the mirror {target} serves corrupted content for {what}: {m}"),
+            Some(digest),
+        ),
+        Problem::Bad(m) => Finding::new(
+            Rule::BadManifest,
+            format!("{what} {digest} in the mirror {target} is unusable: {m}"),
+            Some(digest),
+        ),
+        Problem::Unavailable(m) => Finding::new(
+            Rule::FetchError,
+            format!("{what} {digest} could not be fetched from the mirror {target}: {m}"),
+            Some(digest),
+        ),
+    }
+}
+
+/// Findings for a mirror that holds the source's top digest: children and configs that are
+/// absent or corrupt (from the mirror walk), and layer blobs it does not hold.
+pub fn mirror_findings(mirror: &Graph, target: &str, blobs: &BlobPresence) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for node in mirror.nodes() {
+        let what = if std::ptr::eq(node, &mirror.root) {
+            "the index"
+        } else {
+            "child manifest"
+        };
+        match &node.content {
+            Content::Problem(p) => findings.push(problem_in_mirror(what, &node.digest, target, p)),
+            Content::Image(img) => {
+                if let Err(p) = &img.config
+                    && let Ok(d) = img.manifest.config.digest()
+                {
+                    let what = format!("config of {}", node.digest.short());
+                    findings.push(problem_in_mirror(&what, &d, target, p));
+                }
+            }
+            Content::Index { .. } | Content::Schema1 => {}
+        }
+    }
+    // A layer shared by several images is reported once.
+    let mut reported = BTreeSet::new();
+    for node in mirror.nodes() {
+        let Some(img) = node.image() else { continue };
+        for l in &img.layers {
+            if reported.insert(l.descriptor.digest.clone()) {
+                findings.extend(layer_finding(&l.descriptor, node, target, blobs));
+            }
+        }
+    }
+    findings
+}
+
+/// What is wrong with one layer blob of `node` in the mirror, if anything.
+fn layer_finding(
+    d: &Descriptor,
+    node: &Node,
+    target: &str,
+    blobs: &BlobPresence,
+) -> Option<Finding> {
+    let digest = d.digest().ok();
+    let (rule, message) = match blobs.get(&d.digest)? {
+        Ok(true) => return None,
+        Ok(false) if d.is_foreign_layer() => (
+            Rule::ForeignLayerNotMirrored,
+            format!(
+                "foreign layer {} ({}) of {} is not in the mirror {target}{}: a disconnected node cannot fetch it",
+                d.digest,
+                d.media_type,
+                node.digest.short(),
+                d.urls.first().map_or(String::new(), |u| format!(
+                    " and would have to come from {u}"
+                ))
+            ),
+        ),
+        Ok(false) => (
+            Rule::MirrorChildMissing,
+            format!(
+                "layer {} of {} is not in the mirror {target}",
+                d.digest,
+                node.digest.short()
+            ),
+        ),
+        Err(m) => (
+            Rule::FetchError,
+            format!(
+                "layer {} could not be checked in the mirror {target}: {m}",
+                d.digest
+            ),
+        ),
+    };
+    Some(Finding::new(rule, message, digest.as_ref()))
+}
+
+/// What a graph offers a Windows node: entry digests and `(os/arch, build)` pairs.
+fn offered(graph: &Graph) -> (BTreeSet<String>, BTreeSet<(String, u16)>) {
+    let mut digests = BTreeSet::new();
+    let mut platforms = BTreeSet::new();
+    let mut add = |d: String, p: Option<Platform>| {
+        digests.insert(d);
+        if let Some(p) = p
+            && let Some(v) = p.windows_version()
+        {
+            platforms.insert((p.os_arch(), v.build));
+        }
+    };
+    match &graph.root.content {
+        Content::Index { index, children } => {
+            for (d, child) in index.manifests.iter().zip(children) {
+                let p = d
+                    .platform
+                    .clone()
+                    .or_else(|| config_platform(child.as_ref()));
+                add(d.digest.clone(), p);
+            }
+        }
+        Content::Image(_) => add(
+            graph.root.digest.to_string(),
+            config_platform(Some(&graph.root)),
+        ),
+        Content::Schema1 | Content::Problem(_) => {}
+    }
+    (digests, platforms)
+}
+
+fn config_platform(node: Option<&Node>) -> Option<Platform> {
+    node.and_then(Node::image)
+        .and_then(|i| i.config.as_ref().ok())
+        .map(|c| c.platform())
+}
+
+fn describe(graph: &Graph) -> String {
+    match &graph.root.content {
+        Content::Index { index, .. } => format!("a list of {} entries", index.manifests.len()),
+        Content::Image(_) => format!(
+            "a single {} image",
+            config_platform(Some(&graph.root)).map_or("?".into(), |p| p.os_arch())
+        ),
+        Content::Schema1 => "a schema1 manifest".into(),
+        Content::Problem(_) => "unusable content".into(),
+    }
+}
+
+/// Findings for a mirror whose tag names other content than the source's `digest`:
+/// `mirror-digest-differs`, and (when the source graph is known) `mirror-windows-dropped`
+/// naming the Windows entries of supported builds (policy) the mirror's content lost.
+pub fn diverged_findings(
+    digest: &Digest,
+    source: Option<&Graph>,
+    mirror: &Graph,
+    target: &str,
+    policy: &Policy,
+) -> Vec<Finding> {
+    let mut findings = vec![Finding::new(
+        Rule::MirrorDigestDiffers,
+        format!(
+            "the mirror's {target} is {} ({}), not the source's {digest}{}: references pinned to {} do not resolve in the mirror",
+            mirror.root.digest,
+            describe(mirror),
+            source.map_or(String::new(), |s| format!(" ({})", describe(s))),
+            digest.short()
+        ),
+        Some(&mirror.root.digest),
+    )];
+    let dropped = source.map(|s| windows_dropped(s, mirror, policy));
+    if let Some(dropped) = dropped.filter(|d| !d.is_empty()) {
+        findings.push(Finding::new(
+            Rule::MirrorWindowsDropped,
+            format!(
+                "the mirror's {target} lost the Windows entries for supported builds: {}; nodes of those builds get no match",
+                dropped.join(", ")
+            ),
+            None,
+        ));
+    }
+    findings
+}
+
+/// The Windows entries of the source's list, for builds and architectures the policy
+/// supports, that the mirror's content offers neither by digest nor by platform.
+fn windows_dropped(source: &Graph, mirror: &Graph, policy: &Policy) -> Vec<String> {
+    let Content::Index { index, .. } = &source.root.content else {
+        return vec![];
+    };
+    let builds = policy.windows_builds();
+    let archs: Vec<String> = policy
+        .windows
+        .as_ref()
+        .map(|w| w.architectures.iter().map(ToString::to_string).collect())
+        .unwrap_or_default();
+    let (digests, platforms) = offered(mirror);
+    let mut dropped = Vec::new();
+    for d in &index.manifests {
+        let Some(p) = &d.platform else { continue };
+        let Some(v) = p.windows_version() else {
+            continue;
+        };
+        let (_, arch, _) = p.normalized();
+        if !p.is_windows() || !builds.contains(&v.build) || !archs.contains(&arch) {
+            continue;
+        }
+        if digests.contains(&d.digest) || platforms.contains(&(p.os_arch(), v.build)) {
+            continue;
+        }
+        dropped.push(format!(
+            "{} {}{} ({})",
+            p.os_arch(),
+            p.os_version.clone().unwrap_or_default(),
+            build_name(v.build).map_or(String::new(), |n| format!(" {n}")),
+            d.digest
+        ));
+    }
+    dropped
+}
+
+fn report(reference: &str, digest: Option<&Digest>, mut findings: Vec<Finding>) -> ImageReport {
+    findings.sort_by_key(|f| f.severity);
+    ImageReport {
+        reference: reference.to_string(),
+        digest: digest.map(ToString::to_string),
+        verdict: verdict_of(&findings),
+        findings,
+        hosts: vec![],
+    }
+}
+
+/// `--pre`: the source judged against the policy as `verify` does, plus the plan findings
+/// (`mirror-not-configured`, `mirror-tag-ignored`) when a mirror configuration is given.
+pub fn pre_check(
+    graph: &Graph,
+    policy: &Policy,
+    runtimes: &[RuntimeProfile],
+    mirror_plan: Option<&Plan>,
+) -> ImageReport {
+    let mut r = verify(graph, policy, runtimes);
+    if let Some(p) = mirror_plan {
+        r.findings.extend(p.findings.iter().cloned());
+        if let Some(first) = p.mirrors.first() {
+            r.findings.push(Finding::new(
+                Rule::MirrorResolved,
+                format!(
+                    "once mirrored, a node pulls it by {} from {first} ({})",
+                    if p.by_digest { "digest" } else { "tag" },
+                    first.origin
+                ),
+                None,
+            ));
+        }
+        r.findings.sort_by_key(|f| f.severity);
+        r.verdict = verdict_of(&r.findings);
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests;
