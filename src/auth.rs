@@ -1,7 +1,7 @@
 //! Registry credentials (containers-auth.json(5), Docker config files, credential helpers)
 //! and per-registry TLS material (containers-certs.d(5)).
 //!
-//! Lookup order (DOMAIN.md §6): `--no-creds` (none), `--creds USER:PASS` (for every registry),
+//! Lookup order (docs/credentials.md): `--no-creds` (none), `--creds USER:PASS` (for every registry),
 //! `--authfile` (only that file), else every file that exists of `REGISTRY_AUTH_FILE`,
 //! `$XDG_RUNTIME_DIR/containers/auth.json`, `${XDG_CONFIG_HOME:-~/.config}/containers/auth.json`,
 //! `$DOCKER_CONFIG/config.json` or `~/.docker/config.json`, `~/.dockercfg`, in that order; the
@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -54,13 +54,39 @@ impl fmt::Debug for Credentials {
 }
 
 /// A credentials file (or helper, or `--creds` value) that cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{path}: {reason}")]
 pub struct AuthError {
     /// What is wrong: `auth file PATH`, `credential helper NAME` or `--creds`.
     pub path: String,
     /// What is wrong with it.
     pub reason: String,
+    /// The failure underneath (reading the file, parsing it, running the helper), if any.
+    #[source]
+    pub cause: Option<Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+impl AuthError {
+    /// `path` cannot be used because of `reason`.
+    fn new(path: String, reason: impl Into<String>) -> AuthError {
+        AuthError {
+            path,
+            reason: reason.into(),
+            cause: None,
+        }
+    }
+
+    /// `path` cannot be used because of `reason`, which `cause` explains.
+    fn caused(
+        path: String,
+        reason: impl Into<String>,
+        cause: impl std::error::Error + Send + Sync + 'static,
+    ) -> AuthError {
+        AuthError {
+            cause: Some(Arc::new(cause)),
+            ..AuthError::new(path, reason)
+        }
+    }
 }
 
 #[derive(serde::Deserialize, Default)]
@@ -161,15 +187,14 @@ impl AuthStore {
 
     /// `--creds USER[:PASSWORD]`: the same credentials for every registry.
     pub fn with_creds(user_pass: &str) -> Result<AuthStore, AuthError> {
-        let (username, password) = user_pass.split_once(':').ok_or_else(|| AuthError {
-            path: "--creds".to_string(),
-            reason: "expected USER:PASSWORD".to_string(),
-        })?;
+        let (username, password) = user_pass
+            .split_once(':')
+            .ok_or_else(|| AuthError::new("--creds".to_string(), "expected USER:PASSWORD"))?;
         if username.is_empty() {
-            return Err(AuthError {
-                path: "--creds".to_string(),
-                reason: "the user name is empty".to_string(),
-            });
+            return Err(AuthError::new(
+                "--creds".to_string(),
+                "the user name is empty",
+            ));
         }
         Ok(AuthStore {
             mode: Mode::Fixed(Credentials {
@@ -253,21 +278,19 @@ impl AuthStore {
 }
 
 fn read_file(path: &Path) -> Result<FileData, AuthError> {
-    let err = |reason: String| AuthError {
-        path: format!("auth file {}", path.display()),
-        reason,
-    };
-    let text = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
+    let name = || format!("auth file {}", path.display());
+    let err = |reason: String| AuthError::new(name(), reason);
+    let text = std::fs::read(path).map_err(|e| AuthError::caused(name(), "cannot read", e))?;
+    let not_json = |e| AuthError::caused(name(), "not valid JSON", e);
     // ~/.dockercfg is the legacy format: the `auths` map at the top level.
     let legacy = path.file_name().is_some_and(|n| n == ".dockercfg");
     let file: AuthFile = if legacy {
         AuthFile {
-            auths: serde_json::from_slice(&text)
-                .map_err(|e| err(format!("not valid JSON: {e}")))?,
+            auths: serde_json::from_slice(&text).map_err(not_json)?,
             ..AuthFile::default()
         }
     } else {
-        serde_json::from_slice(&text).map_err(|e| err(format!("not valid JSON: {e}")))?
+        serde_json::from_slice(&text).map_err(not_json)?
     };
     let mut entries = BTreeMap::new();
     for (key, entry) in file.auths {
@@ -317,62 +340,20 @@ fn read_file(path: &Path) -> Result<FileData, AuthError> {
 /// credential-helper protocol). "credentials not found" is `None`; anything else that goes
 /// wrong is an error naming the helper (never its output's secret).
 fn run_helper(name: &str, host: &str) -> Result<Option<Credentials>, AuthError> {
-    let program = format!("docker-credential-{name}");
-    let err = |reason: String| AuthError {
-        path: format!("credential helper {program}"),
-        reason,
+    let helper = Helper {
+        program: format!("docker-credential-{name}"),
     };
     if name.is_empty() || name.contains(['/', '\\']) {
-        return Err(err("not a valid credential helper name".to_string()));
+        return Err(helper.err("not a valid credential helper name"));
     }
     let server = if host == "docker.io" {
         "https://index.docker.io/v1/"
     } else {
         host
     };
-    let mut child = Command::new(&program)
-        .arg("get")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                err(format!("{NOT_INSTALLED} (not found on PATH)"))
-            } else {
-                err(format!("cannot run it: {e}"))
-            }
-        })?;
-    if let Some(mut stdin) = child.stdin.take() {
-        // A helper that exits without reading its input is judged by its exit status.
-        let _ = stdin.write_all(server.as_bytes());
-    }
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() < HELPER_TIMEOUT => {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(err(format!(
-                    "no answer within {}s",
-                    HELPER_TIMEOUT.as_secs()
-                )));
-            }
-            Err(e) => return Err(err(format!("cannot wait for it: {e}"))),
-        }
-    };
-    let mut stdout = Vec::new();
-    let mut stderr = Vec::new();
-    if let Some(out) = child.stdout.take() {
-        let _ = out.take(1 << 20).read_to_end(&mut stdout);
-    }
-    if let Some(e) = child.stderr.take() {
-        let _ = e.take(1 << 16).read_to_end(&mut stderr);
-    }
+    let mut child = helper.spawn(server)?;
+    let status = helper.wait(&mut child)?;
+    let (stdout, stderr) = read_output(&mut child);
     if !status.success() {
         let said = format!(
             "{}{}",
@@ -382,30 +363,104 @@ fn run_helper(name: &str, host: &str) -> Result<Option<Credentials>, AuthError> 
         if said.to_ascii_lowercase().contains("credentials not found") {
             return Ok(None);
         }
-        return Err(err(format!(
+        return Err(helper.err(format!(
             "'get' for {server} failed with {status}: {}",
             said.trim().chars().take(200).collect::<String>()
         )));
     }
-    #[derive(serde::Deserialize)]
-    struct Answer {
-        #[serde(rename = "Username", default)]
-        username: String,
-        #[serde(rename = "Secret", default)]
-        secret: String,
+    helper.answer(server, &stdout)
+}
+
+/// One credential helper program.
+struct Helper {
+    program: String,
+}
+
+impl Helper {
+    fn err(&self, reason: impl Into<String>) -> AuthError {
+        AuthError::new(format!("credential helper {}", self.program), reason)
     }
-    let answer: Answer = serde_json::from_slice(&stdout).map_err(|_| {
-        err(format!(
-            "'get' for {server} did not print the expected JSON"
-        ))
-    })?;
-    if answer.secret.is_empty() {
-        return Ok(None);
+
+    fn caused(&self, reason: &str, cause: std::io::Error) -> AuthError {
+        AuthError::caused(format!("credential helper {}", self.program), reason, cause)
     }
-    Ok(Some(Credentials {
-        username: answer.username,
-        password: answer.secret,
-    }))
+
+    /// Starts `<program> get` and writes `server` to its standard input.
+    fn spawn(&self, server: &str) -> Result<Child, AuthError> {
+        let mut child = Command::new(&self.program)
+            .arg("get")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    self.err(format!("{NOT_INSTALLED} (not found on PATH)"))
+                } else {
+                    self.caused("cannot run it", e)
+                }
+            })?;
+        if let Some(mut stdin) = child.stdin.take() {
+            // A helper that exits without reading its input is judged by its exit status.
+            let _ = stdin.write_all(server.as_bytes());
+        }
+        Ok(child)
+    }
+
+    /// Waits at most [`HELPER_TIMEOUT`] for the helper to exit; kills it after that.
+    fn wait(&self, child: &mut Child) -> Result<ExitStatus, AuthError> {
+        let started = Instant::now();
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) => return Ok(status),
+                Ok(None) if started.elapsed() < HELPER_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Ok(None) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(self.err(format!("no answer within {}s", HELPER_TIMEOUT.as_secs())));
+                }
+                Err(e) => return Err(self.caused("cannot wait for it", e)),
+            }
+        }
+    }
+
+    /// The credentials in a successful helper's output; an empty secret is none.
+    fn answer(&self, server: &str, stdout: &[u8]) -> Result<Option<Credentials>, AuthError> {
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            #[serde(rename = "Username", default)]
+            username: String,
+            #[serde(rename = "Secret", default)]
+            secret: String,
+        }
+        let answer: Answer = serde_json::from_slice(stdout).map_err(|_| {
+            self.err(format!(
+                "'get' for {server} did not print the expected JSON"
+            ))
+        })?;
+        if answer.secret.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Credentials {
+            username: answer.username,
+            password: answer.secret,
+        }))
+    }
+}
+
+/// What an exited helper printed: at most 1 MiB of standard output, 64 KiB of standard error.
+fn read_output(child: &mut Child) -> (Vec<u8>, Vec<u8>) {
+    let mut stdout = Vec::new();
+    let mut stderr = Vec::new();
+    if let Some(out) = child.stdout.take() {
+        let _ = out.take(1 << 20).read_to_end(&mut stdout);
+    }
+    if let Some(e) = child.stderr.take() {
+        let _ = e.take(1 << 16).read_to_end(&mut stderr);
+    }
+    (stdout, stderr)
 }
 
 fn default_paths() -> Vec<PathBuf> {

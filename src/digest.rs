@@ -1,7 +1,7 @@
 //! Content digests (`sha256:<64 hex>`, `sha512:<128 hex>`): parsing, computing and verifying.
 //!
 //! Every byte imgcheck judges is checked against the digest that named it, never against a
-//! header or a file name alone (DOMAIN.md §2: a registry or a proxy can serve altered bodies).
+//! header or a file name alone (docs/images.md: a registry or a proxy can serve altered bodies).
 
 use std::fmt;
 use std::str::FromStr;
