@@ -2,7 +2,7 @@
 //! `reqwest` (docs/decisions.md says why not oci-client for reads).
 //!
 //! One job per file:
-//! - [`options`](self::options): how to reach registries, and the run's request counters;
+//! - `options`: how to reach registries, and the run's request counters;
 //! - `ping`: which registries speak plain HTTP (probed once) and which HTTPS;
 //! - `tls`: HTTP clients per host and scheme, with certs.d / `--cert-dir` TLS files;
 //! - `request`: one GET (`/v2/<repo>/manifests/<ref>` with every manifest media type in
