@@ -51,6 +51,7 @@ use request::Kind;
 /// requests are bounded by a semaphore, and manifests/configs are fetched once per
 /// (repository, digest) — existence in one repository proves nothing about another.
 pub struct RegistryClient {
+    /// Writes, through oci-client.
     writes: writes::Writes,
     auth: AuthStore,
     options: ClientOptions,
@@ -80,7 +81,7 @@ impl RegistryClient {
         registries: &[RegistryRef],
     ) -> RegistryClient {
         let mut client = RegistryClient {
-            writes: writes::Writes::new(options, &[], Vec::new()),
+            writes: writes::Writes::default(),
             auth,
             options: options.clone(),
             plain_http: HashSet::new(),
@@ -93,7 +94,9 @@ impl RegistryClient {
             stats: Stats::default(),
         };
         let plain_http = client.plain_http_hosts(registries).await;
-        client.writes = writes::Writes::new(options, registries, plain_http.clone());
+        client
+            .writes
+            .configure(options, registries, plain_http.clone());
         client.plain_http = plain_http.into_iter().collect();
         client
     }

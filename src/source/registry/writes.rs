@@ -14,6 +14,7 @@ use crate::reference::RegistryRef;
 
 /// The oci-client for writes, built on first use (building it loads the system CA bundle
 /// again).
+#[derive(Default)]
 pub(super) struct Writes {
     client: OnceLock<oci_client::Client>,
     /// oci-client's configuration, fixed once the plain-HTTP probes are done; taken when
@@ -22,12 +23,14 @@ pub(super) struct Writes {
 }
 
 impl Writes {
-    /// Writes to `registries`, over plain HTTP to the `plain_http` ones.
-    pub(super) fn new(
+    /// Writes to `registries` go over plain HTTP to the `plain_http` ones, trusting the
+    /// same extra CAs as reads.
+    pub(super) fn configure(
+        &self,
         options: &ClientOptions,
         registries: &[RegistryRef],
         plain_http: Vec<String>,
-    ) -> Writes {
+    ) {
         let mut extra_roots = Vec::new();
         for r in registries {
             for ca in tls_files(&r.registry, options.cert_dir.as_deref()).ca_files {
@@ -39,15 +42,11 @@ impl Writes {
                 }
             }
         }
-        let config = ClientConfig {
+        *lock(&self.config) = Some(ClientConfig {
             protocol: ClientProtocol::HttpsExcept(plain_http),
             extra_root_certificates: extra_roots,
             ..oci_config(options)
-        };
-        Writes {
-            client: OnceLock::new(),
-            config: Mutex::new(Some(config)),
-        }
+        });
     }
 }
 
