@@ -21,6 +21,7 @@ use imgcheck::source::FetchError;
 use imgcheck::source::registry::ClientOptions;
 
 mod progress;
+mod verbose;
 
 #[derive(Parser)]
 #[command(
@@ -232,7 +233,6 @@ fn client_options(cli: &Cli, max_requests: usize) -> Result<ClientOptions, Exit>
             .max(std::time::Duration::from_millis(100)),
         deadline: cli.timeout,
         retries: cli.retries,
-        verbose: cli.verbose,
         ..ClientOptions::default()
     })
 }
@@ -586,6 +586,7 @@ async fn run_assemble(cli: &Cli, args: &AssembleArgs) -> Result<i32, Exit> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    verbose::install(cli.verbose);
     // One thread: imgcheck waits on the network; a second worker only added cross-thread
     // wake-ups (measured in scripts/bench, docs/decisions.md). CPU-heavy work (layer
     // decompression) goes to the blocking pool.

@@ -10,7 +10,6 @@ use crate::digest::Digest;
 
 pub mod layout;
 pub mod registry;
-pub mod transport;
 
 /// The top object a reference names.
 #[derive(Debug, Clone)]

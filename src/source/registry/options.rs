@@ -1,0 +1,88 @@
+//! How a run reaches registries ([`ClientOptions`]) and what it asked them for ([`Stats`]).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// How to reach registries.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Verify TLS certificates and require HTTPS (except on loopback).
+    pub tls_verify: bool,
+    /// Requests in flight at once, across every reference of the run.
+    pub max_requests: usize,
+    /// `--cert-dir`: TLS files for every registry, instead of the certs.d directories.
+    pub cert_dir: Option<PathBuf>,
+    /// Longest wait for an answer, or for the next piece of its body, before the request
+    /// counts as stalled (and is retried).
+    pub request_timeout: Duration,
+    /// `--timeout`: the whole run's registry work must finish within this.
+    pub deadline: Option<Duration>,
+    /// Retries after the first attempt, for faults that may heal.
+    pub retries: u32,
+    /// First backoff step; each retry doubles it (with jitter).
+    pub backoff: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            tls_verify: true,
+            max_requests: 16,
+            cert_dir: None,
+            request_timeout: Duration::from_secs(30),
+            deadline: None,
+            retries: 4,
+            backoff: Duration::from_millis(200),
+        }
+    }
+}
+
+/// Counters of what a run asked the registries for (`verify --stats`).
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Manifest GETs sent (retries included).
+    pub manifest_requests: AtomicU64,
+    /// Blob GETs sent (retries included).
+    pub blob_requests: AtomicU64,
+    /// Body bytes received.
+    pub bytes: AtomicU64,
+    /// Fetches answered from the run's cache (same repository, same digest).
+    pub cache_hits: AtomicU64,
+    /// Time spent waiting for a request slot, in microseconds.
+    pub queue_wait_micros: AtomicU64,
+    /// Time spent in requests, summed over concurrent requests, in microseconds.
+    pub request_micros: AtomicU64,
+    /// Requests repeated after a fault that may heal.
+    pub retries: AtomicU64,
+    /// Tokens fetched from token services.
+    pub token_requests: AtomicU64,
+}
+
+impl Stats {
+    /// A one-line summary.
+    pub fn summary(&self) -> String {
+        let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        format!(
+            "requests: {} manifest, {} blob, {} token; {} retries; {} bytes; {} cache hits; {:.3}s queued, {:.3}s in requests",
+            get(&self.manifest_requests),
+            get(&self.blob_requests),
+            get(&self.token_requests),
+            get(&self.retries),
+            get(&self.bytes),
+            get(&self.cache_hits),
+            get(&self.queue_wait_micros) as f64 / 1e6,
+            get(&self.request_micros) as f64 / 1e6,
+        )
+    }
+
+    /// Adds one to `counter`.
+    pub(super) fn count(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Adds `amount` to `counter`.
+    pub(super) fn add(counter: &AtomicU64, amount: u64) {
+        counter.fetch_add(amount, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,385 @@
+//! Bearer tokens (distribution's token spec): cached per (registry, repository,
+//! credentials) and reused until shortly before they expire; one token request asks for up
+//! to [`MAX_SCOPES`] of the run's repositories on that registry with the same credentials
+//! (one fetch at a time per registry, so concurrent requests wait for it instead of each
+//! asking); a token the registry refuses is replaced by one for that repository alone; a
+//! token service that refuses is reported as such, not as a bare 401.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
+use reqwest::{StatusCode, Url};
+use sha2::Digest as _;
+
+use super::body::{colon, read_small, summarize_error_body};
+use super::challenge::basic_header;
+use super::request::{Request, transport_failure};
+use super::retry::{Failure, is_retryable_status, retry_after_of};
+use super::{RegistryClient, Stats, lock};
+use crate::auth::Credentials;
+use crate::reference::RegistryRef;
+use crate::source::FetchError;
+
+/// Tokens shorter-lived than this are refreshed early; distribution's default is 60 s.
+const TOKEN_MARGIN: Duration = Duration::from_secs(10);
+/// Most repositories asked for in one token request (keeps the URL well under 8 KiB).
+const MAX_SCOPES: usize = 32;
+
+/// (registry, repository, credentials fingerprint).
+type TokenKey = (String, String, String);
+
+/// A bearer token and when to stop using it.
+struct Token {
+    value: String,
+    expires: Instant,
+}
+
+/// The run's tokens, and what a token request may ask for.
+pub(super) struct Tokens {
+    cached: Mutex<HashMap<TokenKey, Arc<Token>>>,
+    /// One token fetch at a time per registry, so requests waiting for a token find the one
+    /// fetched for them instead of each asking.
+    gates: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// The repositories this run reads, per registry, in order: a token request asks for
+    /// several of them at once (distribution's token spec allows repeated `scope`).
+    run_repositories: HashMap<String, Vec<String>>,
+}
+
+impl Tokens {
+    /// No tokens yet, for a run over `registries`.
+    pub(super) fn new(registries: &[RegistryRef]) -> Tokens {
+        Tokens {
+            cached: Mutex::new(HashMap::new()),
+            gates: Mutex::new(HashMap::new()),
+            run_repositories: repositories_by_registry(registries),
+        }
+    }
+
+    /// The cached `Authorization` value for `key`, if still valid.
+    fn valid(&self, key: &TokenKey) -> Option<String> {
+        lock(&self.cached)
+            .get(key)
+            .filter(|t| t.expires > Instant::now())
+            .map(|t| format!("Bearer {}", t.value))
+    }
+
+    /// Caches `token` for every repository it was asked for; returns its header value.
+    fn keep(&self, registry: &str, repositories: &[String], fp: &str, token: Token) -> String {
+        let value = format!("Bearer {}", token.value);
+        let token = Arc::new(token);
+        let mut cached = lock(&self.cached);
+        for repo in repositories {
+            cached.insert(
+                (registry.to_string(), repo.clone(), fp.to_string()),
+                Arc::clone(&token),
+            );
+        }
+        value
+    }
+
+    /// The gate that lets one token fetch for `registry` run at a time.
+    fn gate(&self, registry: &str) -> Arc<tokio::sync::Mutex<()>> {
+        Arc::clone(lock(&self.gates).entry(registry.to_string()).or_default())
+    }
+}
+
+impl RegistryClient {
+    /// The `Authorization` value for a Bearer challenge: a cached token for the request's
+    /// repository, or one fetched now (a fresh one when `refresh`: the last was refused).
+    pub(super) async fn bearer(
+        &self,
+        req: &Request<'_>,
+        realm: &str,
+        service: Option<&str>,
+        creds: Option<&Credentials>,
+        refresh: bool,
+    ) -> Result<String, Failure> {
+        let reference = &req.source.reference;
+        let fp = fingerprint(creds);
+        let key = (
+            reference.registry.clone(),
+            reference.repository.clone(),
+            fp.clone(),
+        );
+        if !refresh && let Some(t) = self.tokens.valid(&key) {
+            return Ok(t);
+        }
+        let gate = self.tokens.gate(&reference.registry);
+        let _turn = gate.lock().await;
+        if !refresh && let Some(t) = self.tokens.valid(&key) {
+            return Ok(t);
+        }
+        // A refused token is replaced by one for this repository alone: the batch may have
+        // been granted without it.
+        let mut repositories = if refresh {
+            vec![reference.repository.clone()]
+        } else {
+            self.token_batch(reference, &fp)
+        };
+        let service_request = TokenRequest {
+            req,
+            realm,
+            service,
+            creds,
+        };
+        let token = match self.fetch_token(&service_request, &repositories).await {
+            Err(Failure::Fatal(_)) if repositories.len() > 1 => {
+                // Some token services refuse a request when any scope is denied.
+                repositories = vec![reference.repository.clone()];
+                self.fetch_token(&service_request, &repositories).await?
+            }
+            other => other?,
+        };
+        Ok(self
+            .tokens
+            .keep(&reference.registry, &repositories, &fp, token))
+    }
+
+    /// `reference`'s repository, then up to [`MAX_SCOPES`]` - 1` other repositories of this
+    /// run on the same registry that have no valid token yet and use the same credentials.
+    fn token_batch(&self, reference: &RegistryRef, fp: &str) -> Vec<String> {
+        let mut batch = vec![reference.repository.clone()];
+        let Some(repos) = self.tokens.run_repositories.get(&reference.registry) else {
+            return batch;
+        };
+        for repo in repos {
+            if batch.len() == MAX_SCOPES {
+                break;
+            }
+            if *repo == reference.repository {
+                continue;
+            }
+            let key = (reference.registry.clone(), repo.clone(), fp.to_string());
+            if self.tokens.valid(&key).is_some() {
+                continue;
+            }
+            let other = RegistryRef {
+                repository: repo.clone(),
+                ..reference.clone()
+            };
+            if matches!(self.auth.lookup(&other), Ok(c) if fingerprint(c.as_ref()) == fp) {
+                batch.push(repo.clone());
+            }
+        }
+        batch
+    }
+
+    /// Asks a token service for one pull token for `repositories` (the request's own
+    /// first).
+    async fn fetch_token(
+        &self,
+        ask: &TokenRequest<'_>,
+        repositories: &[String],
+    ) -> Result<Token, Failure> {
+        let scopes: Vec<String> = repositories
+            .iter()
+            .map(|r| format!("repository:{r}:pull"))
+            .collect();
+        let scope = match scopes.len() {
+            0 | 1 => scopes.concat(),
+            n => format!("{} (and {} more)", scopes[0], n - 1),
+        };
+        let url = ask.realm_url()?;
+        let client = self.http.for_url(&url).map_err(Failure::Fatal)?;
+        Stats::count(&self.stats.token_requests);
+        tracing::info!("token for {scope} from {}", ask.realm);
+        let builder = ask.build(&client, url, &scopes)?;
+        let what = format!("{}: token service {}", ask.req.what, ask.realm);
+        let resp = self
+            .within(&what, builder.send())
+            .await?
+            .map_err(|e| transport_failure(&what, &e))?;
+        let status = resp.status();
+        let retry_after = retry_after_of(&resp);
+        let body = read_small(resp, self.options.request_timeout).await;
+        if status != StatusCode::OK {
+            let refused = FetchError::Unavailable(ask.refusal(status, &body, &scope));
+            return Err(if is_retryable_status(status.as_u16()) {
+                Failure::Retry(refused, retry_after)
+            } else {
+                Failure::Fatal(refused)
+            });
+        }
+        ask.token_of(&body)
+    }
+}
+
+/// One question to a token service: for `req`, at `realm`, with these credentials.
+struct TokenRequest<'a> {
+    req: &'a Request<'a>,
+    realm: &'a str,
+    service: Option<&'a str>,
+    creds: Option<&'a Credentials>,
+}
+
+impl TokenRequest<'_> {
+    fn unavailable(&self, why: String) -> FetchError {
+        FetchError::Unavailable(format!("{}: {why}", self.req.what))
+    }
+
+    /// The realm, which must be an HTTP(S) URL.
+    fn realm_url(&self) -> Result<Url, Failure> {
+        let realm = self.realm;
+        let url = Url::parse(realm).map_err(|e| {
+            Failure::Fatal(self.unavailable(format!(
+                "the registry's token realm '{realm}' is not a URL: {e}"
+            )))
+        })?;
+        if url.scheme() != "https" && url.scheme() != "http" {
+            return Err(Failure::Fatal(self.unavailable(format!(
+                "the registry's token realm '{realm}' is not an HTTP URL"
+            ))));
+        }
+        Ok(url)
+    }
+
+    /// The HTTP request: distribution's token spec (a GET, one `scope` parameter each,
+    /// Basic credentials), or an OAuth2 refresh-token grant for an identity token.
+    fn build(
+        &self,
+        client: &reqwest::Client,
+        mut url: Url,
+        scopes: &[String],
+    ) -> Result<reqwest::RequestBuilder, Failure> {
+        if let Some(c) = self.creds.filter(|c| c.is_identity_token()) {
+            let mut form = Url::parse("http://form.invalid/")
+                .map_err(|e| Failure::Fatal(FetchError::Unavailable(e.to_string())))?;
+            {
+                let mut pairs = form.query_pairs_mut();
+                pairs
+                    .append_pair("grant_type", "refresh_token")
+                    .append_pair("refresh_token", &c.password)
+                    .append_pair("client_id", "imgcheck");
+                // OAuth2: one space-separated scope parameter.
+                pairs.append_pair("scope", &scopes.join(" "));
+                if let Some(s) = self.service {
+                    pairs.append_pair("service", s);
+                }
+            }
+            return Ok(client
+                .post(url)
+                .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(form.query().unwrap_or("").to_string()));
+        }
+        {
+            let mut pairs = url.query_pairs_mut();
+            if let Some(s) = self.service {
+                pairs.append_pair("service", s);
+            }
+            for s in scopes {
+                pairs.append_pair("scope", s);
+            }
+        }
+        let b = client.get(url);
+        Ok(match self.creds {
+            Some(c) => b.header(AUTHORIZATION, basic_header(c)),
+            None => b,
+        })
+    }
+
+    /// Says who the token service refused, for what, and what it said (never the secret).
+    fn refusal(&self, status: StatusCode, body: &[u8], scope: &str) -> String {
+        let mut detail = summarize_error_body(body);
+        if let Some(c) = self.creds
+            && !c.password.is_empty()
+        {
+            detail = detail.replace(&c.password, "<redacted>");
+        }
+        let who = match self.creds {
+            Some(c) if c.is_identity_token() => "the identity token".to_string(),
+            Some(c) => format!("the credentials of user '{}'", c.username),
+            None => "anonymous access".to_string(),
+        };
+        format!(
+            "{}: the registry's token service {} refused {who} for {scope} (HTTP {}{})",
+            self.req.what,
+            self.realm,
+            status.as_u16(),
+            colon(&detail)
+        )
+    }
+
+    /// The token in a 200 answer (`token`, or OAuth2's `access_token`) and its lifetime.
+    fn token_of(&self, body: &[u8]) -> Result<Token, Failure> {
+        #[derive(serde::Deserialize)]
+        struct Answer {
+            #[serde(default)]
+            token: Option<String>,
+            #[serde(default)]
+            access_token: Option<String>,
+            #[serde(default)]
+            expires_in: Option<u64>,
+        }
+        let realm = self.realm;
+        let answer: Answer = serde_json::from_slice(body).map_err(|_| {
+            Failure::Retry(
+                self.unavailable(format!(
+                    "the token service {realm} answered something that is not a token"
+                )),
+                None,
+            )
+        })?;
+        let value = answer
+            .token
+            .or(answer.access_token)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                Failure::Fatal(self.unavailable(format!(
+                    "the token service {realm} answered without a token"
+                )))
+            })?;
+        let lifetime = Duration::from_secs(answer.expires_in.unwrap_or(60).max(1));
+        Ok(Token {
+            value,
+            expires: Instant::now() + lifetime.saturating_sub(TOKEN_MARGIN),
+        })
+    }
+}
+
+/// The run's repositories per registry, each once, in first-seen order.
+fn repositories_by_registry(registries: &[RegistryRef]) -> HashMap<String, Vec<String>> {
+    let mut by: HashMap<String, Vec<String>> = HashMap::new();
+    let mut seen = HashSet::new();
+    for r in registries {
+        if seen.insert((&r.registry, &r.repository)) {
+            by.entry(r.registry.clone())
+                .or_default()
+                .push(r.repository.clone());
+        }
+    }
+    by
+}
+
+/// Tells credentials apart in the token cache without keeping another copy of the secret.
+fn fingerprint(creds: Option<&Credentials>) -> String {
+    match creds {
+        None => "anonymous".to_string(),
+        Some(c) => {
+            let mut h = sha2::Sha256::new();
+            h.update(c.username.as_bytes());
+            h.update([0]);
+            h.update(c.password.as_bytes());
+            hex::encode(&h.finalize()[..16])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_tell_credentials_apart_without_the_secret() {
+        let c = |u: &str, p: &str| Credentials {
+            username: u.into(),
+            password: p.into(),
+        };
+        let a = fingerprint(Some(&c("u", "secret-one")));
+        assert_ne!(a, fingerprint(Some(&c("u", "secret-two"))));
+        assert_ne!(a, fingerprint(Some(&c("v", "secret-one"))));
+        assert_ne!(a, fingerprint(None));
+        assert!(!a.contains("secret"));
+    }
+}
