@@ -4,6 +4,7 @@ use std::fmt;
 use std::path::Path;
 
 use crate::build::containerfile::{self, AUTOMATIC_ARGS};
+use crate::build::error::with_causes;
 use crate::build::plan::{Context, ImageSpec, Plan, expand_context};
 use crate::policy::{EMBEDDED, Policy, PolicyError};
 use crate::reference::ImageRef;
@@ -80,7 +81,7 @@ pub fn check(
                 policy_builds(image, &policy, &mut found);
                 policy_architectures(image, &policy, &mut found);
             }
-            Err(e) => found.plan(Level::Error, e.to_string()),
+            Err(e) => found.plan(Level::Error, with_causes(&e)),
         }
     }
     out
@@ -193,7 +194,7 @@ fn windows_bases(plan: &Plan, image: &ImageSpec, found: &mut Findings) {
                 if let Err(e) = b.parse::<ImageRef>() {
                     found.plan(
                         Level::Error,
-                        format!("Windows base for build {}: {e}", t.build),
+                        format!("Windows base for build {}: {}", t.build, with_causes(&e)),
                     );
                 }
             }

@@ -225,3 +225,35 @@ pub fn with_causes(error: &dyn Error) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_error_is_shown_with_its_causes_and_knows_a_failed_push() {
+        let gone = || Arc::new(std::io::Error::from(std::io::ErrorKind::NotFound));
+        let cases = [
+            (JobError::Build, "buildah build failed", false),
+            (
+                JobError::ImageId("/l/x.iid".into(), gone()),
+                "cannot read /l/x.iid: entity not found",
+                false,
+            ),
+            (
+                JobError::Push("r/x:v1".into()),
+                "buildah push to r/x:v1 failed",
+                true,
+            ),
+            (
+                JobError::DigestFile("/l/x.digest".into(), gone()),
+                "cannot read /l/x.digest: entity not found",
+                true,
+            ),
+        ];
+        for (error, shown, after_build) in cases {
+            assert_eq!(with_causes(&error), shown);
+            assert_eq!(error.after_build(), after_build, "{shown}");
+        }
+    }
+}

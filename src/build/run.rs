@@ -227,6 +227,9 @@ fn registry_ref(s: &str) -> Result<RegistryRef, RunError> {
 /// Per image: the errors of its Windows bases.
 type BaseErrors = BTreeMap<String, Vec<StepError>>;
 
+/// A job that ran, and how it ended.
+type Done<'a> = (&'a Job, &'a JobOutcome);
+
 impl Build<'_> {
     /// Every registry reference the run touches (for the session's plain-HTTP probing).
     fn references(&self) -> Result<Vec<ImageRef>, RunError> {
@@ -327,13 +330,17 @@ impl Build<'_> {
             .cloned()
             .collect();
         let outcomes = run_jobs(&runnable, self.settings, &self.reporter).await;
-        let done: Vec<(&Job, &JobOutcome)> = runnable.iter().zip(&outcomes).collect();
+        let done: Vec<Done<'_>> = runnable.iter().zip(&outcomes).collect();
         let mut results = Vec::new();
         for (name, list, policy) in &self.images {
             let outcome = match base_errors.get(name) {
                 Some(errors) => bases_outcome(errors),
                 None => {
-                    let mine: Vec<_> = done.iter().filter(|(j, _)| &j.image == name).collect();
+                    let mine: Vec<Done<'_>> = done
+                        .iter()
+                        .copied()
+                        .filter(|(j, _)| &j.image == name)
+                        .collect();
                     match jobs_outcome(&mine) {
                         Some(o) => o,
                         None => {
@@ -374,7 +381,7 @@ fn bases_outcome(errors: &[StepError]) -> ImageOutcome {
 }
 
 /// The outcome of an image some of whose jobs failed; `None` when none did.
-fn jobs_outcome(mine: &[&(&Job, &JobOutcome)]) -> Option<ImageOutcome> {
+fn jobs_outcome(mine: &[Done<'_>]) -> Option<ImageOutcome> {
     let failures: Vec<(String, bool)> = mine
         .iter()
         .filter_map(|(j, o)| match o {
@@ -412,12 +419,12 @@ struct ListStep<'s> {
 impl ListStep<'_> {
     async fn run(
         &self,
-        mine: &[&(&Job, &JobOutcome)],
+        mine: &[Done<'_>],
         assembler: &impl Assembler,
         deep: bool,
     ) -> Result<ImageOutcome, RunError> {
         let mut children = Vec::new();
-        for (job, outcome) in mine {
+        for &(job, outcome) in mine {
             if let JobOutcome::Pushed(d) = outcome {
                 children.push(registry_ref(&job.push_to)?.with_digest(d));
             }

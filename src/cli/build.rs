@@ -99,12 +99,7 @@ pub async fn run(
     };
     let jobs = plan_jobs(&plan, &images, &settings, &env)?;
     let lists = image_lists(&plan, &images, &settings)?;
-    let passthrough = Passthrough {
-        storage_driver: args.storage_driver.clone(),
-        isolation: args.isolation.clone(),
-        tls_verify: (!options.tls_verify).then_some(false),
-        authfile: authfile.map(PathBuf::from),
-    };
+    let passthrough = passthrough(args, authfile, &options);
     let deep = args.allow_legacy_windows_layers;
     if args.dry_run {
         let text = report::build::dry_run(&findings, &lists, &jobs, &passthrough, deep);
@@ -130,6 +125,16 @@ pub async fn run(
     let results = build.run(version, session_for, &PushAssembler).await?;
     print!("{}", report::build::results(&results));
     Ok(exit_kind(&results))
+}
+
+/// The options every `buildah` command gets.
+fn passthrough(args: &BuildArgs, authfile: Option<&Path>, options: &ClientOptions) -> Passthrough {
+    Passthrough {
+        storage_driver: args.storage_driver.clone(),
+        isolation: args.isolation.clone(),
+        tls_verify: (!options.tls_verify).then_some(false),
+        authfile: authfile.map(PathBuf::from),
+    }
 }
 
 /// A plan with errors is not built: the errors go to standard error.
