@@ -333,26 +333,22 @@ impl Build<'_> {
         let done: Vec<Done<'_>> = runnable.iter().zip(&outcomes).collect();
         let mut results = Vec::new();
         for (name, list, policy) in &self.images {
-            let outcome = match base_errors.get(name) {
-                Some(errors) => bases_outcome(errors),
-                None => {
-                    let mine: Vec<Done<'_>> = done
-                        .iter()
-                        .copied()
-                        .filter(|(j, _)| &j.image == name)
-                        .collect();
-                    match jobs_outcome(&mine) {
-                        Some(o) => o,
-                        None => {
-                            let list_step = ListStep {
-                                session: &session,
-                                list,
-                                policy,
-                            };
-                            list_step.run(&mine, assembler, legacy.is_some()).await?
-                        }
-                    }
-                }
+            let mine: Vec<Done<'_>> = done
+                .iter()
+                .copied()
+                .filter(|(j, _)| &j.image == name)
+                .collect();
+            let outcome = if let Some(errors) = base_errors.get(name) {
+                bases_outcome(errors)
+            } else if let Some(failed) = jobs_outcome(&mine) {
+                failed
+            } else {
+                let step = ListStep {
+                    session: &session,
+                    list,
+                    policy,
+                };
+                step.run(&mine, assembler, legacy.is_some()).await?
             };
             results.push(ImageResult {
                 image: name.clone(),
