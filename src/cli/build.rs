@@ -80,16 +80,7 @@ pub async fn run(
     let images = plan.select(&args.images)?;
     let findings = check(&plan, &images, &env);
     if args.check {
-        print!(
-            "{}",
-            report::build::check(&plan.path, images.len(), &findings)
-        );
-        let clean = report::build::errors(&findings).next().is_none();
-        return Ok(if clean {
-            ExitKind::Pass
-        } else {
-            ExitKind::Usage
-        });
+        return Ok(check_only(&plan, images.len(), &findings));
     }
     refuse_errors(&findings)?;
     let settings = JobSettings {
@@ -125,6 +116,16 @@ pub async fn run(
     let results = build.run(version, session_for, &PushAssembler).await?;
     print!("{}", report::build::results(&results));
     Ok(exit_kind(&results))
+}
+
+/// `--check`: the findings on standard output; any error is a usage error.
+fn check_only(plan: &Plan, images: usize, findings: &[CheckFinding]) -> ExitKind {
+    print!("{}", report::build::check(&plan.path, images, findings));
+    if report::build::errors(findings).next().is_none() {
+        ExitKind::Pass
+    } else {
+        ExitKind::Usage
+    }
 }
 
 /// The options every `buildah` command gets.
