@@ -79,6 +79,7 @@ usage_errors!(
     crate::batch::ListError,
     crate::assemble::Refusal,
     crate::build::plan::PlanError,
+    crate::build::jobs::JobsError,
     crate::mirror::config::ConfigError,
     crate::mirror::resolve::ResolveError,
     crate::mirror::check::TargetError,
@@ -106,11 +107,26 @@ impl Classify for crate::push::Failure {
     }
 }
 
-impl Classify for crate::build::run::RunError {
+impl Classify for crate::build::error::RunError {
+    fn exit_kind(&self) -> ExitKind {
+        use crate::build::error::RunError;
+        match self {
+            RunError::PushToLayout(_) | RunError::PushReference(_) => ExitKind::Usage,
+            RunError::BuildahMissing
+            | RunError::BuildahUnrunnable(_)
+            | RunError::BuildahFailed { .. }
+            | RunError::BuildahVersionUnreadable { .. }
+            | RunError::LegacyWindowsLayers(_)
+            | RunError::LogDir { .. } => ExitKind::Incomplete,
+        }
+    }
+}
+
+impl Classify for crate::build::BuildError {
     fn exit_kind(&self) -> ExitKind {
         match self {
-            crate::build::run::RunError::Usage(_) => ExitKind::Usage,
-            crate::build::run::RunError::Incomplete(_) => ExitKind::Incomplete,
+            crate::build::BuildError::Run(e) => e.exit_kind(),
+            _ => ExitKind::Usage,
         }
     }
 }

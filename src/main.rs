@@ -5,11 +5,15 @@ use std::process::ExitCode;
 
 use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 
+#[path = "cli/build.rs"]
 mod build_cli;
+#[path = "cli/build_progress.rs"]
+mod build_progress;
 
 use imgcheck::auth::AuthStore;
 use imgcheck::batch;
 use imgcheck::engine::{ImageReport, resolve};
+use imgcheck::exit::Classify;
 use imgcheck::graph::{Content, Graph, WalkOptions};
 use imgcheck::mirror;
 use imgcheck::platform::{Platform, RuntimeProfile};
@@ -204,14 +208,29 @@ fn parse_refs(inputs: &[String]) -> Result<Vec<ImageRef>, Exit> {
 }
 
 /// The run's credentials: `--no-creds`, `--creds`, else the auth files.
-fn auth_store(cli: &Cli) -> Result<AuthStore, Exit> {
+fn credentials(cli: &Cli) -> Result<AuthStore, imgcheck::auth::AuthError> {
     if cli.no_creds {
         Ok(AuthStore::anonymous())
     } else if let Some(creds) = &cli.creds {
-        AuthStore::with_creds(creds).map_err(usage)
+        AuthStore::with_creds(creds)
     } else {
-        AuthStore::load(cli.authfile.as_deref()).map_err(usage)
+        AuthStore::load(cli.authfile.as_deref())
     }
+}
+
+fn auth_store(cli: &Cli) -> Result<AuthStore, Exit> {
+    credentials(cli).map_err(usage)
+}
+
+/// An error and its causes, one `caused by:` line each.
+fn with_chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        out.push_str(&format!("\n  caused by: {c}"));
+        cause = c.source();
+    }
+    out
 }
 
 /// How to reach registries, from the global options.
@@ -478,11 +497,12 @@ async fn run(cli: Cli) -> Result<i32, Exit> {
         Command::Build(args) => build_cli::run(
             args,
             cli.authfile.as_deref(),
-            || auth_store(&cli).map_err(|Exit(_, m)| m),
+            || credentials(&cli),
             client_options(&cli, ClientOptions::default().max_requests)?,
         )
         .await
-        .map_err(|(code, msg)| Exit(code, msg)),
+        .map(|kind| i32::from(kind.code()))
+        .map_err(|e| Exit(i32::from(e.exit_kind().code()), with_chain(&e))),
         Command::Policy {
             command: PolicyCommand::Show { policy },
         } => {

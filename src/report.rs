@@ -1,6 +1,8 @@
 //! Renders image reports as text, JSON (schema in docs/json-schema.md) or a Konflux
 //! `TEST_OUTPUT` object, and maps verdicts to exit codes.
 
+pub mod build;
+
 use std::fmt::Write as _;
 
 use serde::Serialize;

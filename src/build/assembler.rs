@@ -3,11 +3,13 @@
 //! so each entry's platform (os.version included) is copied from the image's config.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::assemble::ChildSpec;
-use crate::build::run::{Assembler, StepError};
+use crate::build::error::StepError;
+use crate::build::run::Assembler;
 use crate::digest::Digest;
-use crate::push::{Failure, Request, assemble};
+use crate::push::{Request, assemble};
 use crate::reference::{ImageRef, RegistryRef};
 use crate::session::Session;
 
@@ -35,10 +37,9 @@ impl Assembler for PushAssembler {
             annotations: BTreeMap::new(),
             dry_run: false,
         };
-        let outcome = assemble(session, &request).await.map_err(|e| match e {
-            Failure::Refused(m) => StepError::Failed(m),
-            Failure::Unavailable(m) => StepError::Unavailable(m),
-        })?;
+        let outcome = assemble(session, &request)
+            .await
+            .map_err(|e| StepError::Assemble(Arc::new(e)))?;
         Ok(outcome.index.digest)
     }
 }

@@ -2,14 +2,14 @@
 //!
 //! Every command gets the pass-through options (`--storage-driver` as a global flag,
 //! `--isolation` for `build`, `--tls-verify` and `--authfile` for anything that talks to a
-//! registry), so a lab on Debian's Buildah (DOMAIN.md §3: vfs, chroot, plain HTTP) and a CI
+//! registry), so a lab on Debian's Buildah (docs/buildah.md: vfs, chroot, plain HTTP) and a CI
 //! runner use the same code.
 
 use std::fmt;
 use std::path::PathBuf;
 
 /// Buildah writes Windows-format layers (`Files/`, `Hives/`, PAX records) from this version on
-/// (containers/buildah#6592, DOMAIN.md §3).
+/// (containers/buildah#6592, docs/buildah.md).
 pub const WINDOWS_LAYERS_SINCE: Version = Version {
     major: 1,
     minor: 44,

@@ -4,8 +4,9 @@ use std::fmt;
 use std::path::Path;
 
 use crate::build::containerfile::{self, AUTOMATIC_ARGS};
+use crate::build::error::with_causes;
 use crate::build::plan::{Context, ImageSpec, Plan, expand_context};
-use crate::policy::{EMBEDDED, Policy};
+use crate::policy::{EMBEDDED, Policy, PolicyError};
 use crate::reference::ImageRef;
 
 /// How serious a check finding is.
@@ -47,14 +48,14 @@ impl fmt::Display for CheckFinding {
 }
 
 /// The policy an image names: an embedded name, else a file relative to the plan.
-pub fn image_policy(plan: &Plan, image: &ImageSpec) -> Result<Policy, String> {
+pub fn image_policy(plan: &Plan, image: &ImageSpec) -> Result<Policy, PolicyError> {
     let name = image.policy.as_str();
     let target = if EMBEDDED.iter().any(|(n, _)| *n == name) {
         name.to_string()
     } else {
         plan.resolve(Path::new(name)).display().to_string()
     };
-    Policy::load(&target).map_err(|e| e.to_string())
+    Policy::load(&target)
 }
 
 /// Checks the selected images of a plan; `env` looks up context variables.
@@ -66,194 +67,199 @@ pub fn check(
     let mut out = Vec::new();
     let plan_file = plan.path.display().to_string();
     for image in images {
-        let mut push = |level, file: &str, line, message: String| {
-            out.push(CheckFinding {
-                level,
-                file: file.to_string(),
-                line,
-                image: image.name.to_string(),
-                message,
-            })
+        let mut found = Findings {
+            out: &mut out,
+            plan_file: &plan_file,
+            image: image.name.as_str(),
         };
-        match expand_context(plan, &image.context, env) {
-            Err(e) => push(Level::Error, &plan_file, None, e),
-            Ok(Context::Unset { written, missing }) => push(
-                Level::Note,
-                &plan_file,
-                None,
-                format!(
-                    "context {written}: set {} to the source checkout before building",
-                    missing.join(", ")
-                ),
+        context(plan, image, env, &mut found);
+        build_args(image, &mut found);
+        containerfiles(plan, image, &mut found);
+        windows_bases(plan, image, &mut found);
+        match image_policy(plan, image) {
+            Ok(policy) => {
+                policy_builds(image, &policy, &mut found);
+                policy_architectures(image, &policy, &mut found);
+            }
+            Err(e) => found.plan(Level::Error, with_causes(&e)),
+        }
+    }
+    out
+}
+
+/// Where the findings about one image go.
+struct Findings<'a> {
+    out: &'a mut Vec<CheckFinding>,
+    plan_file: &'a str,
+    image: &'a str,
+}
+
+impl Findings<'_> {
+    fn push(&mut self, level: Level, file: &str, line: Option<usize>, message: String) {
+        self.out.push(CheckFinding {
+            level,
+            file: file.to_string(),
+            line,
+            image: self.image.to_string(),
+            message,
+        });
+    }
+
+    /// A finding about the plan file itself.
+    fn plan(&mut self, level: Level, message: String) {
+        let file = self.plan_file.to_string();
+        self.push(level, &file, None, message);
+    }
+}
+
+/// The context: a directory, or variables to set before building (a note).
+fn context(
+    plan: &Plan,
+    image: &ImageSpec,
+    env: &dyn Fn(&str) -> Option<String>,
+    found: &mut Findings,
+) {
+    match expand_context(plan, &image.context, env) {
+        Err(e) => found.plan(Level::Error, e.to_string()),
+        Ok(Context::Unset { written, missing }) => found.plan(
+            Level::Note,
+            format!(
+                "context {written}: set {} to the source checkout before building",
+                missing.join(", ")
             ),
-            Ok(Context::Path(p)) if !p.is_dir() => push(
+        ),
+        Ok(Context::Path(p)) if !p.is_dir() => found.plan(
+            Level::Error,
+            format!("context {} is not a directory", p.display()),
+        ),
+        Ok(Context::Path(_)) => {}
+    }
+}
+
+/// Build args the plan must not set: imgcheck sets them per platform.
+fn build_args(image: &ImageSpec, found: &mut Findings) {
+    for key in image.build_args.keys() {
+        if AUTOMATIC_ARGS.contains(&key.as_str()) {
+            found.plan(
                 Level::Error,
-                &plan_file,
-                None,
-                format!("context {} is not a directory", p.display()),
-            ),
-            Ok(Context::Path(_)) => {}
-        }
-        for key in image.build_args.keys() {
-            if AUTOMATIC_ARGS.contains(&key.as_str()) {
-                push(
-                    Level::Error,
-                    &plan_file,
-                    None,
-                    format!(
-                        "build arg {key} is set by imgcheck build for each platform; remove it \
-                         (Windows bases go in 'windows_bases' or a build's 'base')"
-                    ),
-                );
-            }
-        }
-        let args: Vec<&str> = image.build_args.keys().map(String::as_str).collect();
-        for (windows, file) in [
-            (
-                false,
-                image
-                    .linux
-                    .as_ref()
-                    .and(image.containerfiles.linux.as_ref()),
-            ),
-            (
-                true,
-                image
-                    .windows
-                    .as_ref()
-                    .and(image.containerfiles.windows.as_ref()),
-            ),
-        ] {
-            let Some(file) = file else { continue };
-            let path = plan.resolve(file);
-            let shown = path.display().to_string();
-            match std::fs::read_to_string(&path) {
-                Ok(text) => {
-                    for e in containerfile::lint(&text, windows, &args) {
-                        push(Level::Error, &shown, e.line, e.message);
-                    }
-                }
-                Err(e) => push(
-                    Level::Error,
-                    &plan_file,
-                    None,
-                    format!("Containerfile {shown}: {e}"),
+                format!(
+                    "build arg {key} is set by imgcheck build for each platform; remove it \
+                     (Windows bases go in 'windows_bases' or a build's 'base')"
                 ),
-            }
+            );
         }
-        if let Some(w) = &image.windows {
-            for t in &w.builds {
-                match plan.windows_base(t) {
-                    None => push(
-                        Level::Error,
-                        &plan_file,
-                        None,
-                        format!(
-                            "Windows build {} has no base image: set 'base:' on it or \
-                             'windows_bases: {{{}: …}}'",
-                            t.build, t.build
-                        ),
-                    ),
-                    Some(b) => {
-                        if let Err(e) = b.parse::<ImageRef>() {
-                            push(
-                                Level::Error,
-                                &plan_file,
-                                None,
-                                format!("Windows base for build {}: {e}", t.build),
-                            );
-                        }
-                    }
+    }
+}
+
+/// The Containerfile of each OS built, read and linted.
+fn containerfiles(plan: &Plan, image: &ImageSpec, found: &mut Findings) {
+    let args: Vec<&str> = image.build_args.keys().map(String::as_str).collect();
+    let linux = image
+        .linux
+        .as_ref()
+        .and(image.containerfiles.linux.as_ref());
+    let windows = image
+        .windows
+        .as_ref()
+        .and(image.containerfiles.windows.as_ref());
+    for (is_windows, file) in [(false, linux), (true, windows)] {
+        let Some(file) = file else { continue };
+        let path = plan.resolve(file);
+        let shown = path.display().to_string();
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                for e in containerfile::lint(&text, is_windows, &args) {
+                    found.push(Level::Error, &shown, e.line, e.message);
                 }
             }
+            Err(e) => found.plan(Level::Error, format!("Containerfile {shown}: {e}")),
         }
-        let policy = match image_policy(plan, image) {
-            Ok(p) => p,
-            Err(e) => {
-                push(Level::Error, &plan_file, None, e);
-                continue;
-            }
-        };
-        let planned_builds: Vec<u16> = image
-            .windows
-            .iter()
-            .flat_map(|w| w.builds.iter().map(|t| t.build.0))
-            .collect();
-        let policy_builds = policy.windows_builds();
-        for b in &planned_builds {
-            if !policy_builds.contains(b) {
-                push(
-                    Level::Error,
-                    &plan_file,
-                    None,
-                    format!(
-                        "Windows build {b} is not in policy '{}' (builds: {}); add it to the \
-                         policy or drop it from the plan",
-                        policy.name,
-                        list(&policy_builds)
-                    ),
-                );
-            }
-        }
-        for b in &policy_builds {
-            if !planned_builds.contains(b) {
-                push(
-                    Level::Error,
-                    &plan_file,
-                    None,
-                    format!(
-                        "policy '{}' requires Windows build {b}, which the plan does not build \
-                         (verify would report no-match)",
-                        policy.name
-                    ),
-                );
-            }
-        }
-        let arch_pairs = [
-            (
-                "Linux",
-                image
-                    .linux
-                    .as_ref()
-                    .map(|l| l.architectures.clone())
-                    .unwrap_or_default(),
-                policy
-                    .linux
-                    .as_ref()
-                    .map(|l| l.architectures.clone())
-                    .unwrap_or_default(),
+    }
+}
+
+/// Each Windows build has a base, and the base is a reference.
+fn windows_bases(plan: &Plan, image: &ImageSpec, found: &mut Findings) {
+    let Some(w) = &image.windows else { return };
+    for t in &w.builds {
+        match plan.windows_base(t) {
+            None => found.plan(
+                Level::Error,
+                format!(
+                    "Windows build {} has no base image: set 'base:' on it or \
+                     'windows_bases: {{{}: …}}'",
+                    t.build, t.build
+                ),
             ),
-            (
-                "Windows",
-                image
-                    .windows
-                    .as_ref()
-                    .map(|l| l.architectures.clone())
-                    .unwrap_or_default(),
-                policy
-                    .windows
-                    .as_ref()
-                    .map(|l| l.architectures.clone())
-                    .unwrap_or_default(),
-            ),
-        ];
-        for (os, planned, required) in arch_pairs {
-            for a in &required {
-                if !planned.contains(a) {
-                    push(
+            Some(b) => {
+                if let Err(e) = b.parse::<ImageRef>() {
+                    found.plan(
                         Level::Error,
-                        &plan_file,
-                        None,
-                        format!(
-                            "policy '{}' requires {os} {a}, which the plan does not build",
-                            policy.name
-                        ),
+                        format!("Windows base for build {}: {}", t.build, with_causes(&e)),
                     );
                 }
             }
         }
     }
-    out
+}
+
+/// The planned Windows builds are exactly the policy's.
+fn policy_builds(image: &ImageSpec, policy: &Policy, found: &mut Findings) {
+    let planned: Vec<u16> = image
+        .windows
+        .iter()
+        .flat_map(|w| w.builds.iter().map(|t| t.build.0))
+        .collect();
+    let required = policy.windows_builds();
+    for b in planned.iter().filter(|b| !required.contains(b)) {
+        found.plan(
+            Level::Error,
+            format!(
+                "Windows build {b} is not in policy '{}' (builds: {}); add it to the \
+                 policy or drop it from the plan",
+                policy.name,
+                list(&required)
+            ),
+        );
+    }
+    for b in required.iter().filter(|b| !planned.contains(b)) {
+        found.plan(
+            Level::Error,
+            format!(
+                "policy '{}' requires Windows build {b}, which the plan does not build \
+                 (verify would report no-match)",
+                policy.name
+            ),
+        );
+    }
+}
+
+/// The plan builds every architecture the policy requires, per OS.
+fn policy_architectures(image: &ImageSpec, policy: &Policy, found: &mut Findings) {
+    let pairs = [
+        (
+            "Linux",
+            image.linux.as_ref().map(|l| &l.architectures),
+            policy.linux.as_ref().map(|l| &l.architectures),
+        ),
+        (
+            "Windows",
+            image.windows.as_ref().map(|w| &w.architectures),
+            policy.windows.as_ref().map(|w| &w.architectures),
+        ),
+    ];
+    for (os, planned, required) in pairs {
+        for a in required.into_iter().flatten() {
+            if !planned.is_some_and(|p| p.contains(a)) {
+                found.plan(
+                    Level::Error,
+                    format!(
+                        "policy '{}' requires {os} {a}, which the plan does not build",
+                        policy.name
+                    ),
+                );
+            }
+        }
+    }
 }
 
 fn list(items: &[u16]) -> String {

@@ -1,5 +1,5 @@
 //! A small Containerfile reader and the lint rules for Windows builds with Buildah
-//! (DOMAIN.md §3): no `RUN` in a Windows stage, `/Files/` on sources copied out of a Windows
+//! (docs/buildah.md): no `RUN` in a Windows stage, `/Files/` on sources copied out of a Windows
 //! stage, a Windows stage that is not `FROM scratch` and is based on `${WINDOWS_BASE}`, and
 //! build args the file declares.
 //!
@@ -278,114 +278,130 @@ pub const AUTOMATIC_ARGS: [&str; 4] = ["WINDOWS_BASE", "OSVERSION", "TARGETARCH"
 /// `build_args` are the plan's build args for it.
 pub fn lint(text: &str, windows: bool, build_args: &[&str]) -> Vec<LintError> {
     let file = Containerfile::parse(text, windows);
-    let mut errors = Vec::new();
     let Some(last) = file.stages.last() else {
-        errors.push(LintError {
+        return vec![LintError {
             line: None,
             message: "no FROM instruction".to_string(),
-        });
-        return errors;
+        }];
     };
+    let mut errors = run_in_windows_stages(&file);
+    errors.extend(copies_from_windows(&file));
+    if windows {
+        errors.extend(windows_final_stage(&file, last));
+    }
+    errors.extend(undeclared_args(&file, build_args));
+    errors
+}
+
+/// Buildah cannot `RUN` in a Windows stage.
+fn run_in_windows_stages(file: &Containerfile) -> Vec<LintError> {
+    let mut errors = Vec::new();
     for stage in file.stages.iter().filter(|s| s.windows) {
         let what = format!(
             "Windows stage {} (FROM {})",
             stage_label(stage),
             stage.image
         );
-        for ins in &stage.body {
-            match ins.keyword.as_str() {
-                "RUN" => errors.push(LintError {
-                    line: Some(ins.line),
-                    message: format!(
-                        "RUN in {what}: Buildah cannot run commands in a Windows stage \
-                         (fork/exec /bin/sh: no such file or directory); do this in a Linux \
-                         stage and COPY the result"
-                    ),
-                }),
-                _ => continue,
-            }
-        }
-    }
-    for stage in &file.stages {
-        for ins in stage
-            .body
-            .iter()
-            .filter(|i| i.keyword == "COPY" || i.keyword == "ADD")
-        {
-            let words: Vec<&str> = ins.args.split_whitespace().collect();
-            let Some(from) = words.iter().find_map(|w| w.strip_prefix("--from=")) else {
-                continue;
-            };
-            let source_windows = match file.stage(from) {
-                Some(s) => s.windows,
-                None => is_windows_image(&substitute(from, &file.global_args)),
-            };
-            if !source_windows {
-                continue;
-            }
-            let paths: Vec<&str> = words
-                .iter()
-                .filter(|w| !w.starts_with("--"))
-                .copied()
-                .collect();
-            if let Some((_, sources)) = paths.split_last() {
-                for src in sources {
-                    let s = src.trim_matches(|c| c == '"' || c == '[' || c == ']' || c == ',');
-                    if !(s.starts_with("/Files/") || s.starts_with("Files/")) {
-                        errors.push(LintError {
-                            line: Some(ins.line),
-                            message: format!(
-                                "{} --from={from} {s}: '{from}' is a Windows stage, whose root \
-                                 holds Files/ and Hives/; write the source as /Files{}",
-                                ins.keyword,
-                                if s.starts_with('/') {
-                                    s.to_string()
-                                } else {
-                                    format!("/{s}")
-                                }
-                            ),
-                        });
-                    }
-                }
-            }
-        }
-    }
-    if windows {
-        if last.resolved.eq_ignore_ascii_case("scratch") {
+        for ins in stage.body.iter().filter(|i| i.keyword == "RUN") {
             errors.push(LintError {
-                line: Some(last.line),
-                message: "the Windows stage is FROM scratch: the image would have no \
-                          os.version and match every Windows host; use FROM ${WINDOWS_BASE}"
-                    .to_string(),
-            });
-        } else if !names_var(&last.image, "WINDOWS_BASE") {
-            errors.push(LintError {
-                line: Some(last.line),
+                line: Some(ins.line),
                 message: format!(
-                    "the Windows stage is FROM {}, so the plan's Windows base (and build) is \
-                     ignored; use FROM ${{WINDOWS_BASE}} with ARG WINDOWS_BASE before the first FROM",
-                    last.image
-                ),
-            });
-        } else if !file.global_args.contains_key("WINDOWS_BASE") {
-            errors.push(LintError {
-                line: Some(last.line),
-                message: "FROM ${WINDOWS_BASE} needs 'ARG WINDOWS_BASE' before the first FROM"
-                    .to_string(),
-            });
-        }
-    }
-    for arg in build_args {
-        if !file.declared_args.iter().any(|d| d == arg) {
-            errors.push(LintError {
-                line: None,
-                message: format!(
-                    "build arg {arg} from the plan is not declared by any ARG here (typo?)"
+                    "RUN in {what}: Buildah cannot run commands in a Windows stage \
+                     (fork/exec /bin/sh: no such file or directory); do this in a Linux \
+                     stage and COPY the result"
                 ),
             });
         }
     }
     errors
+}
+
+/// `COPY --from` / `ADD --from` a Windows stage or image names its sources under `/Files/`.
+fn copies_from_windows(file: &Containerfile) -> Vec<LintError> {
+    let mut errors = Vec::new();
+    let copies = file
+        .stages
+        .iter()
+        .flat_map(|s| &s.body)
+        .filter(|i| i.keyword == "COPY" || i.keyword == "ADD");
+    for ins in copies {
+        let words: Vec<&str> = ins.args.split_whitespace().collect();
+        let Some(from) = words.iter().find_map(|w| w.strip_prefix("--from=")) else {
+            continue;
+        };
+        let source_windows = match file.stage(from) {
+            Some(s) => s.windows,
+            None => is_windows_image(&substitute(from, &file.global_args)),
+        };
+        if !source_windows {
+            continue;
+        }
+        let paths: Vec<&str> = words
+            .iter()
+            .filter(|w| !w.starts_with("--"))
+            .copied()
+            .collect();
+        let Some((_, sources)) = paths.split_last() else {
+            continue;
+        };
+        for src in sources {
+            let s = src.trim_matches(|c| c == '"' || c == '[' || c == ']' || c == ',');
+            if !(s.starts_with("/Files/") || s.starts_with("Files/")) {
+                let rooted = if s.starts_with('/') {
+                    s.to_string()
+                } else {
+                    format!("/{s}")
+                };
+                errors.push(LintError {
+                    line: Some(ins.line),
+                    message: format!(
+                        "{} --from={from} {s}: '{from}' is a Windows stage, whose root \
+                         holds Files/ and Hives/; write the source as /Files{rooted}",
+                        ins.keyword,
+                    ),
+                });
+            }
+        }
+    }
+    errors
+}
+
+/// The last stage of a Windows Containerfile is built on `${WINDOWS_BASE}`, declared before
+/// the first `FROM`.
+fn windows_final_stage(file: &Containerfile, last: &Stage) -> Option<LintError> {
+    let message = if last.resolved.eq_ignore_ascii_case("scratch") {
+        "the Windows stage is FROM scratch: the image would have no \
+         os.version and match every Windows host; use FROM ${WINDOWS_BASE}"
+            .to_string()
+    } else if !names_var(&last.image, "WINDOWS_BASE") {
+        format!(
+            "the Windows stage is FROM {}, so the plan's Windows base (and build) is \
+             ignored; use FROM ${{WINDOWS_BASE}} with ARG WINDOWS_BASE before the first FROM",
+            last.image
+        )
+    } else if !file.global_args.contains_key("WINDOWS_BASE") {
+        "FROM ${WINDOWS_BASE} needs 'ARG WINDOWS_BASE' before the first FROM".to_string()
+    } else {
+        return None;
+    };
+    Some(LintError {
+        line: Some(last.line),
+        message,
+    })
+}
+
+/// Every build arg of the plan is declared by an `ARG`.
+fn undeclared_args(file: &Containerfile, build_args: &[&str]) -> Vec<LintError> {
+    build_args
+        .iter()
+        .filter(|arg| !file.declared_args.iter().any(|d| d == *arg))
+        .map(|arg| LintError {
+            line: None,
+            message: format!(
+                "build arg {arg} from the plan is not declared by any ARG here (typo?)"
+            ),
+        })
+        .collect()
 }
 
 fn stage_label(stage: &Stage) -> String {
@@ -477,9 +493,9 @@ ENTRYPOINT ["/csi.exe"]
         &'static str,
     );
 
-    #[test]
-    fn lint_rules() {
-        let cases: [LintCase; 9] = [
+    /// One case per rule, each giving exactly one error.
+    fn lint_cases() -> [LintCase; 9] {
+        [
             (
                 "run in windows stage",
                 "ARG WINDOWS_BASE\nFROM ${WINDOWS_BASE}\nRUN echo hi\n",
@@ -545,7 +561,12 @@ ENTRYPOINT ["/csi.exe"]
                 "build arg BUILDR from the plan is not declared",
             ),
             ("empty", "# nothing\n", false, &[], None, "no FROM"),
-        ];
+        ]
+    }
+
+    #[test]
+    fn lint_rules() {
+        let cases = lint_cases();
         for (what, text, windows, args, line, want) in cases {
             let errors = lint(text, windows, args);
             assert_eq!(errors.len(), 1, "{what}: {errors:?}");

@@ -1,10 +1,16 @@
 //! From plan to build jobs: one per image × platform (× Windows build), each with its
-//! `buildah build` spec, its per-platform push destination and its log file. Pure.
+//! `buildah build` spec, its per-platform push destination and its log file; and the list
+//! each image's jobs make. Pure but for the policy files the lists name.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use crate::build::BuildError;
 use crate::build::buildah::BuildSpec;
-use crate::build::plan::{Context, ImageSpec, Plan, expand_context, osversion_arg};
+use crate::build::check::image_policy;
+use crate::build::plan::{Context, ContextError, ImageSpec, Plan, expand_context, osversion_arg};
+use crate::policy::{Build, Policy};
+use crate::reference::{ImageRef, RegistryRef};
 
 /// What one job builds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,7 +68,7 @@ pub struct Job {
 /// Settings shared by every job of a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobSettings {
-    /// `REGISTRY/NAMESPACE` to push to.
+    /// `REGISTRY/NAMESPACE` to push to (a trailing `/` is ignored).
     pub push: String,
     /// Tag of the manifest list; per-platform images get `TAG-SLUG`.
     pub tag: String,
@@ -79,6 +85,22 @@ pub fn list_reference(settings: &JobSettings, image: &str) -> String {
     )
 }
 
+/// Why the jobs of a plan cannot be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JobsError {
+    /// An image's context does not expand.
+    #[error("image '{0}'")]
+    Context(String, #[source] ContextError),
+    /// A Windows build has no base image.
+    #[error("image '{image}': Windows build {build} has no base image")]
+    NoBase {
+        /// The image.
+        image: String,
+        /// The build.
+        build: Build,
+    },
+}
+
 /// The jobs for `images`. A context whose variables are unset becomes a `${VAR}` placeholder
 /// (fine for a dry run; a real run refuses it first with [`unset_contexts`]).
 pub fn plan_jobs(
@@ -86,89 +108,132 @@ pub fn plan_jobs(
     images: &[&ImageSpec],
     settings: &JobSettings,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<Job>, String> {
+) -> Result<Vec<Job>, JobsError> {
     let mut jobs = Vec::new();
     for image in images {
         let context = match expand_context(plan, &image.context, env)
-            .map_err(|e| format!("image '{}': {e}", image.name))?
+            .map_err(|e| JobsError::Context(image.name.to_string(), e))?
         {
             Context::Path(p) => p.display().to_string(),
             Context::Unset { written, .. } => written,
         };
-        let mut targets = Vec::new();
-        if let (Some(l), Some(file)) = (&image.linux, &image.containerfiles.linux) {
-            for a in &l.architectures {
-                targets.push((
-                    file,
-                    Target {
-                        os: "linux",
-                        arch: a.to_string(),
-                        build: None,
-                        base: None,
-                    },
-                ));
-            }
-        }
-        if let (Some(w), Some(file)) = (&image.windows, &image.containerfiles.windows) {
-            for a in &w.architectures {
-                for t in &w.builds {
-                    let base = plan.windows_base(t).ok_or_else(|| {
-                        format!(
-                            "image '{}': Windows build {} has no base image",
-                            image.name, t.build
-                        )
-                    })?;
-                    targets.push((
-                        file,
-                        Target {
-                            os: "windows",
-                            arch: a.to_string(),
-                            build: Some(t.build.0),
-                            base: Some(base),
-                        },
-                    ));
-                }
-            }
-        }
-        for (file, target) in targets {
-            let slug = target.slug();
-            let stem = format!("{}-{slug}", image.name);
-            let mut build_args: Vec<(String, String)> = image
-                .build_args
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            build_args.push(("TARGETOS".into(), target.os.into()));
-            build_args.push(("TARGETARCH".into(), target.arch.clone()));
-            if let (Some(base), Some(build)) = (&target.base, target.build) {
-                build_args.push(("WINDOWS_BASE".into(), base.clone()));
-                build_args.push(("OSVERSION".into(), osversion_arg(build)));
-            }
-            let log_dir: &Path = &settings.log_dir;
-            jobs.push(Job {
-                image: image.name.to_string(),
-                spec: BuildSpec {
-                    platform: target.platform(),
-                    os_version: None,
-                    build_args,
-                    containerfile: plan.resolve(file),
-                    context: context.clone(),
-                    tag: format!("localhost/imgcheck-build/{}:{slug}", image.name),
-                    iidfile: log_dir.join(format!("{stem}.iid")),
-                },
-                push_to: format!(
-                    "{}/{}:{}-{slug}",
-                    settings.push.trim_end_matches('/'),
-                    image.name,
-                    settings.tag
-                ),
-                log: log_dir.join(format!("{stem}.log")),
-                digestfile: log_dir.join(format!("{stem}.digest")),
-                target,
-            });
+        for (file, target) in targets(plan, image)? {
+            jobs.push(job(plan, image, file, target, &context, settings));
         }
     }
     Ok(jobs)
+}
+
+/// What an image builds, each with its Containerfile: Linux architectures, then Windows
+/// architectures × builds.
+fn targets<'p>(plan: &Plan, image: &'p ImageSpec) -> Result<Vec<(&'p PathBuf, Target)>, JobsError> {
+    let mut targets = Vec::new();
+    if let (Some(l), Some(file)) = (&image.linux, &image.containerfiles.linux) {
+        for a in &l.architectures {
+            let target = Target {
+                os: "linux",
+                arch: a.to_string(),
+                build: None,
+                base: None,
+            };
+            targets.push((file, target));
+        }
+    }
+    if let (Some(w), Some(file)) = (&image.windows, &image.containerfiles.windows) {
+        for a in &w.architectures {
+            for t in &w.builds {
+                let base = plan.windows_base(t).ok_or_else(|| JobsError::NoBase {
+                    image: image.name.to_string(),
+                    build: t.build,
+                })?;
+                let target = Target {
+                    os: "windows",
+                    arch: a.to_string(),
+                    build: Some(t.build.0),
+                    base: Some(base),
+                };
+                targets.push((file, target));
+            }
+        }
+    }
+    Ok(targets)
+}
+
+/// The job building `target` of `image` from `file`.
+fn job(
+    plan: &Plan,
+    image: &ImageSpec,
+    file: &Path,
+    target: Target,
+    context: &str,
+    settings: &JobSettings,
+) -> Job {
+    let slug = target.slug();
+    let stem = format!("{}-{slug}", image.name);
+    let mut build_args: Vec<(String, String)> = image
+        .build_args
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    build_args.push(("TARGETOS".into(), target.os.into()));
+    build_args.push(("TARGETARCH".into(), target.arch.clone()));
+    if let (Some(base), Some(build)) = (&target.base, target.build) {
+        build_args.push(("WINDOWS_BASE".into(), base.clone()));
+        build_args.push(("OSVERSION".into(), osversion_arg(build)));
+    }
+    let log_dir: &Path = &settings.log_dir;
+    Job {
+        image: image.name.to_string(),
+        spec: BuildSpec {
+            platform: target.platform(),
+            os_version: None,
+            build_args,
+            containerfile: plan.resolve(file),
+            context: context.to_string(),
+            tag: format!("localhost/imgcheck-build/{}:{slug}", image.name),
+            iidfile: log_dir.join(format!("{stem}.iid")),
+        },
+        push_to: format!(
+            "{}/{}:{}-{slug}",
+            settings.push.trim_end_matches('/'),
+            image.name,
+            settings.tag
+        ),
+        log: log_dir.join(format!("{stem}.log")),
+        digestfile: log_dir.join(format!("{stem}.digest")),
+        target,
+    }
+}
+
+/// The list of each image: its name, its reference `REGISTRY/NAMESPACE/IMAGE:TAG` and the
+/// policy it must pass. `settings.push` is `--push` as given.
+pub fn image_lists(
+    plan: &Plan,
+    images: &[&ImageSpec],
+    settings: &JobSettings,
+) -> Result<Vec<(String, RegistryRef, Policy)>, BuildError> {
+    let mut lists = Vec::new();
+    for image in images {
+        let list = list_reference(settings, image.name.as_str());
+        let reference = match list.parse::<ImageRef>() {
+            Ok(ImageRef::Registry(r)) if r.digest.is_none() => r,
+            Ok(_) => {
+                return Err(BuildError::NotANamespace {
+                    push: settings.push.clone(),
+                });
+            }
+            Err(e) => {
+                return Err(BuildError::Destination {
+                    push: settings.push.clone(),
+                    tag: settings.tag.clone(),
+                    source: Arc::new(e),
+                });
+            }
+        };
+        let policy = image_policy(plan, image)?;
+        lists.push((image.name.to_string(), reference, policy));
+    }
+    Ok(lists)
 }
 
 /// Images whose context names unset variables, with the variables: a real build needs them.
@@ -184,6 +249,20 @@ pub fn unset_contexts(
             _ => None,
         })
         .collect()
+}
+
+/// Refuses a real build while a context names unset variables.
+pub fn require_contexts(
+    plan: &Plan,
+    images: &[&ImageSpec],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), BuildError> {
+    let unset = unset_contexts(plan, images, env);
+    if unset.is_empty() {
+        Ok(())
+    } else {
+        Err(BuildError::UnsetContexts(unset))
+    }
 }
 
 #[cfg(test)]

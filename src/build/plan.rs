@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Deserialize;
 
@@ -199,30 +200,29 @@ fn name_line(text: &str, name: &str, occurrence: usize) -> Option<usize> {
         .map(|(i, _)| i + 1)
 }
 
+/// Where an image is in the plan: `line L: images[i]: `, or `images[i]: ` without a line.
+fn image_at(text: &str, name: &ImageName, index: usize, occurrence: usize) -> String {
+    match name_line(text, name.as_str(), occurrence) {
+        Some(l) => format!("line {l}: images[{index}]: "),
+        None => format!("images[{index}]: "),
+    }
+}
+
 /// Checks what spans several keys of an image: unique names, something to build, a
 /// Containerfile for each OS built.
-fn validate_images(images: &[ImageSpec], text: &str) -> Result<(), String> {
+fn validate_images(images: &[ImageSpec], text: &str) -> Result<(), ImagesProblem> {
     let mut seen: BTreeMap<&ImageName, usize> = BTreeMap::new();
     for (i, image) in images.iter().enumerate() {
         let count = seen.entry(&image.name).or_insert(0);
-        let at = |n: usize| match name_line(text, image.name.as_str(), n) {
-            Some(l) => format!("line {l}: images[{i}]: "),
-            None => format!("images[{i}]: "),
-        };
+        let name = image.name.to_string();
         if *count > 0 {
-            return Err(format!(
-                "{}image '{}' is listed twice",
-                at(*count),
-                image.name
-            ));
+            let at = image_at(text, &image.name, i, *count);
+            return Err(ImagesProblem::Twice { at, name });
         }
-        let here = at(0);
+        let at = image_at(text, &image.name, i, 0);
         *count += 1;
         if image.linux.is_none() && image.windows.is_none() {
-            return Err(format!(
-                "{here}image '{}' builds nothing: add a 'linux:' or 'windows:' section",
-                image.name
-            ));
+            return Err(ImagesProblem::Nothing { at, name });
         }
         for (os, wanted, file) in [
             ("linux", image.linux.is_some(), &image.containerfiles.linux),
@@ -233,24 +233,83 @@ fn validate_images(images: &[ImageSpec], text: &str) -> Result<(), String> {
             ),
         ] {
             if wanted && file.is_none() {
-                return Err(format!(
-                    "{here}image '{}' has a '{os}:' section but no 'containerfiles.{os}'",
-                    image.name
-                ));
+                return Err(ImagesProblem::NoContainerfile { at, name, os });
             }
         }
     }
     Ok(())
 }
 
-/// A plan that cannot be loaded, naming the file and the problem.
+/// What is wrong with the images of a plan beyond single keys; `at` is where
+/// (`line L: images[i]: `).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("plan {origin}: {reason}")]
-pub struct PlanError {
-    /// The plan file.
-    pub origin: String,
-    /// What is wrong, with line and column when known.
-    pub reason: String,
+pub enum ImagesProblem {
+    /// Two images have the same name.
+    #[error("{at}image '{name}' is listed twice")]
+    Twice {
+        /// Where.
+        at: String,
+        /// The name.
+        name: String,
+    },
+    /// An image has neither `linux:` nor `windows:`.
+    #[error("{at}image '{name}' builds nothing: add a 'linux:' or 'windows:' section")]
+    Nothing {
+        /// Where.
+        at: String,
+        /// The name.
+        name: String,
+    },
+    /// An OS section without its Containerfile.
+    #[error("{at}image '{name}' has a '{os}:' section but no 'containerfiles.{os}'")]
+    NoContainerfile {
+        /// Where.
+        at: String,
+        /// The name.
+        name: String,
+        /// `linux` or `windows`.
+        os: &'static str,
+    },
+}
+
+/// A plan that cannot be loaded, naming the file and the problem.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PlanError {
+    /// The file cannot be read.
+    #[error("plan {origin}: cannot read")]
+    Read {
+        /// The plan file.
+        origin: String,
+        /// Why.
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// The YAML does not describe a plan: the parser's message, with line and column.
+    #[error("plan {origin}: {reason}")]
+    Syntax {
+        /// The plan file.
+        origin: String,
+        /// What is wrong, with line and column when known.
+        reason: String,
+    },
+    /// The images do not go together.
+    #[error("plan {origin}: {problem}")]
+    Images {
+        /// The plan file.
+        origin: String,
+        /// What is wrong.
+        problem: ImagesProblem,
+    },
+    /// `--image` names no image of the plan.
+    #[error("plan {origin}: no image named '{name}' (the plan has: {known})")]
+    UnknownImage {
+        /// The plan file.
+        origin: String,
+        /// The name asked for.
+        name: String,
+        /// The plan's images, comma-separated.
+        known: String,
+    },
 }
 
 /// A parsed plan.
@@ -278,14 +337,14 @@ impl Plan {
                 }
                 _ => reason,
             };
-            PlanError {
+            PlanError::Syntax {
                 origin: origin.clone(),
                 reason,
             }
         })?;
-        validate_images(&file.images, text).map_err(|reason| PlanError {
+        validate_images(&file.images, text).map_err(|problem| PlanError::Images {
             origin: origin.clone(),
-            reason,
+            problem,
         })?;
         let dir = path
             .parent()
@@ -302,9 +361,9 @@ impl Plan {
 
     /// Reads and parses the plan file.
     pub fn load(path: &Path) -> Result<Plan, PlanError> {
-        let text = std::fs::read_to_string(path).map_err(|e| PlanError {
+        let text = std::fs::read_to_string(path).map_err(|e| PlanError::Read {
             origin: path.display().to_string(),
-            reason: format!("cannot read: {e}"),
+            source: Arc::new(e),
         })?;
         Plan::parse(&text, path)
     }
@@ -321,16 +380,15 @@ impl Plan {
                 self.images
                     .iter()
                     .find(|i| i.name.as_str() == n)
-                    .ok_or_else(|| PlanError {
+                    .ok_or_else(|| PlanError::UnknownImage {
                         origin: self.path.display().to_string(),
-                        reason: format!(
-                            "no image named '{n}' (the plan has: {})",
-                            self.images
-                                .iter()
-                                .map(|i| i.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
+                        name: n.clone(),
+                        known: self
+                            .images
+                            .iter()
+                            .map(|i| i.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
                     })
             })
             .collect()
@@ -370,13 +428,32 @@ pub enum Context {
     },
 }
 
+/// A context that cannot be expanded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ContextError {
+    /// `${` without `}`.
+    #[error("context '{0}': '${{' without a closing '}}'")]
+    Unclosed(String),
+    /// `${…}` holds something other than a variable name.
+    #[error("context '{context}': '{name}' is not a variable name")]
+    NotAVariable {
+        /// The context as written.
+        context: String,
+        /// What the braces hold.
+        name: String,
+    },
+    /// The context expands to nothing.
+    #[error("context is empty")]
+    Empty,
+}
+
 /// Expands `${VAR}` in an image's `context` with `lookup` (the environment) and anchors a
 /// relative result at the plan's directory.
 pub fn expand_context(
     plan: &Plan,
     context: &str,
     lookup: impl Fn(&str) -> Option<String>,
-) -> Result<Context, String> {
+) -> Result<Context, ContextError> {
     let mut out = String::new();
     let mut missing = Vec::new();
     let mut rest = context;
@@ -384,13 +461,14 @@ pub fn expand_context(
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
-            return Err(format!("context '{context}': '${{' without a closing '}}'"));
+            return Err(ContextError::Unclosed(context.to_string()));
         };
         let name = &after[..end];
         if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            return Err(format!(
-                "context '{context}': '{name}' is not a variable name"
-            ));
+            return Err(ContextError::NotAVariable {
+                context: context.to_string(),
+                name: name.to_string(),
+            });
         }
         match lookup(name).filter(|v| !v.is_empty()) {
             Some(v) => out.push_str(&v),
@@ -406,7 +484,7 @@ pub fn expand_context(
         });
     }
     if out.is_empty() {
-        return Err("context is empty".to_string());
+        return Err(ContextError::Empty);
     }
     Ok(Context::Path(plan.resolve(Path::new(&out))))
 }
@@ -568,7 +646,7 @@ images:
             let got = expand_context(&plan, input, env);
             match (got, want) {
                 (Ok(g), Ok(w)) => assert_eq!(g, w, "{input}"),
-                (Err(g), Err(w)) => assert!(g.contains(w), "{input}: {g}"),
+                (Err(g), Err(w)) => assert!(g.to_string().contains(w), "{input}: {g}"),
                 (g, w) => panic!("{input}: got {g:?}, want {w:?}"),
             }
         }

@@ -1,0 +1,259 @@
+//! Why a build stops: the whole command ([`BuildError`]), the run as a whole ([`RunError`]),
+//! one job ([`JobError`]) and one step of an image ([`StepError`]). Each keeps its cause as
+//! its `source`; [`with_causes`] writes an error and its causes on one line for the build
+//! table and the failure lines.
+
+use std::error::Error;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::auth::AuthError;
+use crate::build::base::BaseError;
+use crate::build::buildah::{Version, WINDOWS_LAYERS_SINCE};
+use crate::build::jobs::JobsError;
+use crate::build::plan::PlanError;
+use crate::exit::{Classify, ExitKind};
+use crate::policy::PolicyError;
+use crate::push::Failure;
+use crate::reference::ReferenceError;
+
+/// Why `imgcheck build` stopped before it had results for every image.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum BuildError {
+    /// The plan cannot be read or selected from.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// `--check` finds errors in the plan (they are printed before).
+    #[error("the plan has {errors} error(s); see `imgcheck build --check`")]
+    Check {
+        /// How many.
+        errors: usize,
+    },
+    /// The jobs cannot be made from the plan.
+    #[error(transparent)]
+    Jobs(#[from] JobsError),
+    /// `--push` and `--tag` do not make a list reference.
+    #[error("--push {push} / --tag {tag}")]
+    Destination {
+        /// `--push` as given.
+        push: String,
+        /// `--tag` as given.
+        tag: String,
+        /// Why the reference does not parse.
+        #[source]
+        source: Arc<ReferenceError>,
+    },
+    /// `--push` is not `REGISTRY/NAMESPACE`.
+    #[error("--push {push}: expected REGISTRY/NAMESPACE")]
+    NotANamespace {
+        /// `--push` as given.
+        push: String,
+    },
+    /// An image's policy cannot be loaded.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// Contexts name environment variables that are not set: image → variables.
+    #[error("set the build context variables first: {}", unset_list(.0))]
+    UnsetContexts(Vec<(String, Vec<String>)>),
+    /// imgcheck's own credentials cannot be loaded.
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+    /// The run could not start or finish.
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
+fn unset_list(unset: &[(String, Vec<String>)]) -> String {
+    unset
+        .iter()
+        .map(|(image, vars)| format!("{image} needs {}", vars.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Why a run could not start or finish as a whole.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RunError {
+    /// There is no `buildah` on the PATH.
+    #[error(
+        "buildah not found: install it (Debian/Ubuntu: apt-get install buildah; \
+         Fedora/RHEL: dnf install buildah)"
+    )]
+    BuildahMissing,
+    /// `buildah version` cannot be started.
+    #[error("cannot run buildah version")]
+    BuildahUnrunnable(#[source] Arc<std::io::Error>),
+    /// `buildah version` exits with an error.
+    #[error("buildah version failed ({status}): {stderr}")]
+    BuildahFailed {
+        /// Its exit status.
+        status: std::process::ExitStatus,
+        /// What it wrote on standard error, trimmed.
+        stderr: String,
+    },
+    /// `buildah version` prints no version imgcheck can read.
+    #[error("cannot read the version from `buildah version`: {output}")]
+    BuildahVersionUnreadable {
+        /// Its output, trimmed.
+        output: String,
+    },
+    /// This Buildah writes Linux-layout layers into Windows images and the plan has Windows
+    /// targets (without `--allow-legacy-windows-layers`).
+    #[error(
+        "{}. Upgrade Buildah, build only Linux images, or pass \
+         --allow-legacy-windows-layers for a lab build that will not run on Windows",
+        legacy_layers(*.0)
+    )]
+    LegacyWindowsLayers(Version),
+    /// The log directory cannot be created.
+    #[error("cannot create the log directory {}", .dir.display())]
+    LogDir {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// A per-platform push destination is an OCI layout.
+    #[error("{0}: --push needs a registry (REGISTRY/NAMESPACE), not an OCI layout")]
+    PushToLayout(String),
+    /// A per-platform push destination does not parse.
+    #[error("--push")]
+    PushReference(#[source] Arc<ReferenceError>),
+}
+
+/// What is wrong with a Buildah older than [`WINDOWS_LAYERS_SINCE`] building Windows images.
+pub(crate) fn legacy_layers(version: Version) -> String {
+    format!(
+        "buildah {version} writes the layers it adds to a Windows image in the Linux layout (no \
+         Files/, no Hives/); the image gets a Windows config but will not run on Windows. \
+         Windows targets need Buildah >= {WINDOWS_LAYERS_SINCE} (containers/buildah#6592)"
+    )
+}
+
+/// Why a step for one image (its Windows base, its list) stopped.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StepError {
+    /// A Windows base cannot be used.
+    #[error(transparent)]
+    Base(#[from] BaseError),
+    /// The list cannot be assembled or pushed.
+    #[error(transparent)]
+    Assemble(#[from] Arc<Failure>),
+}
+
+impl StepError {
+    /// Whether the step could not be completed (network, registry) rather than the image
+    /// being wrong.
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            StepError::Base(e) => e.is_unavailable(),
+            StepError::Assemble(f) => f.exit_kind() == ExitKind::Incomplete,
+        }
+    }
+}
+
+/// Why a pushed list could not be verified.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("cannot verify {list}")]
+pub struct VerifyError {
+    /// The list, by digest.
+    pub list: String,
+    /// Why it could not be read.
+    #[source]
+    pub source: Arc<crate::source::FetchError>,
+}
+
+/// Why a job did not produce an image.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum JobError {
+    /// Nothing to run.
+    #[error("empty command")]
+    EmptyCommand,
+    /// The log file cannot be created.
+    #[error("cannot create {}", .0.display())]
+    CreateLog(PathBuf, #[source] Arc<std::io::Error>),
+    /// The log file cannot be written.
+    #[error("cannot write the log")]
+    WriteLog(#[source] Arc<std::io::Error>),
+    /// A program cannot be started.
+    #[error("cannot start {0}")]
+    Start(String, #[source] Arc<std::io::Error>),
+    /// A program's end cannot be waited for.
+    #[error("{0} did not finish")]
+    Wait(String, #[source] Arc<std::io::Error>),
+    /// `buildah build` exits with an error.
+    #[error("buildah build failed")]
+    Build,
+    /// The image-ID file `buildah build` writes cannot be read.
+    #[error("cannot read {}", .0.display())]
+    ImageId(PathBuf, #[source] Arc<std::io::Error>),
+    /// `buildah push` exits with an error.
+    #[error("buildah push to {0} failed")]
+    Push(String),
+    /// The digest file `buildah push` writes cannot be read.
+    #[error("cannot read {}", .0.display())]
+    DigestFile(PathBuf, #[source] Arc<std::io::Error>),
+    /// The digest file does not hold a digest.
+    #[error("buildah push wrote an unreadable digest '{0}'")]
+    Digest(String, #[source] crate::digest::DigestError),
+    /// The task running the job ended abnormally (panicked or was cancelled).
+    #[error("the build task ended abnormally")]
+    Task(#[source] Arc<tokio::task::JoinError>),
+    /// It was stopped because another build of the same image failed.
+    #[error("stopped: another build of this image failed")]
+    Stopped,
+}
+
+impl JobError {
+    /// Whether the image was built and only its push failed (registry, network,
+    /// credentials): the run could not be completed rather than the image being bad.
+    pub fn after_build(&self) -> bool {
+        matches!(self, JobError::Push(_) | JobError::DigestFile(..))
+    }
+}
+
+/// An error and its causes on one line, `error: cause: cause`, as the build table and the
+/// failure lines show them.
+pub fn with_causes(error: &dyn Error) -> String {
+    let mut out = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        out.push_str(": ");
+        out.push_str(&c.to_string());
+        cause = c.source();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_error_is_shown_with_its_causes_and_knows_a_failed_push() {
+        let gone = || Arc::new(std::io::Error::from(std::io::ErrorKind::NotFound));
+        let cases = [
+            (JobError::Build, "buildah build failed", false),
+            (
+                JobError::ImageId("/l/x.iid".into(), gone()),
+                "cannot read /l/x.iid: entity not found",
+                false,
+            ),
+            (
+                JobError::Push("r/x:v1".into()),
+                "buildah push to r/x:v1 failed",
+                true,
+            ),
+            (
+                JobError::DigestFile("/l/x.digest".into(), gone()),
+                "cannot read /l/x.digest: entity not found",
+                true,
+            ),
+        ];
+        for (error, shown, after_build) in cases {
+            assert_eq!(with_causes(&error), shown);
+            assert_eq!(error.after_build(), after_build, "{shown}");
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! `imgcheck build`: arguments → [`imgcheck::build`] → [`imgcheck::report::build`] → exit kind.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use imgcheck::auth::{AuthError, AuthStore};
+use imgcheck::build::BuildError;
+use imgcheck::build::assembler::PushAssembler;
+use imgcheck::build::buildah::Passthrough;
+use imgcheck::build::check::{CheckFinding, check};
+use imgcheck::build::jobs::{JobSettings, image_lists, plan_jobs, require_contexts};
+use imgcheck::build::outcome::exit_kind;
+use imgcheck::build::plan::{DEFAULT_PLAN, Plan};
+use imgcheck::build::run::{Build, RunSettings, buildah_version, default_log_dir};
+use imgcheck::exit::ExitKind;
+use imgcheck::reference::ImageRef;
+use imgcheck::report;
+use imgcheck::session::Session;
+use imgcheck::source::registry::ClientOptions;
+
+use super::build_progress::BuildProgress;
+
+/// Arguments of `imgcheck build`.
+#[derive(clap::Args)]
+pub struct BuildArgs {
+    /// The build plan.
+    #[arg(long, default_value = DEFAULT_PLAN, value_name = "FILE")]
+    plan: PathBuf,
+    /// Build only these images of the plan (repeatable); default: all.
+    #[arg(long = "image", value_name = "NAME")]
+    images: Vec<String>,
+    /// Where to push: REGISTRY/NAMESPACE; images go to REGISTRY/NAMESPACE/<image>.
+    #[arg(
+        long,
+        value_name = "REGISTRY/NAMESPACE",
+        required_unless_present = "check"
+    )]
+    push: Option<String>,
+    /// Tag of each manifest list; per-platform images get TAG-<os>-<arch>[-<build>].
+    #[arg(long, default_value = "latest")]
+    tag: String,
+    /// Builds at once.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: u16,
+    /// Lint the plan and its Containerfiles; build nothing.
+    #[arg(long)]
+    check: bool,
+    /// Print the exact buildah command lines; build nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Directory for per-build logs (default: a new directory under the temp dir).
+    #[arg(long, value_name = "DIR")]
+    log_dir: Option<PathBuf>,
+    /// buildah --storage-driver (e.g. vfs).
+    #[arg(long, value_name = "DRIVER")]
+    storage_driver: Option<String>,
+    /// buildah build --isolation (oci, chroot, rootless).
+    #[arg(long, value_name = "TYPE")]
+    isolation: Option<String>,
+    /// Build Windows targets even with a Buildah older than 1.44, whose layers will not run on
+    /// Windows (labs only); the lists are then verified with --deep.
+    #[arg(long)]
+    allow_legacy_windows_layers: bool,
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Runs `imgcheck build`. `authfile` is handed to Buildah; `auth` loads imgcheck's own
+/// credentials (global `--authfile`, `--creds`, `--no-creds`) once the plan is known to be
+/// usable; `options` says how to reach registries (global flags).
+pub async fn run(
+    args: &BuildArgs,
+    authfile: Option<&Path>,
+    auth: impl FnOnce() -> Result<AuthStore, AuthError>,
+    options: ClientOptions,
+) -> Result<ExitKind, BuildError> {
+    let plan = Plan::load(&args.plan)?;
+    let images = plan.select(&args.images)?;
+    let findings = check(&plan, &images, &env);
+    if args.check {
+        return Ok(check_only(&plan, images.len(), &findings));
+    }
+    refuse_errors(&findings)?;
+    let settings = JobSettings {
+        push: args.push.clone().unwrap_or_default(),
+        tag: args.tag.clone(),
+        log_dir: args.log_dir.clone().unwrap_or_else(default_log_dir),
+    };
+    let jobs = plan_jobs(&plan, &images, &settings, &env)?;
+    let lists = image_lists(&plan, &images, &settings)?;
+    let passthrough = passthrough(args, authfile, &options);
+    let deep = args.allow_legacy_windows_layers;
+    if args.dry_run {
+        let text = report::build::dry_run(&findings, &lists, &jobs, &passthrough, deep);
+        print!("{text}");
+        return Ok(ExitKind::Pass);
+    }
+    require_contexts(&plan, &images, &env)?;
+    let auth = auth()?;
+    let version = buildah_version().await?;
+    let run_settings = RunSettings {
+        jobs: usize::from(args.jobs),
+        passthrough,
+        allow_legacy_windows_layers: deep,
+    };
+    let build = Build {
+        jobs,
+        images: lists,
+        settings: &run_settings,
+        reporter: Arc::new(BuildProgress::for_terminal()),
+    };
+    let session_for =
+        |refs: Vec<ImageRef>| async move { Session::new(&options, auth, &refs).await };
+    let results = build.run(version, session_for, &PushAssembler).await?;
+    print!("{}", report::build::results(&results));
+    Ok(exit_kind(&results))
+}
+
+/// `--check`: the findings on standard output; any error is a usage error.
+fn check_only(plan: &Plan, images: usize, findings: &[CheckFinding]) -> ExitKind {
+    print!("{}", report::build::check(&plan.path, images, findings));
+    if report::build::errors(findings).next().is_none() {
+        ExitKind::Pass
+    } else {
+        ExitKind::Usage
+    }
+}
+
+/// The options every `buildah` command gets.
+fn passthrough(args: &BuildArgs, authfile: Option<&Path>, options: &ClientOptions) -> Passthrough {
+    Passthrough {
+        storage_driver: args.storage_driver.clone(),
+        isolation: args.isolation.clone(),
+        tls_verify: (!options.tls_verify).then_some(false),
+        authfile: authfile.map(PathBuf::from),
+    }
+}
+
+/// A plan with errors is not built: the errors go to standard error.
+fn refuse_errors(findings: &[CheckFinding]) -> Result<(), BuildError> {
+    let errors = report::build::errors(findings).count();
+    if errors == 0 {
+        return Ok(());
+    }
+    for f in report::build::errors(findings) {
+        eprintln!("{f}");
+    }
+    Err(BuildError::Check { errors })
+}
