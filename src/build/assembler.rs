@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use crate::assemble::ChildSpec;
 use crate::build::run::{Assembler, StepError};
 use crate::digest::Digest;
-use crate::push::{Failure, Request, assemble};
+use crate::exit::{Classify, ExitKind};
+use crate::push::{Request, assemble};
 use crate::reference::{ImageRef, RegistryRef};
 use crate::session::Session;
 
@@ -35,9 +36,18 @@ impl Assembler for PushAssembler {
             annotations: BTreeMap::new(),
             dry_run: false,
         };
-        let outcome = assemble(session, &request).await.map_err(|e| match e {
-            Failure::Refused(m) => StepError::Failed(m),
-            Failure::Unavailable(m) => StepError::Unavailable(m),
+        let outcome = assemble(session, &request).await.map_err(|e| {
+            // The step's message is the error and its causes on one line, as before.
+            let mut m = e.to_string();
+            let mut cause = std::error::Error::source(&e);
+            while let Some(c) = cause {
+                m = format!("{m}: {c}");
+                cause = c.source();
+            }
+            match e.exit_kind() {
+                ExitKind::Usage => StepError::Failed(m),
+                _ => StepError::Unavailable(m),
+            }
         })?;
         Ok(outcome.index.digest)
     }
