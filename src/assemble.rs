@@ -418,6 +418,7 @@ pub fn build_index(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::one_line;
 
     fn config(json: &str) -> ImageConfig {
         ImageConfig::parse(json.as_bytes()).unwrap()
@@ -590,7 +591,7 @@ mod tests {
                     let v: serde_json::Value = serde_json::from_slice(&index.bytes).unwrap();
                     assert_eq!(v["mediaType"], f.media_type());
                 }
-                (Err(e), Err(w)) => assert!(chain(&e).contains(w), "{e}"),
+                (Err(e), Err(w)) => assert!(one_line(&e).contains(w), "{e}"),
                 (got, want) => panic!("{format:?}: got {got:?}, want {want:?}"),
             }
         }
@@ -598,7 +599,7 @@ mod tests {
         mixed[0].media_type = OCI_MANIFEST.to_string();
         let err = build_index(&mixed, Some(IndexFormat::Docker), &none).unwrap_err();
         assert!(
-            chain(&err).contains("child w17763 is an OCI image manifest"),
+            one_line(&err).contains("child w17763 is an OCI image manifest"),
             "{err}"
         );
         assert_eq!(
@@ -607,19 +608,7 @@ mod tests {
         );
         let ann = parse_annotations(&["a=b".into()]).unwrap();
         let err = build_index(&docker, None, &ann).unwrap_err();
-        assert!(chain(&err).contains("no annotations"), "{err}");
-    }
-
-    /// The error and its causes joined with ": ", the way they read on one line before the
-    /// CLI printed causes as `caused by:` lines.
-    fn chain(e: &dyn std::error::Error) -> String {
-        let mut out = e.to_string();
-        let mut cause = e.source();
-        while let Some(c) = cause {
-            out = format!("{out}: {c}");
-            cause = c.source();
-        }
-        out
+        assert!(one_line(&err).contains("no annotations"), "{err}");
     }
 
     /// A Windows amd64 config with `os.version` `version` and, optionally, os.features.
@@ -642,7 +631,7 @@ mod tests {
     fn assert_refused(cases: Vec<(Vec<ChildImage>, &str)>) {
         for (children, want) in cases {
             let err = build_index(&children, None, &BTreeMap::new()).unwrap_err();
-            assert!(chain(&err).contains(want), "want '{want}', got '{err}'");
+            assert!(one_line(&err).contains(want), "want '{want}', got '{err}'");
         }
     }
 
@@ -790,7 +779,7 @@ mod tests {
             ("Bad/Ref", "child 'Bad/Ref'"),
         ] {
             let err = ChildSpec::parse(bad).unwrap_err();
-            assert!(chain(&err).contains(want), "{bad}: {err}");
+            assert!(one_line(&err).contains(want), "{bad}: {err}");
         }
         assert!(target_ref("127.0.0.1:5000/app:v1").is_ok());
         for (bad, want) in [
@@ -806,7 +795,7 @@ mod tests {
             ("UPPER/x", "--target: invalid reference"),
         ] {
             let err = target_ref(bad).unwrap_err();
-            assert!(chain(&err).contains(want), "{bad}: {err}");
+            assert!(one_line(&err).contains(want), "{bad}: {err}");
         }
         let ann = parse_annotations(&["a=b=c".into(), "x=".into(), "a=b=c".into()]).unwrap();
         assert_eq!(ann["a"], "b=c");
@@ -818,7 +807,7 @@ mod tests {
         ] {
             let inputs: Vec<String> = bad.iter().map(|s| s.to_string()).collect();
             let err = parse_annotations(&inputs).unwrap_err();
-            assert!(chain(&err).contains(want), "{bad:?}: {err}");
+            assert!(one_line(&err).contains(want), "{bad:?}: {err}");
         }
     }
 }

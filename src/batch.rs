@@ -185,7 +185,7 @@ impl Outcome {
             FetchError::BadInput(m) => Outcome::BadInput(m),
             e => Outcome::Report(ImageReport::unavailable(
                 &reference.to_string(),
-                &e.to_string(),
+                &crate::report::one_line(&e),
             )),
         }
     }

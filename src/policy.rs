@@ -287,6 +287,7 @@ impl Policy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::one_line;
 
     #[test]
     fn embedded_policies_are_valid() {
@@ -368,22 +369,10 @@ mod tests {
             ("- a\n- b\n", "", "expected struct Policy"),
         ];
         for (text, line, want) in cases {
-            let err = chain(&Policy::parse(text, "test.yaml").unwrap_err());
+            let err = one_line(&Policy::parse(text, "test.yaml").unwrap_err());
             assert!(err.starts_with("policy test.yaml: "), "{err}");
             assert!(err.contains(line) && err.contains(want), "{text:?} → {err}");
         }
-    }
-
-    /// The error and its causes joined with ": ", as they read on one line before the CLI
-    /// printed causes as `caused by:` lines.
-    fn chain(e: &dyn std::error::Error) -> String {
-        let mut out = e.to_string();
-        let mut cause = e.source();
-        while let Some(c) = cause {
-            out = format!("{out}: {c}");
-            cause = c.source();
-        }
-        out
     }
 
     #[test]

@@ -38,12 +38,7 @@ impl Assembler for PushAssembler {
         };
         let outcome = assemble(session, &request).await.map_err(|e| {
             // The step's message is the error and its causes on one line, as before.
-            let mut m = e.to_string();
-            let mut cause = std::error::Error::source(&e);
-            while let Some(c) = cause {
-                m = format!("{m}: {c}");
-                cause = c.source();
-            }
+            let m = crate::report::one_line(&e);
             match e.exit_kind() {
                 ExitKind::Usage => StepError::Failed(m),
                 _ => StepError::Unavailable(m),

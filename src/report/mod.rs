@@ -58,6 +58,18 @@ pub fn render(format: Format, reports: &[ImageReport], now: SystemTime) -> Strin
     }
 }
 
+/// An error and its causes on one line, joined with `": "`: for report fields and messages
+/// that hold text (a finding's message), where the CLI's `caused by:` lines cannot go.
+pub fn one_line(error: &dyn std::error::Error) -> String {
+    let mut line = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        line = format!("{line}: {c}");
+        cause = c.source();
+    }
+    line
+}
+
 /// The rules of a report's error findings, consecutive repeats dropped (summaries and notes).
 fn error_rules(report: &ImageReport) -> Vec<String> {
     let mut rules: Vec<String> = report
@@ -119,6 +131,17 @@ pub(crate) mod tests {
         assert_eq!(exit_code(std::slice::from_ref(&p)), EXIT_PASS);
         assert_eq!(exit_code(&[p.clone(), e.clone()]), EXIT_ERROR);
         assert_eq!(exit_code(&[e, f, p]), EXIT_FAIL);
+    }
+
+    #[test]
+    fn one_line_joins_the_causes() {
+        let io = std::io::Error::other("disk on fire");
+        let list = crate::batch::ListError {
+            origin: "refs.txt".into(),
+            reason: "cannot read".into(),
+            source: Some(crate::batch::ListCause::Read(std::sync::Arc::new(io))),
+        };
+        assert_eq!(one_line(&list), "refs.txt: cannot read: disk on fire");
     }
 
     #[test]
