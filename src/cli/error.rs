@@ -165,3 +165,66 @@ pub fn print(error: &CliError) {
         cause = c.source();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_error_ends_with_its_kind() {
+        let fetch = |e| CliError::Fetch(e);
+        let table: [(CliError, ExitKind); 6] = [
+            (CliError::NoReferences, ExitKind::Usage),
+            (
+                fetch(source::FetchError::BadInput("not a layout".into())),
+                ExitKind::Usage,
+            ),
+            (
+                fetch(source::FetchError::Unavailable("reset".into())),
+                ExitKind::Incomplete,
+            ),
+            (
+                CliError::NoMatch {
+                    host: "linux/amd64".into(),
+                    why: String::new(),
+                },
+                ExitKind::Fail,
+            ),
+            (
+                CliError::PushedUnverified {
+                    pushed: "r@d".into(),
+                },
+                ExitKind::Incomplete,
+            ),
+            (
+                CliError::Build {
+                    kind: ExitKind::Usage,
+                    message: "m".into(),
+                },
+                ExitKind::Usage,
+            ),
+        ];
+        for (error, want) in table {
+            assert_eq!(error.exit_kind(), want, "{error}");
+        }
+    }
+
+    #[test]
+    fn after_a_push_the_failure_keeps_its_causes() {
+        let failure = push::Failure::ReadBack {
+            target: "127.0.0.1:5000/app:v1".into(),
+            source: source::FetchError::Unavailable("connection reset".into()),
+        };
+        let error = CliError::from(AfterPush {
+            pushed: "127.0.0.1:5000/app:v1@sha256:ab".into(),
+            failure,
+        });
+        assert_eq!(
+            error.to_string(),
+            "127.0.0.1:5000/app:v1: cannot read the pushed list back \
+             (the list 127.0.0.1:5000/app:v1@sha256:ab was pushed)"
+        );
+        assert_eq!(error.source().unwrap().to_string(), "connection reset");
+        assert_eq!(error.exit_kind(), ExitKind::Incomplete);
+    }
+}
