@@ -1,13 +1,13 @@
 //! Builds a manifest list from per-platform images, without I/O.
 //!
 //! Each entry's platform is copied from the child's **config** (os, architecture, variant,
-//! os.version, os.features), the truth of what the image is (DOMAIN.md §2), never from a
+//! os.version, os.features), the truth of what the image is (docs/images.md), never from a
 //! descriptor someone wrote by hand. The output is deterministic: the same children (in any
 //! order) and annotations always give the same bytes, hence the same digest.
 //!
 //! Order: Linux entries by architecture/variant, then other non-Windows systems, then Windows
 //! entries by build and revision, **newest first**. Newest-first is deliberate: runtimes that
-//! take the first compatible entry (containerd 1.7–2.1.5, DOMAIN.md §1.1, containerd#11366;
+//! take the first compatible entry (containerd 1.7–2.1.5, docs/matching.md, containerd#11366;
 //! Docker's graphdriver path) then pull the newest image a host can run, e.g. ltsc2025 on a
 //! WS2025 host instead of ltsc2022, and ltsc2022 rather than ltsc2019 on a Windows 11 host.
 //!
@@ -16,6 +16,7 @@
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -24,10 +25,10 @@ use crate::manifest::{
     DOCKER_LIST, DOCKER_MANIFEST, Descriptor, ImageConfig, OCI_INDEX, OCI_MANIFEST,
 };
 use crate::platform::{Platform, WindowsVersion};
-use crate::reference::{ImageRef, RegistryRef};
+use crate::reference::{ImageRef, ReferenceError, RegistryRef};
 
 /// The kind of list to write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IndexFormat {
     /// OCI image index (`application/vnd.oci.image.index.v1+json`); entries may be OCI or
     /// Docker schema2 manifests (the OCI spec lets an index reference other media types).
@@ -48,12 +49,30 @@ impl IndexFormat {
 
 /// An input the list cannot be built from, with the input named. Always a usage/bad-input
 /// error: nothing has been written when it is returned.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct Refusal(pub String);
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Refusal {
+    /// The input cannot make a list, as the message says.
+    #[error("{0}")]
+    Input(String),
+    /// A `CHILD_REF` argument is not a reference.
+    #[error("child '{input}'")]
+    ChildReference {
+        /// The argument as typed.
+        input: String,
+        /// Why it is not a reference.
+        #[source]
+        source: ReferenceError,
+    },
+    /// The `--target` argument is not a reference.
+    #[error("--target")]
+    TargetReference(#[source] ReferenceError),
+    /// The list cannot be serialised.
+    #[error("cannot serialise the index")]
+    Serialise(#[source] Arc<serde_json::Error>),
+}
 
 fn refuse<T>(msg: impl Into<String>) -> Result<T, Refusal> {
-    Err(Refusal(msg.into()))
+    Err(Refusal::Input(msg.into()))
 }
 
 /// A `CHILD_REF[=os.version=VERSION]` argument, split.
@@ -85,9 +104,13 @@ impl ChildSpec {
             }
             None => (input, None),
         };
-        let reference = reference
-            .parse::<ImageRef>()
-            .map_err(|e| Refusal(format!("child '{input}': {e}")))?;
+        let reference =
+            reference
+                .parse::<ImageRef>()
+                .map_err(|source| Refusal::ChildReference {
+                    input: input.to_string(),
+                    source,
+                })?;
         Ok(ChildSpec {
             input: input.to_string(),
             reference,
@@ -99,7 +122,7 @@ impl ChildSpec {
 /// Checks the `--target`: a registry reference naming a tag, not a digest.
 pub fn target_ref(input: &str) -> Result<RegistryRef, Refusal> {
     match input.parse::<ImageRef>() {
-        Err(e) => refuse(format!("--target: {e}")),
+        Err(e) => Err(Refusal::TargetReference(e)),
         Ok(ImageRef::Layout(_)) => refuse(format!(
             "--target '{input}': assemble pushes to a registry; give REGISTRY/REPO:TAG"
         )),
@@ -367,8 +390,9 @@ pub fn build_index(
         descriptors.push(Descriptor {
             media_type: child.media_type.clone(),
             digest: child.digest.to_string(),
-            size: i64::try_from(child.size)
-                .map_err(|_| Refusal(format!("child {}: size out of range", child.origin)))?,
+            size: i64::try_from(child.size).map_err(|_| {
+                Refusal::Input(format!("child {}: size out of range", child.origin))
+            })?,
             platform: Some(platform),
             annotations: BTreeMap::new(),
             urls: vec![],
@@ -380,8 +404,8 @@ pub fn build_index(
         manifests: &descriptors,
         annotations,
     };
-    let mut bytes = serde_json::to_vec_pretty(&body)
-        .map_err(|e| Refusal(format!("cannot serialise the index: {e}")))?;
+    let mut bytes =
+        serde_json::to_vec_pretty(&body).map_err(|e| Refusal::Serialise(Arc::new(e)))?;
     bytes.push(b'\n');
     Ok(AssembledIndex {
         digest: Digest::sha256(&bytes),
@@ -394,6 +418,7 @@ pub fn build_index(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::one_line;
 
     fn config(json: &str) -> ImageConfig {
         ImageConfig::parse(json.as_bytes()).unwrap()
@@ -566,7 +591,7 @@ mod tests {
                     let v: serde_json::Value = serde_json::from_slice(&index.bytes).unwrap();
                     assert_eq!(v["mediaType"], f.media_type());
                 }
-                (Err(e), Err(w)) => assert!(e.0.contains(w), "{e}"),
+                (Err(e), Err(w)) => assert!(one_line(&e).contains(w), "{e}"),
                 (got, want) => panic!("{format:?}: got {got:?}, want {want:?}"),
             }
         }
@@ -574,7 +599,7 @@ mod tests {
         mixed[0].media_type = OCI_MANIFEST.to_string();
         let err = build_index(&mixed, Some(IndexFormat::Docker), &none).unwrap_err();
         assert!(
-            err.0.contains("child w17763 is an OCI image manifest"),
+            one_line(&err).contains("child w17763 is an OCI image manifest"),
             "{err}"
         );
         assert_eq!(
@@ -583,46 +608,56 @@ mod tests {
         );
         let ann = parse_annotations(&["a=b".into()]).unwrap();
         let err = build_index(&docker, None, &ann).unwrap_err();
-        assert!(err.0.contains("no annotations"), "{err}");
+        assert!(one_line(&err).contains("no annotations"), "{err}");
+    }
+
+    /// A Windows amd64 config with `os.version` `version` and, optionally, os.features.
+    fn win(version: &str, features: &str) -> String {
+        let features = match features {
+            "" => String::new(),
+            f => format!(r#","os.features":["{f}"]"#),
+        };
+        format!(r#"{{"os":"windows","architecture":"amd64","os.version":"{version}"{features}}}"#)
+    }
+
+    /// A child with one field changed.
+    fn changed(name: &str, cfg: &str, change: impl FnOnce(&mut ChildImage)) -> ChildImage {
+        let mut c = child(name, cfg);
+        change(&mut c);
+        c
+    }
+
+    /// Each set of children is refused with a message containing the text given.
+    fn assert_refused(cases: Vec<(Vec<ChildImage>, &str)>) {
+        for (children, want) in cases {
+            let err = build_index(&children, None, &BTreeMap::new()).unwrap_err();
+            assert!(one_line(&err).contains(want), "want '{want}', got '{err}'");
+        }
     }
 
     #[test]
     fn refusals_name_the_child_and_the_problem() {
-        let with = |name: &str, cfg: &str, f: &dyn Fn(&mut ChildImage)| {
-            let mut c = child(name, cfg);
-            f(&mut c);
-            c
-        };
-        let cases: Vec<(Vec<ChildImage>, &str)> = vec![
+        assert_refused(vec![
             (vec![], "no child images"),
             (
                 vec![child("nover", WIN_NONE)],
                 "child nover is a Windows image whose config has no os.version",
             ),
             (
-                vec![child(
-                    "badver",
-                    r#"{"os":"windows","architecture":"amd64","os.version":"10.0"}"#,
-                )],
+                vec![child("badver", &win("10.0", ""))],
                 "os.version '10.0' is not MAJOR.MINOR.BUILD",
             ),
             (
                 vec![child("a", WIN_17763), child("b", WIN_17763)],
                 "children a and b are both windows/amd64:10.0.17763.5830",
             ),
+            // Same build, different revision: the same hosts select both.
             (
-                // Same build, different revision: the same hosts select both.
-                vec![
-                    child("a", WIN_20348),
-                    child(
-                        "b",
-                        r#"{"os":"windows","architecture":"amd64","os.version":"10.0.20348.9"}"#,
-                    ),
-                ],
+                vec![child("a", WIN_20348), child("b", &win("10.0.20348.9", ""))],
                 "children a and b are both",
             ),
+            // x86_64 normalises to amd64; win32k is ignored by containerd.
             (
-                // x86_64 normalises to amd64; win32k is ignored by containerd.
                 vec![
                     child("a", LINUX_AMD64),
                     child("b", r#"{"os":"linux","architecture":"x86_64"}"#),
@@ -632,40 +667,44 @@ mod tests {
             (
                 vec![
                     child("a", WIN_17763),
-                    child(
-                        "b",
-                        r#"{"os":"windows","architecture":"amd64","os.version":"10.0.17763.1","os.features":["win32k"]}"#,
-                    ),
+                    child("b", &win("10.0.17763.1", "win32k")),
                 ],
                 "children a and b are both",
             ),
+        ]);
+    }
+
+    #[test]
+    fn refusals_of_a_given_os_version_or_index_entry_name_the_child() {
+        let version = |v: &str| Some(v.to_string());
+        assert_refused(vec![
             (
-                vec![with("linux", LINUX_AMD64, &|c| {
-                    c.os_version = Some("10.0.17763.1".into())
+                vec![changed("linux", LINUX_AMD64, |c| {
+                    c.os_version = version("10.0.17763.1")
                 })],
                 "os.version only applies to Windows images",
             ),
             (
-                vec![with("w", WIN_17763, &|c| {
-                    c.os_version = Some("10.0.20348.1".into())
+                vec![changed("w", WIN_17763, |c| {
+                    c.os_version = version("10.0.20348.1")
                 })],
                 "its config says os.version 10.0.17763.5830",
             ),
             (
-                vec![with("e", WIN_20348, &|c| {
+                vec![changed("e", WIN_20348, |c| {
                     c.listed =
                         Some(Platform::new("windows", "amd64").with_os_version("10.0.17763.5830"))
                 })],
                 "child e: the index it comes from says os.version 10.0.17763.5830 but the image config says 10.0.20348.2461",
             ),
             (
-                vec![with("e", LINUX_ARM64, &|c| {
+                vec![changed("e", LINUX_ARM64, |c| {
                     c.listed = Some(Platform::new("linux", "amd64"))
                 })],
                 "says linux/amd64 but the image config says linux/arm64",
             ),
             (
-                vec![with("e", WIN_17763, &|c| {
+                vec![changed("e", WIN_17763, |c| {
                     c.listed = Some(Platform {
                         os_features: vec!["win32k".into()],
                         ..Platform::new("windows", "amd64")
@@ -674,16 +713,12 @@ mod tests {
                 "os.features [win32k] but the image config says []",
             ),
             (
-                vec![with("cfg", LINUX_AMD64, &|c| {
+                vec![changed("cfg", LINUX_AMD64, |c| {
                     c.media_type = "application/vnd.oci.image.index.v1+json".into()
                 })],
                 "is not an OCI or Docker schema2 image manifest",
             ),
-        ];
-        for (children, want) in cases {
-            let err = build_index(&children, None, &BTreeMap::new()).unwrap_err();
-            assert!(err.0.contains(want), "want '{want}', got '{err}'");
-        }
+        ]);
     }
 
     #[test]
@@ -744,7 +779,7 @@ mod tests {
             ("Bad/Ref", "child 'Bad/Ref'"),
         ] {
             let err = ChildSpec::parse(bad).unwrap_err();
-            assert!(err.0.contains(want), "{bad}: {err}");
+            assert!(one_line(&err).contains(want), "{bad}: {err}");
         }
         assert!(target_ref("127.0.0.1:5000/app:v1").is_ok());
         for (bad, want) in [
@@ -760,7 +795,7 @@ mod tests {
             ("UPPER/x", "--target: invalid reference"),
         ] {
             let err = target_ref(bad).unwrap_err();
-            assert!(err.0.contains(want), "{bad}: {err}");
+            assert!(one_line(&err).contains(want), "{bad}: {err}");
         }
         let ann = parse_annotations(&["a=b=c".into(), "x=".into(), "a=b=c".into()]).unwrap();
         assert_eq!(ann["a"], "b=c");
@@ -772,7 +807,7 @@ mod tests {
         ] {
             let inputs: Vec<String> = bad.iter().map(|s| s.to_string()).collect();
             let err = parse_annotations(&inputs).unwrap_err();
-            assert!(err.0.contains(want), "{bad:?}: {err}");
+            assert!(one_line(&err).contains(want), "{bad:?}: {err}");
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
 use futures::StreamExt;
 use serde::Deserialize;
@@ -15,29 +16,56 @@ use crate::reference::ImageRef;
 use crate::session::Session;
 use crate::source::FetchError;
 
-/// A reference list that cannot be used: the file, the line (when known) and the problem.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// A reference list that cannot be used: the file, the line (when known), the problem and
+/// its cause.
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{origin}: {reason}")]
 pub struct ListError {
     /// `FILE` or `FILE:LINE`.
     pub origin: String,
     /// What is wrong.
     pub reason: String,
+    /// The error behind it, if another library reported it.
+    #[source]
+    pub source: Option<ListCause>,
+}
+
+/// The error behind a [`ListError`].
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ListCause {
+    /// The file (or standard input) cannot be read.
+    #[error(transparent)]
+    Read(Arc<std::io::Error>),
+    /// The file is not the YAML document expected.
+    #[error(transparent)]
+    Yaml(Arc<serde_yaml_ng::Error>),
+}
+
+impl ListError {
+    fn new(origin: impl Into<String>, reason: impl Into<String>) -> ListError {
+        ListError {
+            origin: origin.into(),
+            reason: reason.into(),
+            source: None,
+        }
+    }
+
+    fn caused_by(mut self, cause: ListCause) -> ListError {
+        self.source = Some(cause);
+        self
+    }
 }
 
 fn read_all(path: &str) -> Result<String, ListError> {
-    let err = |reason: String| ListError {
-        origin: path.to_string(),
-        reason,
-    };
+    let err =
+        |reason: &str, e| ListError::new(path, reason).caused_by(ListCause::Read(Arc::new(e)));
     let mut text = String::new();
     if path == "-" {
         std::io::stdin()
             .read_to_string(&mut text)
-            .map_err(|e| err(format!("cannot read standard input: {e}")))?;
+            .map_err(|e| err("cannot read standard input", e))?;
     } else {
-        text = std::fs::read_to_string(Path::new(path))
-            .map_err(|e| err(format!("cannot read: {e}")))?;
+        text = std::fs::read_to_string(Path::new(path)).map_err(|e| err("cannot read", e))?;
     }
     Ok(text)
 }
@@ -50,10 +78,9 @@ pub fn parse_reference_list(text: &str, origin: &str) -> Result<Vec<ImageRef>, L
         if line.is_empty() {
             continue;
         }
-        let r = line.parse::<ImageRef>().map_err(|e| ListError {
-            origin: format!("{origin}:{}", n + 1),
-            reason: e.to_string(),
-        })?;
+        let r = line
+            .parse::<ImageRef>()
+            .map_err(|e| ListError::new(format!("{origin}:{}", n + 1), e.to_string()))?;
         refs.push(r);
     }
     Ok(refs)
@@ -88,12 +115,9 @@ struct AdditionalImage {
 /// Parses an oc-mirror ImageSetConfiguration (`mirror.openshift.io/v2alpha1`) and returns
 /// its `mirror.additionalImages[].name` references.
 pub fn parse_imageset(text: &str, origin: &str) -> Result<Vec<ImageRef>, ListError> {
-    let err = |reason: String| ListError {
-        origin: origin.to_string(),
-        reason,
-    };
-    let config: ImageSetConfiguration =
-        serde_yaml_ng::from_str(text).map_err(|e| err(e.to_string()))?;
+    let err = |reason: String| ListError::new(origin, reason);
+    let config: ImageSetConfiguration = serde_yaml_ng::from_str(text)
+        .map_err(|e| err("cannot parse".to_string()).caused_by(ListCause::Yaml(Arc::new(e))))?;
     if config.kind != "ImageSetConfiguration" {
         return Err(err(format!(
             "kind is '{}', expected ImageSetConfiguration",
@@ -117,9 +141,11 @@ pub fn parse_imageset(text: &str, origin: &str) -> Result<Vec<ImageRef>, ListErr
         .iter()
         .enumerate()
         .map(|(i, a)| {
-            a.name.parse::<ImageRef>().map_err(|e| ListError {
-                origin: format!("{origin}: mirror.additionalImages[{i}]"),
-                reason: e.to_string(),
+            a.name.parse::<ImageRef>().map_err(|e| {
+                ListError::new(
+                    format!("{origin}: mirror.additionalImages[{i}]"),
+                    e.to_string(),
+                )
             })
         })
         .collect()
@@ -159,7 +185,7 @@ impl Outcome {
             FetchError::BadInput(m) => Outcome::BadInput(m),
             e => Outcome::Report(ImageReport::unavailable(
                 &reference.to_string(),
-                &e.to_string(),
+                &crate::report::one_line(&e),
             )),
         }
     }

@@ -100,9 +100,16 @@ impl Classify for crate::source::FetchError {
 
 impl Classify for crate::push::Failure {
     fn exit_kind(&self) -> ExitKind {
+        use crate::push::Failure;
         match self {
-            crate::push::Failure::Refused(_) => ExitKind::Usage,
-            crate::push::Failure::Unavailable(_) => ExitKind::Incomplete,
+            Failure::Refused(_)
+            | Failure::Child { .. }
+            | Failure::ChildUnreadable { .. }
+            | Failure::MediaType { .. } => ExitKind::Usage,
+            Failure::Write { .. }
+            | Failure::NoRegistryClient { .. }
+            | Failure::ReadBack { .. }
+            | Failure::Replaced { .. } => ExitKind::Incomplete,
         }
     }
 }

@@ -7,6 +7,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -142,14 +143,28 @@ fn default_runtimes() -> Vec<RuntimeProfile> {
     vec![RuntimeProfile::DEFAULT]
 }
 
-/// A policy that cannot be loaded, naming the file and the problem.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// A policy that cannot be loaded, naming the file, the problem and its cause.
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("policy {origin}: {reason}")]
 pub struct PolicyError {
     /// `embedded:NAME` or the file path.
     pub origin: String,
     /// What is wrong, with line and column when known.
     pub reason: String,
+    /// The error behind it, if another library reported it.
+    #[source]
+    pub source: Option<PolicyCause>,
+}
+
+/// The error behind a [`PolicyError`].
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PolicyCause {
+    /// The file cannot be read.
+    #[error(transparent)]
+    Read(Arc<std::io::Error>),
+    /// The text is not a policy.
+    #[error(transparent)]
+    Yaml(Arc<serde_yaml_ng::Error>),
 }
 
 /// A host a policy requires: its platform and a label for reports.
@@ -172,16 +187,18 @@ impl Policy {
         let err = |reason: String| PolicyError {
             origin: origin.to_string(),
             reason,
+            source: None,
         };
         let policy: Policy = serde_yaml_ng::from_str(text).map_err(|e| {
-            let reason = e.to_string();
-            match e.location() {
-                Some(l) if !reason.contains("line ") => err(format!(
-                    "line {}, column {}: {reason}",
-                    l.line(),
-                    l.column()
-                )),
-                _ => err(reason),
+            let reason = match e.location() {
+                Some(l) if !e.to_string().contains("line ") => {
+                    format!("line {}, column {}", l.line(), l.column())
+                }
+                _ => "cannot parse".to_string(),
+            };
+            PolicyError {
+                source: Some(PolicyCause::Yaml(Arc::new(e))),
+                ..err(reason)
             }
         })?;
         if policy.name.trim().is_empty() {
@@ -209,10 +226,12 @@ impl Policy {
                     "no embedded policy has this name ({}) and no such file exists",
                     EMBEDDED.map(|(n, _)| n).join(", ")
                 ),
+                source: None,
             }),
             Err(e) => Err(PolicyError {
                 origin: name_or_path.to_string(),
-                reason: format!("cannot read: {e}"),
+                reason: "cannot read".to_string(),
+                source: Some(PolicyCause::Read(Arc::new(e))),
             }),
         }
     }
@@ -268,6 +287,7 @@ impl Policy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::one_line;
 
     #[test]
     fn embedded_policies_are_valid() {
@@ -349,7 +369,7 @@ mod tests {
             ("- a\n- b\n", "", "expected struct Policy"),
         ];
         for (text, line, want) in cases {
-            let err = Policy::parse(text, "test.yaml").unwrap_err().to_string();
+            let err = one_line(&Policy::parse(text, "test.yaml").unwrap_err());
             assert!(err.starts_with("policy test.yaml: "), "{err}");
             assert!(err.contains(line) && err.contains(want), "{text:?} → {err}");
         }

@@ -4,16 +4,17 @@
 //!
 //! Writes go through oci-client's `blob_exists`, `mount_blob`, `push_blob` and
 //! `push_manifest_raw`; never `push_manifest_list`, which re-serialises the list and so changes
-//! its digest (DOMAIN.md §7). Every byte copied is checked against its digest (and size) first,
+//! its digest (docs/decisions.md). Every byte copied is checked against its digest (and size) first,
 //! so a corrupt layout or a lying registry cannot make us publish other content under a digest.
 //! Foreign layers (`urls`, non-distributable types) are never copied: they live elsewhere.
 
 use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use futures::StreamExt;
 use reqwest::header::HeaderValue;
 
-use crate::assemble::{AssembledIndex, ChildImage, ChildSpec, IndexFormat, build_index};
+use crate::assemble::{AssembledIndex, ChildImage, ChildSpec, IndexFormat, Refusal, build_index};
 use crate::digest::Digest;
 use crate::engine::{ImageReport, judge};
 use crate::graph::{Content, Image, MAX_LAYER_BYTES, Node, Problem, WalkOptions, walk};
@@ -21,7 +22,6 @@ use crate::manifest::{Descriptor, MAX_MANIFEST_BYTES, OCI_MANIFEST};
 use crate::platform::Platform;
 use crate::policy::Policy;
 use crate::reference::{ImageRef, RegistryRef};
-use crate::report::{EXIT_ERROR, EXIT_USAGE};
 use crate::session::Session;
 use crate::source::layout::LayoutSource;
 use crate::source::registry::RegistrySource;
@@ -32,26 +32,94 @@ const COPY_JOBS: usize = 4;
 /// Bytes per piece of an upload (oci-client sends each as one PATCH, at most 4 MiB).
 const UPLOAD_CHUNK: usize = 4 * 1024 * 1024;
 
-/// Why assemble stopped.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why assemble stopped. The first four are bad input (exit 2), raised before anything is
+/// written except for a child whose blobs turn out unreadable while copying; the others mean a
+/// registry write or read-back failed (exit 3). See [`crate::exit::Classify`].
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum Failure {
-    /// Bad input: a child that cannot be used, a refused combination (exit 2). Raised before
-    /// anything is written, except for a child whose blobs turn out unreadable while copying.
-    #[error("{0}")]
-    Refused(String),
-    /// A registry write or read-back failed (exit 3).
-    #[error("{0}")]
-    Unavailable(String),
+    /// The list cannot be built from the children.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// A child cannot be used, for the reason given.
+    #[error("child {origin}: {reason}")]
+    Child {
+        /// The child as the user named it (`REF`, or `REF (entry N, DIGEST)`).
+        origin: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A child, or one object of it, cannot be read: the user named something that cannot be
+    /// used, whether it is absent, corrupt or on a registry that cannot be reached.
+    #[error("child {origin}{}", object.as_ref().map(|o| format!(": {o}")).unwrap_or_default())]
+    ChildUnreadable {
+        /// The child as the user named it.
+        origin: String,
+        /// The object that could not be read (`manifest DIGEST`, `blob DIGEST`), if not the
+        /// child itself.
+        object: Option<String>,
+        /// Why.
+        #[source]
+        source: ReadFailure,
+    },
+    /// A manifest's media type cannot be sent as a `Content-Type`.
+    #[error("media type '{media_type}'")]
+    MediaType {
+        /// The media type.
+        media_type: String,
+        /// Why it is not a header value.
+        #[source]
+        source: Arc<reqwest::header::InvalidHeaderValue>,
+    },
+    /// A write to the target repository failed.
+    #[error("{target}: cannot {action}")]
+    Write {
+        /// The target, as given.
+        target: String,
+        /// What was being done (`upload blob DIGEST`, `push manifest REF`, …).
+        action: String,
+        /// The registry client's error.
+        #[source]
+        source: Arc<oci_client::errors::OciDistributionError>,
+    },
+    /// The session cannot write to registries (it was made without the target).
+    #[error("{target}: no registry client")]
+    NoRegistryClient {
+        /// The target, as given.
+        target: String,
+    },
+    /// The pushed list cannot be read back.
+    #[error("{target}: cannot read the pushed list back")]
+    ReadBack {
+        /// The target, as given.
+        target: String,
+        /// Why.
+        #[source]
+        source: FetchError,
+    },
+    /// The target tag names another list than the one pushed.
+    #[error("{target} now names {now}, not the pushed {pushed}: another push replaced it")]
+    Replaced {
+        /// The target, as given.
+        target: String,
+        /// What the tag names now.
+        now: Digest,
+        /// What was pushed.
+        pushed: Digest,
+    },
 }
 
-impl Failure {
-    /// The exit code for this failure.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            Failure::Refused(_) => EXIT_USAGE,
-            Failure::Unavailable(_) => EXIT_ERROR,
-        }
-    }
+/// Why a child's object could not be read.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ReadFailure {
+    /// The source could not deliver it.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// Its descriptor does not hold a usable digest.
+    #[error(transparent)]
+    Descriptor(#[from] crate::manifest::ManifestError),
+    /// Its local copy cannot be opened.
+    #[error(transparent)]
+    File(Arc<std::io::Error>),
 }
 
 /// What to assemble.
@@ -175,21 +243,34 @@ fn describe(problem: &Problem) -> String {
     }
 }
 
-/// Every failure to read a child is the child's problem: the user named something that cannot
-/// be used (exit 2), whether it is absent, corrupt or on a registry that cannot be reached.
-fn unreadable(origin: &str, why: impl std::fmt::Display) -> Failure {
-    Failure::Refused(format!("child {origin}: {why}"))
+/// A child that cannot be used, for the reason given.
+fn unusable(origin: &str, reason: impl Into<String>) -> Failure {
+    Failure::Child {
+        origin: origin.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// A child (`object` `None`) or one of its objects that cannot be read. Every such failure is
+/// the child's problem (exit 2), whether it is absent, corrupt or on a registry that cannot be
+/// reached.
+fn unreadable(origin: &str, object: Option<String>, why: impl Into<ReadFailure>) -> Failure {
+    Failure::ChildUnreadable {
+        origin: origin.to_string(),
+        object,
+        source: why.into(),
+    }
 }
 
 fn open_source(session: &Session, spec: &ChildSpec) -> Result<ChildSource, Failure> {
     match &spec.reference {
         ImageRef::Layout(l) => LayoutSource::open(l)
             .map(ChildSource::Layout)
-            .map_err(|e| unreadable(&spec.input, e)),
+            .map_err(|e| unreadable(&spec.input, None, e)),
         ImageRef::Registry(r) => {
             let client = session
                 .registry_client()
-                .ok_or_else(|| unreadable(&spec.input, "the session has no registry client"))?;
+                .ok_or_else(|| unusable(&spec.input, "the session has no registry client"))?;
             Ok(ChildSource::Registry(client.source(r), r.clone()))
         }
     }
@@ -209,13 +290,13 @@ async fn read_piece(
     let config = image
         .config
         .clone()
-        .map_err(|p| unreadable(&origin, format!("its config {}", describe(&p))))?;
+        .map_err(|p| unusable(&origin, format!("its config {}", describe(&p))))?;
     let manifest = source
         .manifest(digest, MAX_MANIFEST_BYTES)
         .await
-        .map_err(|e| unreadable(&origin, format!("manifest {digest}: {e}")))?;
+        .map_err(|e| unreadable(&origin, Some(format!("manifest {digest}")), e))?;
     if !digest.matches(&manifest) {
-        return Err(unreadable(
+        return Err(unusable(
             &origin,
             format!("manifest {digest}: received content hashes to something else"),
         ));
@@ -256,7 +337,7 @@ async fn read_child(
     let input = &spec.input;
     let graph = walk(source, WalkOptions::default())
         .await
-        .map_err(|e| unreadable(input, e))?;
+        .map_err(|e| unreadable(input, None, e))?;
     let root = &graph.root;
     match &root.content {
         Content::Image(image) => Ok(vec![
@@ -276,10 +357,10 @@ async fn read_child(
             children,
         } => {
             if spec.os_version.is_some() {
-                return Err(Failure::Refused(format!(
+                return Err(Failure::Refused(Refusal::Input(format!(
                     "child {input} is an index: '=os.version=' applies to a single image; name \
                      the Windows entry by digest instead"
-                )));
+                ))));
             }
             let mut pieces = Vec::new();
             for (position, (d, node)) in list.manifests.iter().zip(children).enumerate() {
@@ -293,27 +374,27 @@ async fn read_child(
                             .await?,
                     ),
                     Content::Index { .. } => {
-                        return Err(unreadable(
+                        return Err(unusable(
                             &origin,
                             "is itself an index; nested indexes are not flattened, name its images instead",
                         ));
                     }
                     Content::Schema1 => {
-                        return Err(unreadable(&origin, "is an obsolete schema1 manifest"));
+                        return Err(unusable(&origin, "is an obsolete schema1 manifest"));
                     }
-                    Content::Problem(p) => return Err(unreadable(&origin, describe(p))),
+                    Content::Problem(p) => return Err(unusable(&origin, describe(p))),
                 }
             }
             if pieces.is_empty() {
-                return Err(unreadable(input, "is an index without runnable entries"));
+                return Err(unusable(input, "is an index without runnable entries"));
             }
             Ok(pieces)
         }
-        Content::Schema1 => Err(unreadable(
+        Content::Schema1 => Err(unusable(
             input,
             "is an obsolete Docker schema1 manifest; re-push it with a current tool",
         )),
-        Content::Problem(p) => Err(unreadable(input, describe(p))),
+        Content::Problem(p) => Err(unusable(input, describe(p))),
     }
 }
 
@@ -331,8 +412,12 @@ struct Writer<'a> {
 }
 
 impl Writer<'_> {
-    fn failed(&self, what: &str, e: impl std::fmt::Display) -> Failure {
-        Failure::Unavailable(format!("{}: cannot {what}: {e}", self.target))
+    fn failed(&self, action: String, e: oci_client::errors::OciDistributionError) -> Failure {
+        Failure::Write {
+            target: self.target.to_string(),
+            action,
+            source: Arc::new(e),
+        }
     }
 
     async fn copy_blob(
@@ -341,12 +426,12 @@ impl Writer<'_> {
         origin: &str,
         d: &Descriptor,
     ) -> Result<BlobCopy, Failure> {
-        let digest = d.digest().map_err(|e| unreadable(origin, e))?;
+        let digest = d.digest().map_err(|e| unreadable(origin, None, e))?;
         let exists = self
             .client
             .blob_exists(&self.oci_target, &digest.to_string())
             .await
-            .map_err(|e| self.failed(&format!("check blob {digest}"), e))?;
+            .map_err(|e| self.failed(format!("check blob {digest}"), e))?;
         if exists {
             return Ok(BlobCopy::Present);
         }
@@ -366,9 +451,9 @@ impl Writer<'_> {
         let blob = source
             .blob_file(&digest, MAX_LAYER_BYTES)
             .await
-            .map_err(|e| unreadable(origin, format!("blob {digest}: {e}")))?;
+            .map_err(|e| unreadable(origin, Some(format!("blob {digest}")), e))?;
         if u64::try_from(d.size).ok() != Some(blob.size) {
-            return Err(unreadable(
+            return Err(unusable(
                 origin,
                 format!(
                     "blob {digest}: {} bytes, but the descriptor says {}; not copied",
@@ -376,9 +461,10 @@ impl Writer<'_> {
                 ),
             ));
         }
-        let file = tokio::fs::File::open(&blob.path)
-            .await
-            .map_err(|e| unreadable(origin, format!("blob {digest}: {e}")))?;
+        let file = tokio::fs::File::open(&blob.path).await.map_err(|e| {
+            let why = ReadFailure::File(Arc::new(e));
+            unreadable(origin, Some(format!("blob {digest}")), why)
+        })?;
         let chunks = tokio_util::io::ReaderStream::with_capacity(file, UPLOAD_CHUNK)
             .map(|r| r.map_err(oci_client::errors::OciDistributionError::from));
         self.client
@@ -389,7 +475,7 @@ impl Writer<'_> {
                 Some(blob.size),
             )
             .await
-            .map_err(|e| self.failed(&format!("upload blob {digest}"), e))?;
+            .map_err(|e| self.failed(format!("upload blob {digest}"), e))?;
         drop(blob);
         Ok(BlobCopy::Uploaded)
     }
@@ -400,8 +486,10 @@ impl Writer<'_> {
         bytes: Vec<u8>,
         media_type: &str,
     ) -> Result<(), Failure> {
-        let content_type = HeaderValue::from_str(media_type)
-            .map_err(|e| Failure::Refused(format!("media type '{media_type}': {e}")))?;
+        let content_type = HeaderValue::from_str(media_type).map_err(|e| Failure::MediaType {
+            media_type: media_type.to_string(),
+            source: Arc::new(e),
+        })?;
         // By digest, the tag is set to the digest too: the URL is the same, and oci-client
         // 0.18 then survives registries that answer without a Location header (it rebuilds
         // the URL by stripping the tag, and panics when there is none).
@@ -417,7 +505,7 @@ impl Writer<'_> {
         self.client
             .push_manifest_raw(&oci_ref, bytes, content_type)
             .await
-            .map_err(|e| self.failed(&format!("push manifest {reference}"), e))?;
+            .map_err(|e| self.failed(format!("push manifest {reference}"), e))?;
         Ok(())
     }
 
@@ -470,15 +558,16 @@ pub async fn assemble(session: &Session, request: &Request) -> Result<Outcome, F
         sources.push(source);
     }
     let images: Vec<ChildImage> = pieces.iter().map(|p| p.image.clone()).collect();
-    let index = build_index(&images, request.format, &request.annotations)
-        .map_err(|r| Failure::Refused(r.0))?;
+    let index = build_index(&images, request.format, &request.annotations)?;
     let mut copied = CopyStats::default();
     if request.dry_run {
         return Ok(Outcome { index, copied });
     }
     let client = session
         .registry_client()
-        .ok_or_else(|| Failure::Unavailable(format!("{}: no registry client", request.target)))?;
+        .ok_or_else(|| Failure::NoRegistryClient {
+            target: request.target.to_string(),
+        })?;
     let oci_target = request.target.to_oci();
     client
         .oci()
@@ -528,14 +617,16 @@ pub async fn verify_pushed(
     let graph = session
         .graph(&reference, WalkOptions::default())
         .await
-        .map_err(|e| {
-            Failure::Unavailable(format!("{target}: cannot read the pushed list back: {e}"))
+        .map_err(|source| Failure::ReadBack {
+            target: target.to_string(),
+            source,
         })?;
     if graph.root.digest != *digest {
-        return Err(Failure::Unavailable(format!(
-            "{target} now names {}, not the pushed {digest}: another push replaced it",
-            graph.root.digest
-        )));
+        return Err(Failure::Replaced {
+            target: target.to_string(),
+            now: graph.root.digest.clone(),
+            pushed: digest.clone(),
+        });
     }
     Ok(judge(&graph, policy, &policy.runtimes))
 }

@@ -19,6 +19,7 @@ use imgcheck::session::Session;
 use imgcheck::source::registry::ClientOptions;
 
 use super::build_progress::BuildProgress;
+use super::{CliError, GlobalArgs};
 
 /// Arguments of `imgcheck build`.
 #[derive(clap::Args)]
@@ -67,10 +68,16 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-/// Runs `imgcheck build`. `authfile` is handed to Buildah; `auth` loads imgcheck's own
-/// credentials (global `--authfile`, `--creds`, `--no-creds`) once the plan is known to be
-/// usable; `options` says how to reach registries (global flags).
-pub async fn run(
+/// Runs `imgcheck build` with the global options: `--authfile` is handed to Buildah too.
+pub async fn run(global: &GlobalArgs, args: &BuildArgs) -> Result<ExitKind, CliError> {
+    let options = global.client_options(ClientOptions::default().max_requests)?;
+    let auth = || global.auth_store();
+    Ok(build(args, global.authfile.as_deref(), auth, options).await?)
+}
+
+/// The build: `auth` loads imgcheck's own credentials (global `--authfile`, `--creds`,
+/// `--no-creds`) once the plan is known to be usable; `options` says how to reach registries.
+async fn build(
     args: &BuildArgs,
     authfile: Option<&Path>,
     auth: impl FnOnce() -> Result<AuthStore, AuthError>,

@@ -1,0 +1,226 @@
+//! The command line's error: every library error a command can end with, and the few the
+//! command line finds itself. Its exit kind comes from [`Classify`]: each library error keeps
+//! the kind `imgcheck::exit` gives it. [`print`] writes it the way cargo and uv do.
+
+use std::error::Error as _;
+use std::fmt;
+use std::path::PathBuf;
+
+use imgcheck::exit::{Classify, ExitKind};
+use imgcheck::graph::Problem;
+use imgcheck::{assemble, auth, batch, mirror, platform, policy, push, reference, source};
+
+/// Why a command ended without its normal output.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A reference does not parse.
+    #[error(transparent)]
+    Reference(#[from] reference::ReferenceError),
+    /// The policy cannot be loaded.
+    #[error(transparent)]
+    Policy(#[from] policy::PolicyError),
+    /// `--platform` is not a platform.
+    #[error(transparent)]
+    Platform(#[from] platform::PlatformError),
+    /// Credentials cannot be loaded.
+    #[error(transparent)]
+    Auth(#[from] auth::AuthError),
+    /// A reference list cannot be read.
+    #[error(transparent)]
+    List(#[from] batch::ListError),
+    /// `assemble`'s arguments cannot make a list.
+    #[error(transparent)]
+    Refusal(#[from] assemble::Refusal),
+    /// The mirror configuration cannot be used.
+    #[error(transparent)]
+    MirrorConfig(#[from] mirror::config::ConfigError),
+    /// A reference cannot be checked against the mirror configuration.
+    #[error(transparent)]
+    MirrorTarget(#[from] mirror::check::TargetError),
+    /// A reference cannot be fetched.
+    #[error(transparent)]
+    Fetch(#[from] source::FetchError),
+    /// `assemble` stopped.
+    #[error(transparent)]
+    Push(#[from] push::Failure),
+    /// `assemble` stopped after the list was pushed.
+    #[error(transparent)]
+    AfterPush(#[from] AfterPush),
+    /// The library found the user's input wrong (a batch reference, a mirror target).
+    #[error("{0}")]
+    BadInput(String),
+    /// `--cert-dir` is not a directory.
+    #[error("--cert-dir {}: not a directory", .0.display())]
+    CertDir(PathBuf),
+    /// A batch command was given no reference.
+    #[error("no references given (REF..., --from-file or --from-imageset)")]
+    NoReferences,
+    /// `mirror-check` was given no mirror configuration and no `--pre`.
+    #[error("mirror-check needs --idms, --icsp or --registries-conf (or --pre for a plain verify)")]
+    NoMirrorConfig,
+    /// `resolve`: no entry matches the host (`host` is `os/arch [os.version]`).
+    #[error("no matching manifest for {host} in the manifest list entries{why}")]
+    NoMatch {
+        /// The host.
+        host: String,
+        /// ` (problem)` when the reference itself is unusable, else empty.
+        why: String,
+    },
+    /// `resolve`: the host selects an entry it cannot pull.
+    #[error("{host} selects {digest}, but the pull would fail: {problem}")]
+    PullWouldFail {
+        /// The host.
+        host: String,
+        /// The selected entry.
+        digest: String,
+        /// What is wrong with it.
+        problem: Problem,
+    },
+    /// `assemble --dry-run` cannot write the index to standard output.
+    #[error("cannot write the index")]
+    WriteIndex(#[source] std::io::Error),
+    /// `assemble`: the pushed list fails its policy.
+    #[error(
+        "{pushed} was pushed but fails policy '{policy}'; the list stays pushed: fix the \
+         children and run assemble again"
+    )]
+    PushedFails {
+        /// `TARGET@DIGEST`.
+        pushed: String,
+        /// The policy's name.
+        policy: String,
+    },
+    /// `assemble`: the pushed list could not be fully verified.
+    #[error("{pushed} was pushed but could not be fully verified; the list stays pushed")]
+    PushedUnverified {
+        /// `TARGET@DIGEST`.
+        pushed: String,
+    },
+    /// `build` stopped before it had results for every image.
+    #[error(transparent)]
+    Build(#[from] imgcheck::build::BuildError),
+    /// The async runtime cannot start.
+    #[error("error: cannot start the async runtime")]
+    Runtime(#[source] std::io::Error),
+}
+
+impl Classify for CliError {
+    fn exit_kind(&self) -> ExitKind {
+        match self {
+            CliError::Reference(e) => e.exit_kind(),
+            CliError::Policy(e) => e.exit_kind(),
+            CliError::Platform(e) => e.exit_kind(),
+            CliError::Auth(e) => e.exit_kind(),
+            CliError::List(e) => e.exit_kind(),
+            CliError::Refusal(e) => e.exit_kind(),
+            CliError::MirrorConfig(e) => e.exit_kind(),
+            CliError::MirrorTarget(e) => e.exit_kind(),
+            CliError::Fetch(e) => e.exit_kind(),
+            CliError::Push(e) => e.exit_kind(),
+            CliError::AfterPush(e) => e.failure.exit_kind(),
+            CliError::BadInput(_)
+            | CliError::CertDir(_)
+            | CliError::NoReferences
+            | CliError::NoMirrorConfig => ExitKind::Usage,
+            CliError::NoMatch { .. }
+            | CliError::PullWouldFail { .. }
+            | CliError::PushedFails { .. } => ExitKind::Fail,
+            CliError::WriteIndex(_) | CliError::PushedUnverified { .. } | CliError::Runtime(_) => {
+                ExitKind::Incomplete
+            }
+            CliError::Build(e) => e.exit_kind(),
+        }
+    }
+}
+
+/// `assemble` failed after the list was pushed: the failure, and that the list stays.
+#[derive(Debug)]
+pub struct AfterPush {
+    /// `TARGET@DIGEST` of the pushed list.
+    pub pushed: String,
+    /// What failed.
+    pub failure: push::Failure,
+}
+
+impl fmt::Display for AfterPush {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (the list {} was pushed)", self.failure, self.pushed)
+    }
+}
+
+/// The failure's own message is part of this one; its causes follow.
+impl std::error::Error for AfterPush {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.failure.source()
+    }
+}
+
+/// Prints `imgcheck: <error>` and one `  caused by: <cause>` line per cause on standard error.
+pub fn print(error: &CliError) {
+    eprintln!("imgcheck: {error}");
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        eprintln!("  caused by: {c}");
+        cause = c.source();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_error_ends_with_its_kind() {
+        let fetch = |e| CliError::Fetch(e);
+        let table: [(CliError, ExitKind); 6] = [
+            (CliError::NoReferences, ExitKind::Usage),
+            (
+                fetch(source::FetchError::BadInput("not a layout".into())),
+                ExitKind::Usage,
+            ),
+            (
+                fetch(source::FetchError::Unavailable("reset".into())),
+                ExitKind::Incomplete,
+            ),
+            (
+                CliError::NoMatch {
+                    host: "linux/amd64".into(),
+                    why: String::new(),
+                },
+                ExitKind::Fail,
+            ),
+            (
+                CliError::PushedUnverified {
+                    pushed: "r@d".into(),
+                },
+                ExitKind::Incomplete,
+            ),
+            (
+                CliError::Build(imgcheck::build::BuildError::Check { errors: 2 }),
+                ExitKind::Usage,
+            ),
+        ];
+        for (error, want) in table {
+            assert_eq!(error.exit_kind(), want, "{error}");
+        }
+    }
+
+    #[test]
+    fn after_a_push_the_failure_keeps_its_causes() {
+        let failure = push::Failure::ReadBack {
+            target: "127.0.0.1:5000/app:v1".into(),
+            source: source::FetchError::Unavailable("connection reset".into()),
+        };
+        let error = CliError::from(AfterPush {
+            pushed: "127.0.0.1:5000/app:v1@sha256:ab".into(),
+            failure,
+        });
+        assert_eq!(
+            error.to_string(),
+            "127.0.0.1:5000/app:v1: cannot read the pushed list back \
+             (the list 127.0.0.1:5000/app:v1@sha256:ab was pushed)"
+        );
+        assert_eq!(error.source().unwrap().to_string(), "connection reset");
+        assert_eq!(error.exit_kind(), ExitKind::Incomplete);
+    }
+}

@@ -1,0 +1,72 @@
+//! `imgcheck verify`: judge references against a policy.
+
+use imgcheck::batch::{self, VerifyRun};
+use imgcheck::exit::ExitKind;
+use imgcheck::graph::WalkOptions;
+use imgcheck::platform::RuntimeProfile;
+use imgcheck::policy::{DEFAULT_POLICY, Policy};
+use imgcheck::report;
+
+use super::progress::Progress;
+use super::{CliError, GlobalArgs, RefInput, ReportFormat};
+
+/// Arguments of `imgcheck verify`.
+#[derive(clap::Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    input: RefInput,
+    /// Print request counters to standard error at the end.
+    #[arg(long)]
+    stats: bool,
+    /// Embedded policy name or policy file.
+    #[arg(long, default_value = DEFAULT_POLICY)]
+    policy: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    format: ReportFormat,
+    /// Also read Windows layers and check they use the Windows layer layout.
+    #[arg(long)]
+    deep: bool,
+    /// Runtime profiles to judge with (repeatable); default: the policy's `runtimes`.
+    #[arg(long = "runtime", value_name = "PROFILE")]
+    runtimes: Vec<RuntimeProfile>,
+    /// Registry requests (and images) in flight at once.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
+    jobs: u16,
+}
+
+/// Verifies every reference, prints the report, and exits with the verdicts' kind.
+pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, CliError> {
+    let refs = args.input.collect()?;
+    let policy = Policy::load(&args.policy)?;
+    let runtimes = if args.runtimes.is_empty() {
+        policy.runtimes.clone()
+    } else {
+        args.runtimes.clone()
+    };
+    let jobs = usize::from(args.jobs);
+    let session = global.session(&refs, jobs).await?;
+    let run = VerifyRun {
+        policy,
+        runtimes,
+        walk: WalkOptions {
+            jobs,
+            deep: args.deep,
+        },
+        images_in_flight: jobs,
+    };
+    let progress = Progress::new(refs.len() as u64);
+    let outcomes = batch::verify_all(&session, &refs, &run, &|o| progress.done(o)).await;
+    progress.finish();
+    let reports = super::reports(outcomes)?;
+    let now = std::time::SystemTime::now();
+    print!("{}", report::render(args.format.into(), &reports, now));
+    if args.stats {
+        let line = session.stats().map_or_else(
+            || "requests: none (no registry references)".to_string(),
+            |s| s.summary(),
+        );
+        eprintln!("imgcheck: {} images; {line}", reports.len());
+    }
+    Ok(report::exit_kind(&reports))
+}

@@ -1,0 +1,40 @@
+//! `resolve`'s JSON document: the host, the runtime, what it selects and every candidate.
+
+use serde::Serialize;
+
+use crate::engine::{CandidateReport, Resolution};
+use crate::platform::{Platform, RuntimeProfile};
+
+/// The fields of the document. It is printed through a `serde_json::Value`, whose maps sort
+/// their keys: the keys come out in alphabetical order at every level, as they always have.
+#[derive(Serialize)]
+struct ResolveDoc<'a> {
+    reference: &'a str,
+    host: String,
+    runtime: &'static str,
+    digest: &'a Option<String>,
+    platform: &'a Option<Platform>,
+    config_platform: &'a Option<Platform>,
+    candidates: &'a [CandidateReport],
+}
+
+/// The JSON document of `resolve --format json` for `reference` on `host` with `runtime`,
+/// pretty-printed, without a final newline.
+pub fn resolve_json(
+    reference: &str,
+    host: &Platform,
+    runtime: RuntimeProfile,
+    resolution: &Resolution,
+) -> String {
+    let doc = ResolveDoc {
+        reference,
+        host: host.to_string(),
+        runtime: runtime.name(),
+        digest: &resolution.digest,
+        platform: &resolution.platform,
+        config_platform: &resolution.config_platform,
+        candidates: &resolution.candidates,
+    };
+    let value = serde_json::to_value(&doc).expect("serialises");
+    serde_json::to_string_pretty(&value).expect("serialises")
+}

@@ -1,0 +1,155 @@
+//! The text report of `verify` and `mirror-check`: per image a verdict line, the host matrix
+//! and the findings; for several images, a summary.
+
+use std::fmt::Write as _;
+
+use crate::engine::{HostResult, ImageReport, Severity, Verdict};
+
+use super::{error_rules, short};
+
+/// The text report: per image a verdict line, the host matrix, and the findings; then, for
+/// more than one image, the summary.
+pub fn text(reports: &[ImageReport]) -> String {
+    let mut out = String::new();
+    for r in reports {
+        let _ = writeln!(
+            out,
+            "{}  {}  {}",
+            verdict_word(r.verdict),
+            r.reference,
+            r.digest.as_deref().map(short).unwrap_or_default()
+        );
+        matrix(&mut out, &r.hosts);
+        findings(&mut out, r);
+    }
+    if reports.len() > 1 {
+        summary(&mut out, reports);
+    }
+    out
+}
+
+fn verdict_word(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Pass => "PASS",
+        Verdict::Fail => "FAIL",
+        Verdict::Error => "ERROR",
+    }
+}
+
+/// One row of the host matrix: host, runtime, selected digest, os.version, status.
+type Row = [String; 5];
+
+/// The host matrix, when the image has host results.
+fn matrix(out: &mut String, hosts: &[HostResult]) {
+    if hosts.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "  {:<26} {:<16} {:<20} {:<17} status",
+        "host", "runtime", "selects", "os.version"
+    );
+    for [p, rt, sel, v, st] in rows(hosts) {
+        let _ = writeln!(out, "  {p:<26} {rt:<16} {sel:<20} {v:<17} {st}");
+    }
+}
+
+/// The matrix rows: runtimes that agree for a host collapse into one row (`all`).
+fn rows(hosts: &[HostResult]) -> Vec<Row> {
+    let mut rows = Vec::new();
+    let mut i = 0;
+    while i < hosts.len() {
+        let h = &hosts[i];
+        let same: Vec<_> = hosts[i..]
+            .iter()
+            .take_while(|o| o.platform == h.platform)
+            .collect();
+        let all_agree = same
+            .iter()
+            .all(|o| o.selected == h.selected && o.status == h.status);
+        let group: Vec<_> = if all_agree { vec![h] } else { same.clone() };
+        for o in group {
+            let runtime = match (all_agree, o.runtime) {
+                (_, None) => "-".to_string(),
+                (true, Some(_)) if same.len() > 1 => "all".to_string(),
+                (_, Some(p)) => p.name().to_string(),
+            };
+            rows.push([
+                o.platform.clone(),
+                runtime,
+                o.selected
+                    .as_deref()
+                    .map(short)
+                    .unwrap_or_else(|| "(none)".into()),
+                o.os_version.clone().unwrap_or_else(|| "-".into()),
+                o.status.clone(),
+            ]);
+        }
+        i += same.len();
+    }
+    rows
+}
+
+/// Each finding with its severity and rule; errors and warnings also get their hint.
+fn findings(out: &mut String, r: &ImageReport) {
+    for f in &r.findings {
+        let sev = match f.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        };
+        let _ = writeln!(out, "  {sev:<7} {:<21} {}", f.rule, f.message);
+        if f.severity != Severity::Info {
+            let _ = writeln!(out, "          hint: {}", f.hint);
+        }
+    }
+}
+
+/// The summary: failing images first, then those that could not be checked, then passes;
+/// then the counts.
+fn summary(out: &mut String, reports: &[ImageReport]) {
+    let _ = writeln!(out, "\nsummary:");
+    let mut order: Vec<&ImageReport> = reports.iter().collect();
+    order.sort_by_key(|r| match r.verdict {
+        Verdict::Fail => 0,
+        Verdict::Error => 1,
+        Verdict::Pass => 2,
+    });
+    for r in order {
+        let line = format!(
+            "  {:<5} {}  {}",
+            verdict_word(r.verdict),
+            r.reference,
+            error_rules(r).join(",")
+        );
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+    let count = |v| reports.iter().filter(|r| r.verdict == v).count();
+    let _ = writeln!(
+        out,
+        "{} images: {} pass, {} fail, {} error",
+        reports.len(),
+        count(Verdict::Pass),
+        count(Verdict::Fail),
+        count(Verdict::Error)
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::report;
+
+    #[test]
+    fn text_shows_verdict_matrix_and_findings() {
+        let out = text(&[
+            report(Verdict::Fail, &[Severity::Error]),
+            report(Verdict::Pass, &[]),
+        ]);
+        assert!(out.contains("FAIL  r-Fail  sha256:0123456789ab"), "{out}");
+        assert!(out.contains("linux/amd64"), "{out}");
+        assert!(out.contains("error   no-match"), "{out}");
+        assert!(out.contains("hint: h"), "{out}");
+        assert!(out.contains("2 images: 1 pass, 1 fail, 0 error"), "{out}");
+    }
+}
