@@ -43,6 +43,21 @@ pub async fn buildah_version() -> Result<Version, RunError> {
     })
 }
 
+/// Attempts of a `buildah build` whose runtime setup failed transiently (see
+/// [`is_transient_setup_failure`]): the first, and one more.
+pub const BUILD_ATTEMPTS: u32 = 2;
+
+/// Whether a line of Buildah's output says its process setup failed before the Containerfile
+/// step ran, in a way that running it again heals. One such failure is known: Buildah
+/// (1.28.2 here) runs `RUN` steps through a re-exec that copies its own binary into a sealed
+/// memfd (runc's `cloned_binary.c`, vendored), and `F_ADD_SEALS` can answer `EBUSY` while
+/// other builds run at the same time — `Close_Fd sealing memfd copy: Device or resource busy`.
+/// Nothing of the user's step has run then; seen about once in seven runs of the build
+/// tests, never twice in a row.
+pub fn is_transient_setup_failure(line: &str) -> bool {
+    line.contains("sealing memfd copy: Device or resource busy")
+}
+
 fn log_write(e: std::io::Error) -> JobError {
     JobError::WriteLog(Arc::new(e))
 }
@@ -164,6 +179,27 @@ pub fn read_trimmed(path: &Path) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_buildahs_memfd_race_counts_as_transient() {
+        let table = [
+            ("Close_Fd sealing memfd copy: Device or resource busy", true),
+            (
+                "time=\"…\" level=error msg=\"Close_Fd sealing memfd copy: Device or resource busy\"",
+                true,
+            ),
+            (
+                "Close_Fd sealing memfd copy: Operation not permitted",
+                false,
+            ),
+            ("Error: building at STEP \"RUN make\": exit status 1", false),
+            ("make: *** [Makefile:3: all] Device or resource busy", false),
+            ("", false),
+        ];
+        for (line, want) in table {
+            assert_eq!(is_transient_setup_failure(line), want, "{line}");
+        }
+    }
 
     #[test]
     fn log_tails() {

@@ -7,12 +7,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use tokio::io::AsyncWriteExt;
 use tokio::sync::{Semaphore, watch};
 
 use crate::build::base::BaseInfo;
 use crate::build::buildah::{Passthrough, Version, build_command, parse_step, push_command};
 use crate::build::error::{JobError, StepError, VerifyError, with_causes};
-use crate::build::exec::{read_trimmed, run_logged};
+use crate::build::exec::{BUILD_ATTEMPTS, is_transient_setup_failure, read_trimmed, run_logged};
 use crate::build::jobs::Job;
 use crate::build::progress::{JobProgress, Reporter};
 use crate::digest::Digest;
@@ -52,16 +53,7 @@ async fn run_job(
     for f in [&job.spec.iidfile, &job.digestfile] {
         let _ = std::fs::remove_file(f);
     }
-    view.status("building");
-    let built = run_logged(&build_command(&job.spec, pass), &mut log, stop, |line| {
-        if let Some(step) = parse_step(line) {
-            view.status(&step.to_string());
-        }
-    })
-    .await?;
-    if !built {
-        return Err(JobError::Build);
-    }
+    build(job, pass, view, stop, &mut log).await?;
     let iidfile = &job.spec.iidfile;
     let image_id =
         read_trimmed(iidfile).map_err(|e| JobError::ImageId(iidfile.clone(), Arc::new(e)))?;
@@ -75,6 +67,40 @@ async fn run_job(
     digest
         .parse::<Digest>()
         .map_err(|e| JobError::Digest(digest.clone(), e))
+}
+
+/// `buildah build` for one job; run again once when Buildah's own process setup failed
+/// transiently before any step ran ([`is_transient_setup_failure`]).
+async fn build(
+    job: &Job,
+    pass: &Passthrough,
+    view: &dyn JobProgress,
+    stop: &mut watch::Receiver<bool>,
+    log: &mut tokio::fs::File,
+) -> Result<(), JobError> {
+    for attempt in 1..=BUILD_ATTEMPTS {
+        view.status("building");
+        let mut transient = false;
+        let built = run_logged(&build_command(&job.spec, pass), log, stop, |line| {
+            transient |= is_transient_setup_failure(line);
+            if let Some(step) = parse_step(line) {
+                view.status(&step.to_string());
+            }
+        })
+        .await?;
+        if built {
+            return Ok(());
+        }
+        if !transient || attempt == BUILD_ATTEMPTS {
+            break;
+        }
+        let note =
+            "# Buildah's process setup failed transiently (sealing memfd copy); building again\n";
+        log.write_all(note.as_bytes())
+            .await
+            .map_err(|e| JobError::WriteLog(Arc::new(e)))?;
+    }
+    Err(JobError::Build)
 }
 
 /// Records a failed job: stops the other builds of its image, shows the failure with the tail
