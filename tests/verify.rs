@@ -804,3 +804,89 @@ fn policy_show_prints_the_effective_policy() {
     let out = run(&["policy", "show", "openshift-ltsc2025"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("26100"));
 }
+
+/// A reader that goes away (`imgcheck verify … | head -1`) is not an error: no panic, no
+/// message, and the exit code is still the verdict's.
+#[test]
+fn a_reader_that_reads_one_line_and_leaves_gets_the_verdict_and_no_panic() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    // 600 reports: far more than a pipe holds (64 KiB), so imgcheck is still writing when
+    // the reader leaves.
+    let good = layout_ref("good");
+    let refs = vec![good.as_str(); 600];
+    let mut child = imgcheck()
+        .arg("verify")
+        .args(&refs)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("imgcheck runs");
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    // The reader (and the pipe's only read end) is dropped here.
+    assert!(first.starts_with("PASS"), "{first}");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr, "", "nothing on stderr when the reader leaves");
+}
+
+/// Every command that writes standard output, with its read end closed before it writes:
+/// each ends with the exit code it would have had, silently.
+#[test]
+fn every_command_ends_quietly_when_standard_output_is_closed() {
+    use std::process::Stdio;
+    let good = layout_ref("good");
+    let partial = layout_ref("ltsc2022-only");
+    let cases: [(&[&str], i32); 8] = [
+        (&["verify", &good], 0),
+        (&["verify", &partial], 1),
+        (&["verify", &good, "--format", "konflux"], 0),
+        (&["inspect", &good, "--format", "json"], 0),
+        (&["resolve", &good, "--platform", "linux/amd64"], 0),
+        (&["policy", "show"], 0),
+        (&["build", "--push", "127.0.0.1:5000/csi", "--dry-run"], 0),
+        (&["build", "--check"], 0),
+    ];
+    for (args, want) in cases {
+        let mut child = imgcheck()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("imgcheck runs");
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(want), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("panicked") && !stderr.contains("Broken pipe"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// A standard output that cannot take the report (a full disk) is not a reader that left:
+/// exit 3, naming standard output and the cause.
+#[test]
+fn a_full_standard_output_is_an_incomplete_run() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let out = imgcheck()
+        .args(["verify", &layout_ref("good")])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("imgcheck: cannot write to standard output")
+            && stderr.contains("caused by: No space left on device"),
+        "{stderr}"
+    );
+}

@@ -1,8 +1,6 @@
 //! `imgcheck assemble`: build a manifest list from per-platform images, push it, verify it.
 //! The work is in `imgcheck::push`; this reads the arguments, prints and picks the exit kind.
 
-use std::io::Write as _;
-
 use clap::ValueEnum;
 use imgcheck::assemble::{ChildSpec, IndexFormat, parse_annotations, target_ref};
 use imgcheck::engine::Verdict;
@@ -14,7 +12,7 @@ use imgcheck::report;
 use imgcheck::session::Session;
 
 use super::error::AfterPush;
-use super::{CliError, GlobalArgs};
+use super::{CliError, GlobalArgs, output};
 
 /// Arguments of `imgcheck assemble`.
 #[derive(clap::Args)]
@@ -85,25 +83,22 @@ pub async fn run(global: &GlobalArgs, args: &AssembleArgs) -> Result<ExitKind, C
     if args.dry_run {
         return dry_run(&request, &outcome);
     }
-    eprintln!("imgcheck: {}", outcome.copied.summary());
-    println!("{}@{}", request.target, outcome.index.digest);
+    output::eprintln(format_args!("imgcheck: {}", outcome.copied.summary()));
+    output::println(format_args!("{}@{}", request.target, outcome.index.digest))?;
     verify(&session, &request, &outcome, &policy).await
 }
 
 /// Prints the list that would be pushed (stdout) and what it is (stderr).
 fn dry_run(request: &Request, outcome: &Outcome) -> Result<ExitKind, CliError> {
     let index = &outcome.index;
-    let mut out = std::io::stdout().lock();
-    out.write_all(&index.bytes)
-        .and_then(|()| out.flush())
-        .map_err(CliError::WriteIndex)?;
-    eprintln!(
+    output::print(&index.bytes)?;
+    output::eprintln(format_args!(
         "imgcheck: dry run: {}@{} ({} entries, {}); nothing was pushed",
         request.target,
         index.digest,
         index.entries.len(),
         index.format.media_type()
-    );
+    ));
     Ok(ExitKind::Pass)
 }
 
@@ -122,7 +117,7 @@ async fn verify(
             pushed: pushed.clone(),
             failure,
         })?;
-    print!("{}", report::text(std::slice::from_ref(&report)));
+    output::print(report::text(std::slice::from_ref(&report)))?;
     match report.verdict {
         Verdict::Pass => Ok(ExitKind::Pass),
         Verdict::Fail => Err(CliError::PushedFails {

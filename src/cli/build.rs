@@ -72,17 +72,20 @@ fn env(name: &str) -> Option<String> {
 pub async fn run(global: &GlobalArgs, args: &BuildArgs) -> Result<ExitKind, CliError> {
     let options = global.client_options(ClientOptions::default().max_requests)?;
     let auth = || global.auth_store();
-    Ok(build(args, global.authfile.as_deref(), auth, options).await?)
+    let (report, kind) = build(args, global.authfile.as_deref(), auth, options).await?;
+    super::output::print(report)?;
+    Ok(kind)
 }
 
 /// The build: `auth` loads imgcheck's own credentials (global `--authfile`, `--creds`,
 /// `--no-creds`) once the plan is known to be usable; `options` says how to reach registries.
+/// Returns what to print on standard output, and the exit kind.
 async fn build(
     args: &BuildArgs,
     authfile: Option<&Path>,
     auth: impl FnOnce() -> Result<AuthStore, AuthError>,
     options: ClientOptions,
-) -> Result<ExitKind, BuildError> {
+) -> Result<(String, ExitKind), BuildError> {
     let plan = Plan::load(&args.plan)?;
     let images = plan.select(&args.images)?;
     let findings = check(&plan, &images, &env);
@@ -101,8 +104,7 @@ async fn build(
     let deep = args.allow_legacy_windows_layers;
     if args.dry_run {
         let text = report::build::dry_run(&findings, &lists, &jobs, &passthrough, deep);
-        print!("{text}");
-        return Ok(ExitKind::Pass);
+        return Ok((text, ExitKind::Pass));
     }
     require_contexts(&plan, &images, &env)?;
     let auth = auth()?;
@@ -121,17 +123,16 @@ async fn build(
     let session_for =
         |refs: Vec<ImageRef>| async move { Session::new(&options, auth, &refs).await };
     let results = build.run(version, session_for, &PushAssembler).await?;
-    print!("{}", report::build::results(&results));
-    Ok(exit_kind(&results))
+    Ok((report::build::results(&results), exit_kind(&results)))
 }
 
-/// `--check`: the findings on standard output; any error is a usage error.
-fn check_only(plan: &Plan, images: usize, findings: &[CheckFinding]) -> ExitKind {
-    print!("{}", report::build::check(&plan.path, images, findings));
+/// `--check`: the findings for standard output; any error is a usage error.
+fn check_only(plan: &Plan, images: usize, findings: &[CheckFinding]) -> (String, ExitKind) {
+    let text = report::build::check(&plan.path, images, findings);
     if report::build::errors(findings).next().is_none() {
-        ExitKind::Pass
+        (text, ExitKind::Pass)
     } else {
-        ExitKind::Usage
+        (text, ExitKind::Usage)
     }
 }
 
@@ -152,7 +153,7 @@ fn refuse_errors(findings: &[CheckFinding]) -> Result<(), BuildError> {
         return Ok(());
     }
     for f in report::build::errors(findings) {
-        eprintln!("{f}");
+        super::output::eprintln(f);
     }
     Err(BuildError::Check { errors })
 }

@@ -5,6 +5,7 @@ use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use super::output;
 use imgcheck::build::progress::{JobProgress, Reporter};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -35,10 +36,10 @@ impl Reporter for BuildProgress {
         match &*self.multi() {
             Some(m) => {
                 if m.println(text).is_err() {
-                    eprintln!("{text}");
+                    output::eprintln(text);
                 }
             }
-            None => eprintln!("{text}"),
+            None => output::eprintln(text),
         }
     }
 
@@ -81,14 +82,14 @@ impl JobProgress for JobLine {
     fn status(&self, text: &str) {
         match &self.bar {
             Some(b) => b.set_message(text.to_string()),
-            None => eprintln!("{}: {text}", self.label),
+            None => output::eprintln(format_args!("{}: {text}", self.label)),
         }
     }
 
     fn finish(&self, text: &str) {
         match &self.bar {
             Some(b) => b.finish_with_message(text.to_string()),
-            None => eprintln!("{}: {text}", self.label),
+            None => output::eprintln(format_args!("{}: {text}", self.label)),
         }
     }
 }

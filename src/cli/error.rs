@@ -76,9 +76,10 @@ pub enum CliError {
         /// What is wrong with it.
         problem: Problem,
     },
-    /// `assemble --dry-run` cannot write the index to standard output.
-    #[error("cannot write the index")]
-    WriteIndex(#[source] std::io::Error),
+    /// Standard output cannot be written (other than a reader that went away, which is not
+    /// an error: `cli::output`).
+    #[error("cannot write to standard output")]
+    Stdout(#[source] std::io::Error),
     /// `assemble`: the pushed list fails its policy.
     #[error(
         "{pushed} was pushed but fails policy '{policy}'; the list stays pushed: fix the \
@@ -125,7 +126,7 @@ impl Classify for CliError {
             CliError::NoMatch { .. }
             | CliError::PullWouldFail { .. }
             | CliError::PushedFails { .. } => ExitKind::Fail,
-            CliError::WriteIndex(_) | CliError::PushedUnverified { .. } | CliError::Runtime(_) => {
+            CliError::Stdout(_) | CliError::PushedUnverified { .. } | CliError::Runtime(_) => {
                 ExitKind::Incomplete
             }
             CliError::Build(e) => e.exit_kind(),
@@ -157,10 +158,10 @@ impl std::error::Error for AfterPush {
 
 /// Prints `imgcheck: <error>` and one `  caused by: <cause>` line per cause on standard error.
 pub fn print(error: &CliError) {
-    eprintln!("imgcheck: {error}");
+    super::output::eprintln(format_args!("imgcheck: {error}"));
     let mut cause = error.source();
     while let Some(c) = cause {
-        eprintln!("  caused by: {c}");
+        super::output::eprintln(format_args!("  caused by: {c}"));
         cause = c.source();
     }
 }

@@ -5,7 +5,7 @@ use imgcheck::exit::ExitKind;
 use imgcheck::graph::WalkOptions;
 use imgcheck::report;
 
-use super::{CliError, GlobalArgs, SimpleFormat};
+use super::{CliError, GlobalArgs, SimpleFormat, output};
 
 /// Arguments of `imgcheck inspect`.
 #[derive(clap::Args)]
@@ -25,8 +25,8 @@ pub async fn run(global: &GlobalArgs, args: &InspectArgs) -> Result<ExitKind, Cl
     let graph = session.graph(&refs[0], WalkOptions::default()).await?;
     let view = inspect(&graph);
     match args.format {
-        SimpleFormat::Json => println!("{}", report::inspect_json(&view)),
-        SimpleFormat::Text => print!("{}", report::inspect_text(&view)),
+        SimpleFormat::Json => output::println(report::inspect_json(&view))?,
+        SimpleFormat::Text => output::print(report::inspect_text(&view))?,
     }
     Ok(ExitKind::Pass)
 }

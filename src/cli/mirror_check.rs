@@ -76,6 +76,6 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
     progress.finish();
     let reports = super::reports(outcomes)?;
     let now = std::time::SystemTime::now();
-    print!("{}", report::render(args.format.into(), &reports, now));
+    super::output::print(report::render(args.format.into(), &reports, now))?;
     Ok(report::exit_kind(&reports))
 }

@@ -20,6 +20,7 @@ pub mod build_progress;
 pub mod error;
 pub mod inspect;
 pub mod mirror_check;
+pub mod output;
 pub mod policy;
 pub mod progress;
 pub mod resolve;

@@ -21,7 +21,7 @@ pub enum PolicyCommand {
 pub fn run(command: &PolicyCommand) -> Result<ExitKind, CliError> {
     match command {
         PolicyCommand::Show { policy } => {
-            print!("{}", Policy::load(policy)?.to_yaml());
+            super::output::print(Policy::load(policy)?.to_yaml())?;
             Ok(ExitKind::Pass)
         }
     }

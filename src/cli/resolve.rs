@@ -6,7 +6,7 @@ use imgcheck::graph::{Content, Graph, WalkOptions};
 use imgcheck::platform::{Platform, RuntimeProfile};
 use imgcheck::report;
 
-use super::{CliError, GlobalArgs, SimpleFormat};
+use super::{CliError, GlobalArgs, SimpleFormat, output};
 
 /// Arguments of `imgcheck resolve`.
 #[derive(clap::Args)]
@@ -34,14 +34,16 @@ pub async fn run(global: &GlobalArgs, args: &ResolveArgs) -> Result<ExitKind, Cl
     let graph = session.graph(&refs[0], WalkOptions::default()).await?;
     let r = resolve(&graph, &host, args.runtime);
     if args.format == SimpleFormat::Json {
-        println!(
-            "{}",
-            report::resolve_json(&graph.reference, &host, args.runtime, &r)
-        );
+        output::println(report::resolve_json(
+            &graph.reference,
+            &host,
+            args.runtime,
+            &r,
+        ))?;
     }
     let digest = selected(&graph, &host, &r)?;
     if args.format == SimpleFormat::Text {
-        println!("{digest}");
+        output::println(digest)?;
     }
     Ok(ExitKind::Pass)
 }

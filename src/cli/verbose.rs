@@ -58,7 +58,7 @@ impl Subscriber for Verbose {
     fn event(&self, event: &Event<'_>) {
         let mut message = Message(String::new());
         event.record(&mut message);
-        eprintln!("imgcheck: {}", message.0);
+        super::output::eprintln(format_args!("imgcheck: {}", message.0));
     }
 
     fn enter(&self, _: &Id) {}

@@ -7,6 +7,7 @@ use imgcheck::platform::RuntimeProfile;
 use imgcheck::policy::{DEFAULT_POLICY, Policy};
 use imgcheck::report;
 
+use super::output;
 use super::progress::Progress;
 use super::{CliError, GlobalArgs, RefInput, ReportFormat};
 
@@ -60,13 +61,13 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
     progress.finish();
     let reports = super::reports(outcomes)?;
     let now = std::time::SystemTime::now();
-    print!("{}", report::render(args.format.into(), &reports, now));
+    output::print(report::render(args.format.into(), &reports, now))?;
     if args.stats {
         let line = session.stats().map_or_else(
             || "requests: none (no registry references)".to_string(),
             |s| s.summary(),
         );
-        eprintln!("imgcheck: {} images; {line}", reports.len());
+        output::eprintln(format_args!("imgcheck: {} images; {line}", reports.len()));
     }
     Ok(report::exit_kind(&reports))
 }

@@ -1,0 +1,71 @@
+//! Standard output and standard error for every command: the one place that writes them.
+//!
+//! A closed standard output (`imgcheck verify … | head -1`) means the reader is gone, not that
+//! the command failed: [`print`] swallows `EPIPE` and the command ends with the exit code it
+//! would have had anyway — the verdict's, since every command writes its report after the
+//! verdict is known (docs/decisions.md, "A closed standard output"). Any other write error
+//! (a full disk behind `>`) is a [`CliError::Stdout`]: the report was not delivered.
+//! Messages on standard error are best effort: a closed standard error loses them, silently.
+
+use std::io::{ErrorKind, Write};
+
+use super::CliError;
+
+/// Writes `bytes` to standard output and flushes it; a reader that has gone away is not an
+/// error.
+pub fn print(bytes: impl AsRef<[u8]>) -> Result<(), CliError> {
+    write_to(&mut std::io::stdout().lock(), bytes.as_ref())
+}
+
+/// Writes `text` and a newline to standard output, as [`print`].
+pub fn println(text: impl std::fmt::Display) -> Result<(), CliError> {
+    print(format!("{text}\n"))
+}
+
+/// Writes `text` and a newline to standard error; a write error loses the line.
+pub fn eprintln(text: impl std::fmt::Display) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{text}").and_then(|()| err.flush());
+}
+
+/// [`print`] on any writer: `EPIPE` is success, other errors are [`CliError::Stdout`].
+fn write_to(out: &mut impl Write, bytes: &[u8]) -> Result<(), CliError> {
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != ErrorKind::BrokenPipe => Err(CliError::Stdout(e)),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use imgcheck::exit::{Classify, ExitKind};
+
+    /// A writer that fails every write with `kind`.
+    struct Failing(ErrorKind);
+
+    impl Write for Failing {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(self.0.into())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_gone_reader_is_not_an_error_and_other_write_errors_are() {
+        let table = [
+            (ErrorKind::BrokenPipe, None),
+            (ErrorKind::StorageFull, Some(ExitKind::Incomplete)),
+            (ErrorKind::PermissionDenied, Some(ExitKind::Incomplete)),
+        ];
+        for (kind, want) in table {
+            let got = write_to(&mut Failing(kind), b"report\n").err();
+            assert_eq!(got.as_ref().map(Classify::exit_kind), want, "{kind:?}");
+        }
+        let mut buf = Vec::new();
+        write_to(&mut buf, b"report\n").unwrap();
+        assert_eq!(buf, b"report\n");
+    }
+}
