@@ -224,12 +224,17 @@ fn konflux_output_conforms_for_every_result() {
         (vec![layout_ref("foreign-layer")], "WARNING"),
         (vec![layout_ref("good"), unreachable.clone()], "ERROR"),
         (
+            vec![layout_ref("no-os-version"), layout_ref("schema1")],
+            "FAILURE",
+        ),
+        // ADR 0030's rank order: ERROR above FAILURE.
+        (
             vec![
                 layout_ref("no-os-version"),
                 layout_ref("schema1"),
                 unreachable,
             ],
-            "FAILURE",
+            "ERROR",
         ),
     ];
     for (refs, want) in cases {

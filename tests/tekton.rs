@@ -14,9 +14,15 @@ fn task() -> serde_yaml_ng::Value {
     serde_yaml_ng::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-/// Runs the task's step script as Tekton would: `$(params.*)` substituted in the step env,
-/// `$(results.TEST_OUTPUT.path)` in the script, imgcheck on PATH.
+/// Runs the task's step script as Tekton would: `$(params.*)` and `$(workspaces.policy.*)`
+/// substituted in the step env (an unbound optional workspace: path empty, bound `false`),
+/// `$(results.TEST_OUTPUT.path)` in the script, imgcheck on PATH, in a directory of its own.
 fn run_task(params: &[(&str, &str)]) -> (Value, String) {
+    run_task_with(params, None)
+}
+
+/// [`run_task`] with the `policy` workspace bound to `workspace`.
+fn run_task_with(params: &[(&str, &str)], workspace: Option<&Path>) -> (Value, String) {
     let task = task();
     let step = &task["spec"]["steps"][0];
     let dir = tempfile::tempdir().unwrap();
@@ -33,6 +39,7 @@ fn run_task(params: &[(&str, &str)]) -> (Value, String) {
     }
     let bin_dir = Path::new(env!("CARGO_BIN_EXE_imgcheck")).parent().unwrap();
     let mut cmd = Command::new("bash");
+    cmd.current_dir(dir.path());
     cmd.arg("-c").arg(&script).env(
         "PATH",
         format!(
@@ -47,11 +54,23 @@ fn run_task(params: &[(&str, &str)]) -> (Value, String) {
             cmd.env(p["name"].as_str().unwrap(), d);
         }
     }
+    let (bound, path) = match workspace {
+        Some(p) => ("true", p.to_str().unwrap()),
+        None => ("false", ""),
+    };
     for env in step["env"].as_sequence().unwrap() {
-        let mut value = env["value"].as_str().unwrap().to_string();
+        let mut value = env["value"]
+            .as_str()
+            .unwrap()
+            .replace("$(workspaces.policy.bound)", bound)
+            .replace("$(workspaces.policy.path)", path);
         for (k, v) in params {
             value = value.replace(&format!("$(params.{k})"), v);
         }
+        assert!(
+            !value.contains("$(workspaces.") && !value.contains("$(results."),
+            "unsubstituted Tekton variable in env: {value}"
+        );
         if !value.contains("$(params.") {
             cmd.env(env["name"].as_str().unwrap(), value);
         }
@@ -101,12 +120,94 @@ fn task_declares_the_konflux_interface() {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(params, ["IMAGE_URL", "IMAGE_DIGEST", "POLICY"]);
+    assert_eq!(
+        params,
+        ["IMAGE_URL", "IMAGE_DIGEST", "POLICY", "IMGCHECK_IMAGE"]
+    );
     assert_eq!(task["spec"]["results"][0]["name"], "TEST_OUTPUT");
     let script = task["spec"]["steps"][0]["script"].as_str().unwrap();
     assert!(script.contains("--format konflux"));
     // Params reach the script through env only (no $(params.*) pasted into shell code).
     assert!(!script.contains("$(params."));
+}
+
+/// POLICY promises "a path in the workspace": the task declares that workspace (optional:
+/// embedded policies need none) and every workspace it refers to.
+#[test]
+fn task_declares_the_policy_workspace_it_reads() {
+    let task = task();
+    let workspaces = task["spec"]["workspaces"]
+        .as_sequence()
+        .expect("spec.workspaces declared");
+    let names: Vec<&str> = workspaces
+        .iter()
+        .map(|w| w["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["policy"]);
+    assert_eq!(workspaces[0]["optional"], true);
+    assert_eq!(workspaces[0]["readOnly"], true);
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tekton/imgcheck-verify.yaml"),
+    )
+    .unwrap();
+    for used in text.split("$(workspaces.").skip(1) {
+        let name = used.split('.').next().unwrap();
+        assert!(names.contains(&name), "undeclared workspace {name}");
+    }
+}
+
+/// The step's image is pinned: a param whose default is this release's version tag (or a
+/// digest), never `:latest` or an untagged name.
+#[test]
+fn task_runs_a_pinned_imgcheck_image() {
+    let task = task();
+    let step = &task["spec"]["steps"][0];
+    assert_eq!(step["image"], "$(params.IMGCHECK_IMAGE)");
+    let param = task["spec"]["params"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "IMGCHECK_IMAGE")
+        .expect("IMGCHECK_IMAGE param");
+    let image = param["default"].as_str().unwrap();
+    let pinned_by_digest = image.contains("@sha256:");
+    let tag = image.rsplit_once(':').map(|(_, t)| t).unwrap_or("");
+    assert!(
+        pinned_by_digest || tag == env!("CARGO_PKG_VERSION"),
+        "{image}: pin to the release ({}) or a digest",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert_eq!(
+        task["metadata"]["labels"]["app.kubernetes.io/version"],
+        env!("CARGO_PKG_VERSION")
+    );
+}
+
+/// A policy file in the bound workspace, named relative to it, is the policy used.
+#[test]
+fn task_reads_a_policy_file_from_the_workspace() {
+    let registry = Registry::start();
+    let good = registry.push_layout(&fixture("good"), "csi/azure-file", "v4.18");
+    let url = format!("{}/csi/azure-file:v4.18", registry.host());
+    let workspace = tempfile::tempdir().unwrap();
+    std::fs::create_dir(workspace.path().join("policies")).unwrap();
+    // Needs linux/s390x: the fixture has no such entry.
+    std::fs::write(
+        workspace.path().join("policies/s390x.yaml"),
+        "name: s390x\nlinux:\n  architectures: [s390x]\n",
+    )
+    .unwrap();
+    let params = [
+        ("IMAGE_URL", url.as_str()),
+        ("IMAGE_DIGEST", good.as_str()),
+        ("POLICY", "policies/s390x.yaml"),
+    ];
+    let (doc, stderr) = run_task_with(&params, Some(workspace.path()));
+    assert_eq!(doc["result"], "FAILURE", "{doc}\n{stderr}");
+    assert!(doc["note"].as_str().unwrap().contains("no-match"), "{doc}");
+    // Without the workspace bound, the same POLICY is no file: the check cannot run.
+    let (doc, _) = run_task(&params);
+    assert_eq!(doc["result"], "ERROR", "{doc}");
 }
 
 #[test]

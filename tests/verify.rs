@@ -890,3 +890,35 @@ fn a_full_standard_output_is_an_incomplete_run() {
         "{stderr}"
     );
 }
+
+/// konflux-ci/architecture ADR 0030: one failing and one unreachable image rank `ERROR`
+/// (above `FAILURE`), and `failures` counts only the image that failed. The exit code keeps
+/// its own precedence: 1 (the release is known bad).
+#[test]
+fn konflux_ranks_an_unreachable_image_above_a_failing_one() {
+    let out = run(&[
+        "verify",
+        &layout_ref("ltsc2022-only"),
+        "127.0.0.1:1/csi/driver:v1",
+        &layout_ref("good"),
+        "--format",
+        "konflux",
+        "--retries",
+        "0",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["result"], "ERROR", "{doc}");
+    assert_eq!(
+        (&doc["successes"], &doc["failures"], &doc["warnings"]),
+        (&Value::from(1), &Value::from(1), &Value::from(0)),
+        "{doc}"
+    );
+    let note = doc["note"].as_str().unwrap();
+    let unreachable = note.find("127.0.0.1:1/csi/driver:v1: fetch-error");
+    let failing = note.find("ltsc2022-only: no-match");
+    assert!(
+        unreachable.is_some() && failing.is_some() && unreachable < failing,
+        "the note names the image behind ERROR first: {note}"
+    );
+}

@@ -17,51 +17,57 @@ pub struct TestOutput {
     pub note: String,
     /// Namespace of the check.
     pub namespace: String,
-    /// Images that passed.
+    /// Images that passed without warnings.
     pub successes: usize,
-    /// Images that failed or could not be checked.
+    /// Images that failed their policy.
     pub failures: usize,
     /// Images that passed with warnings.
     pub warnings: usize,
 }
 
-/// Builds the Konflux result: FAILURE when any image fails, ERROR when a check could not
-/// run, WARNING when only warnings, SUCCESS otherwise.
+/// Builds the Konflux result. Each image is one check; the result is the highest of the
+/// images' results in ADR 0030's rank order (`ERROR`, `FAILURE`, `WARNING`, `SKIPPED`,
+/// `SUCCESS`), and the counts are disjoint: an image that could not be checked is in none of
+/// them (the ADR has no count for it), only in the note.
 pub fn konflux(reports: &[ImageReport], now: std::time::SystemTime) -> TestOutput {
     let count = |keep: &dyn Fn(&ImageReport) -> bool| reports.iter().filter(|r| keep(r)).count();
+    let warned = |r: &ImageReport| r.verdict == Verdict::Pass && r.count(Severity::Warning) > 0;
     let fails = count(&|r| r.verdict == Verdict::Fail);
     let errors = count(&|r| r.verdict == Verdict::Error);
-    let warned = count(&|r| r.verdict == Verdict::Pass && r.count(Severity::Warning) > 0);
-    let passes = count(&|r| r.verdict == Verdict::Pass);
-    let result = if fails > 0 {
-        "FAILURE"
-    } else if errors > 0 {
+    let warnings = count(&warned);
+    let successes = count(&|r| r.verdict == Verdict::Pass) - warnings;
+    let result = if errors > 0 {
         "ERROR"
-    } else if warned > 0 {
+    } else if fails > 0 {
+        "FAILURE"
+    } else if warnings > 0 {
         "WARNING"
     } else {
         "SUCCESS"
     };
     let mut note = format!(
-        "imgcheck: {} image(s): {passes} passed ({warned} with warnings), {fails} failed, {errors} could not be checked",
+        "imgcheck: {} image(s): {errors} could not be checked, {fails} failed, {warnings} passed with warnings, {successes} passed",
         reports.len()
     );
-    for r in reports.iter().filter(|r| r.verdict != Verdict::Pass) {
-        let _ = write!(
-            note,
-            "; {}: {}",
-            r.reference,
-            super::error_rules(r).join(",")
-        );
+    // The images behind the result first (the ADR: the note corresponds to the result).
+    for verdict in [Verdict::Error, Verdict::Fail] {
+        for r in reports.iter().filter(|r| r.verdict == verdict) {
+            let _ = write!(
+                note,
+                "; {}: {}",
+                r.reference,
+                super::error_rules(r).join(",")
+            );
+        }
     }
     TestOutput {
         result: result.to_string(),
         timestamp: humantime::format_rfc3339_seconds(now).to_string(),
         note,
         namespace: "default".to_string(),
-        successes: passes,
-        failures: fails + errors,
-        warnings: warned,
+        successes,
+        failures: fails,
+        warnings,
     }
 }
 
@@ -73,29 +79,22 @@ mod tests {
     #[test]
     fn konflux_results() {
         let now = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_796_216_661);
+        let pass = || report(Verdict::Pass, &[]);
+        let warn = || report(Verdict::Pass, &[Severity::Warning]);
+        let fail = || report(Verdict::Fail, &[Severity::Error]);
+        let error = || report(Verdict::Error, &[Severity::Error]);
+        // (images, result, (successes, failures, warnings))
         let cases = [
-            (vec![report(Verdict::Pass, &[])], "SUCCESS", (1, 0, 0)),
-            (
-                vec![report(Verdict::Pass, &[Severity::Warning])],
-                "WARNING",
-                (1, 0, 1),
-            ),
-            (
-                vec![
-                    report(Verdict::Pass, &[]),
-                    report(Verdict::Error, &[Severity::Error]),
-                ],
-                "ERROR",
-                (1, 1, 0),
-            ),
-            (
-                vec![
-                    report(Verdict::Error, &[Severity::Error]),
-                    report(Verdict::Fail, &[Severity::Error]),
-                ],
-                "FAILURE",
-                (0, 2, 0),
-            ),
+            (vec![], "SUCCESS", (0, 0, 0)),
+            (vec![pass()], "SUCCESS", (1, 0, 0)),
+            (vec![warn()], "WARNING", (0, 0, 1)),
+            (vec![pass(), warn()], "WARNING", (1, 0, 1)),
+            (vec![pass(), fail()], "FAILURE", (1, 1, 0)),
+            (vec![warn(), fail()], "FAILURE", (0, 1, 1)),
+            (vec![pass(), error()], "ERROR", (1, 0, 0)),
+            // ADR 0030's rank order: ERROR above FAILURE; the unreachable image is no failure.
+            (vec![error(), fail()], "ERROR", (0, 1, 0)),
+            (vec![fail(), warn(), error(), pass()], "ERROR", (1, 1, 1)),
         ];
         for (reports, want, (s, f, w)) in cases {
             let out = konflux(&reports, now);
@@ -104,5 +103,19 @@ mod tests {
             assert_eq!(out.timestamp, "2026-12-02T13:04:21Z");
             assert_eq!(out.namespace, "default");
         }
+    }
+
+    #[test]
+    fn the_note_names_the_images_behind_the_result_first() {
+        let mut fail = report(Verdict::Fail, &[Severity::Error]);
+        fail.reference = "quay.io/org/bad:v1".into();
+        let mut error = report(Verdict::Error, &[Severity::Error]);
+        error.reference = "quay.io/org/gone:v1".into();
+        let out = konflux(&[fail, error], std::time::UNIX_EPOCH);
+        assert_eq!(
+            out.note,
+            "imgcheck: 2 image(s): 1 could not be checked, 1 failed, 0 passed with warnings, \
+             0 passed; quay.io/org/gone:v1: no-match; quay.io/org/bad:v1: no-match"
+        );
     }
 }
