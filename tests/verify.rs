@@ -922,3 +922,27 @@ fn konflux_ranks_an_unreachable_image_above_a_failing_one() {
         "the note names the image behind ERROR first: {note}"
     );
 }
+
+/// The `foreign-layer` hint names tools that copy foreign layers, not skopeo (1.9.3 leaves
+/// the blobs out even with --preserve-digests; docs/mirroring.md).
+#[test]
+fn the_foreign_layer_hint_names_tools_that_copy_them() {
+    let (code, doc) = verify_json(&layout_ref("foreign-layer"), &[]);
+    assert_eq!(code, 0);
+    let hint = doc["images"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "foreign-layer")
+        .expect("a foreign-layer finding")["hint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for tool in [
+        "regctl image copy --include-external",
+        "crane copy --allow-nondistributable-artifacts",
+    ] {
+        assert!(hint.contains(tool), "{hint}");
+    }
+    assert!(!hint.contains("--preserve-digests"), "{hint}");
+}

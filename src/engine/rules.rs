@@ -167,7 +167,7 @@ impl Rule {
                 "remove one of the entries; only the first one in containerd's order is ever pulled"
             }
             Rule::ForeignLayer => {
-                "rebase on a base image without foreign layers, or mirror with --include-external / skopeo --preserve-digests"
+                "rebase on a base image without foreign layers, or mirror with a tool that copies them ('regctl image copy --include-external', 'crane copy --allow-nondistributable-artifacts'); skopeo copy leaves them out"
             }
             Rule::WindowsLayerFormat => {
                 "build Windows images with Buildah >= 1.44 (or docker/buildkit on Windows) so layers use Files/ and Hives/"
