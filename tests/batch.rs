@@ -167,3 +167,44 @@ fn imageset_configuration_and_bad_lists() {
     let out = run(&["verify"]);
     assert_eq!(out.status.code(), Some(2), "clap usage error");
 }
+
+/// `--stats` reports queueing as a mean per request, which cannot exceed the run's wall time
+/// (the old figure summed the waits of every request: `973.560s queued` for a 22 s run).
+#[test]
+fn stats_report_the_mean_wait_per_request() {
+    let registry = Registry::start();
+    let mut refs = Vec::new();
+    for i in 0..40 {
+        let repo = format!("csi/driver{i}");
+        registry.push_layout(&fixture("good"), &repo, "v1");
+        refs.push(format!("{}/{repo}:v1", registry.host()));
+    }
+    let started = std::time::Instant::now();
+    let mut args = vec!["verify", "--jobs", "4", "--stats", "--format", "json"];
+    args.extend(refs.iter().map(String::as_str));
+    let out = run(&args);
+    let wall_ms = started.elapsed().as_secs_f64() * 1e3;
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let figure = |label: &str| -> f64 {
+        let (before, _) = stderr
+            .split_once(label)
+            .unwrap_or_else(|| panic!("no '{label}' in {stderr}"));
+        let number = before.trim_end().trim_end_matches("ms").trim_end();
+        number
+            .rsplit(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no figure before '{label}' in {stderr}"))
+    };
+    let waiting = figure("waiting for a slot");
+    let in_flight = figure("in flight (means)");
+    assert!(
+        waiting >= 0.0 && waiting < wall_ms && in_flight > 0.0 && in_flight < wall_ms,
+        "means per request must fit in the run ({wall_ms:.0} ms): {stderr}"
+    );
+    assert!(
+        stderr.contains("requests: 200 manifest, 160 blob"),
+        "{stderr}"
+    );
+}

@@ -2,51 +2,66 @@
 //! output holds nothing but the report.
 
 use std::io::IsTerminal;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use imgcheck::batch::Outcome;
 use imgcheck::engine::Verdict;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 /// Count, rate, ETA and failures so far.
 pub struct Progress {
     bar: Option<ProgressBar>,
-    failures: AtomicU64,
+    failures: Arc<AtomicU64>,
 }
 
 impl Progress {
     /// A bar for `total` images (hidden when stderr is not a terminal or for one image).
     pub fn new(total: u64) -> Progress {
-        let bar = (std::io::stderr().is_terminal() && total > 1).then(|| {
-            let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-            bar.set_style(
-                ProgressStyle::with_template(
-                    "{bar:30} {pos}/{len} images  {per_sec}  ETA {eta}  failures: {msg}",
-                )
-                .expect("valid template"),
-            );
-            bar.set_message("0");
-            bar
-        });
-        Progress {
-            bar,
-            failures: AtomicU64::new(0),
-        }
+        let drawn = std::io::stderr().is_terminal() && total > 1;
+        Progress::drawn_to(total, drawn.then(ProgressDrawTarget::stderr))
     }
 
-    /// Records one finished image.
+    /// A bar for `total` images drawn to `target`, or none.
+    fn drawn_to(total: u64, target: Option<ProgressDrawTarget>) -> Progress {
+        let failures = Arc::new(AtomicU64::new(0));
+        let bar = target.map(|target| {
+            let bar = ProgressBar::with_draw_target(Some(total), target);
+            let counted = Arc::clone(&failures);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{bar:30} {pos}/{len} images  {images_per_sec}  ETA {eta}  failures: {failures}",
+                )
+                .expect("valid template")
+                .with_key(
+                    "images_per_sec",
+                    |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = w.write_str(&rate(state.per_sec()));
+                    },
+                )
+                .with_key(
+                    "failures",
+                    move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = write!(w, "{}", counted.load(Ordering::Relaxed));
+                    },
+                ),
+            );
+            bar
+        });
+        Progress { bar, failures }
+    }
+
+    /// Records one finished image. The failure is counted before the bar moves, and both
+    /// are drawn in the same frame: the bar never shows more failures than images done.
     pub fn done(&self, outcome: &Outcome) {
         let failed = match outcome {
             Outcome::Report(r) => r.verdict != Verdict::Pass,
             Outcome::BadInput(_) => true,
         };
-        let failures = if failed {
-            self.failures.fetch_add(1, Ordering::Relaxed) + 1
-        } else {
-            self.failures.load(Ordering::Relaxed)
-        };
+        if failed {
+            self.failures.fetch_add(1, Ordering::Relaxed);
+        }
         if let Some(bar) = &self.bar {
-            bar.set_message(failures.to_string());
             bar.inc(1);
         }
     }
@@ -56,5 +71,110 @@ impl Progress {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// Images per second as people read it: two significant digits below 10 (`8.0/s`,
+/// `0.25/s`), whole numbers above (`123/s`); `-` before there is a rate.
+fn rate(per_sec: f64) -> String {
+    if !per_sec.is_finite() || per_sec <= 0.0 {
+        "-/s".to_string()
+    } else if per_sec < 1.0 {
+        format!("{per_sec:.2}/s")
+    } else if per_sec < 10.0 {
+        format!("{per_sec:.1}/s")
+    } else {
+        format!("{per_sec:.0}/s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[test]
+    fn rates_are_rounded_for_reading() {
+        let table = [
+            (7.9829, "8.0/s"),
+            (0.2531, "0.25/s"),
+            (12.49, "12/s"),
+            (1234.5678, "1235/s"),
+            (0.0, "-/s"),
+            (f64::NAN, "-/s"),
+            (f64::INFINITY, "-/s"),
+        ];
+        for (per_sec, want) in table {
+            assert_eq!(rate(per_sec), want, "{per_sec}");
+        }
+    }
+
+    /// A terminal that records every line drawn.
+    #[derive(Debug, Clone, Default)]
+    struct Screen(Arc<Mutex<Vec<String>>>);
+
+    impl indicatif::TermLike for Screen {
+        fn width(&self) -> u16 {
+            120
+        }
+        fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn write_line(&self, s: &str) -> std::io::Result<()> {
+            self.write_str(s)
+        }
+        fn write_str(&self, s: &str) -> std::io::Result<()> {
+            if !s.trim().is_empty() {
+                self.0.lock().unwrap().push(s.to_string());
+            }
+            Ok(())
+        }
+        fn clear_line(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn flush(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// `N/M images … failures: F` → (N, F).
+    fn done_and_failures(frame: &str) -> (u64, u64) {
+        let done = frame
+            .split_whitespace()
+            .find_map(|w| w.split_once('/').and_then(|(n, _)| n.parse().ok()))
+            .unwrap_or_else(|| panic!("no count in {frame:?}"));
+        let failures = frame
+            .rsplit_once("failures: ")
+            .and_then(|(_, f)| f.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no failures in {frame:?}"));
+        (done, failures)
+    }
+
+    #[test]
+    fn every_frame_shows_no_more_failures_than_images_done() {
+        let screen = Screen::default();
+        let target = ProgressDrawTarget::term_like(Box::new(screen.clone()));
+        let progress = Progress::drawn_to(3, Some(target));
+        let bad = || Outcome::BadInput("not a layout".into());
+        for outcome in [bad(), bad(), bad()] {
+            progress.done(&outcome);
+        }
+        let frames = screen.0.lock().unwrap().clone();
+        assert!(!frames.is_empty());
+        for frame in &frames {
+            let (done, failures) = done_and_failures(frame);
+            assert!(failures <= done, "{frame:?} in {frames:#?}");
+            assert!(!frame.contains("0000/s"), "{frame:?}");
+        }
+        assert_eq!(done_and_failures(frames.last().unwrap()), (3, 3));
     }
 }

@@ -60,19 +60,26 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// A one-line summary.
+    /// A one-line summary. Times are means per manifest/blob request: the wait for one of
+    /// the `--jobs` slots, and the time in flight. (Sums over concurrent requests exceed the
+    /// run's wall time and mean nothing on their own.)
     pub fn summary(&self) -> String {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let requests = get(&self.manifest_requests) + get(&self.blob_requests);
+        let mean_ms = |micros: &AtomicU64| match requests {
+            0 => 0.0,
+            n => get(micros) as f64 / n as f64 / 1e3,
+        };
         format!(
-            "requests: {} manifest, {} blob, {} token; {} retries; {} bytes; {} cache hits; {:.3}s queued, {:.3}s in requests",
+            "requests: {} manifest, {} blob, {} token; {} retries; {} bytes; {} cache hits; per request: {:.1} ms waiting for a slot, {:.1} ms in flight (means)",
             get(&self.manifest_requests),
             get(&self.blob_requests),
             get(&self.token_requests),
             get(&self.retries),
             get(&self.bytes),
             get(&self.cache_hits),
-            get(&self.queue_wait_micros) as f64 / 1e6,
-            get(&self.request_micros) as f64 / 1e6,
+            mean_ms(&self.queue_wait_micros),
+            mean_ms(&self.request_micros),
         )
     }
 
