@@ -21,6 +21,8 @@ async fn run(cli: Cli) -> Result<ExitKind, CliError> {
         Command::MirrorCheck(args) => cli::mirror_check::run(global, args).await,
         Command::Build(args) => cli::build::run(global, args).await,
         Command::Policy { command } => cli::policy::run(command),
+        Command::Completion(args) => cli::generate::completion(args),
+        Command::Man(args) => cli::generate::man(args),
     }
 }
 

@@ -100,6 +100,15 @@ pub enum CliError {
     /// `build` stopped before it had results for every image.
     #[error(transparent)]
     Build(#[from] imgcheck::build::BuildError),
+    /// `man --dir`: the pages cannot be written there.
+    #[error("man --dir {}: cannot write the manual pages", .dir.display())]
+    ManDir {
+        /// `--dir` as given.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// The async runtime cannot start.
     #[error("error: cannot start the async runtime")]
     Runtime(#[source] std::io::Error),
@@ -122,7 +131,8 @@ impl Classify for CliError {
             CliError::BadInput(_)
             | CliError::CertDir(_)
             | CliError::NoReferences
-            | CliError::NoMirrorConfig => ExitKind::Usage,
+            | CliError::NoMirrorConfig
+            | CliError::ManDir { .. } => ExitKind::Usage,
             CliError::NoMatch { .. }
             | CliError::PullWouldFail { .. }
             | CliError::PushedFails { .. } => ExitKind::Fail,

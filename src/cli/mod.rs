@@ -18,6 +18,7 @@ pub mod assemble;
 pub mod build;
 pub mod build_progress;
 pub mod error;
+pub mod generate;
 pub mod inspect;
 pub mod mirror_check;
 pub mod output;
@@ -109,6 +110,12 @@ pub enum Command {
         #[command(subcommand)]
         command: policy::PolicyCommand,
     },
+    /// Print a shell completion script, e.g. `source <(imgcheck completion bash)`.
+    #[command(visible_alias = "completions")]
+    Completion(generate::CompletionArgs),
+    /// Print the imgcheck(1) manual page (`imgcheck man | man -l -`), or write every page
+    /// with --dir.
+    Man(generate::ManArgs),
 }
 
 impl GlobalArgs {

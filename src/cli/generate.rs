@@ -1,0 +1,56 @@
+//! `imgcheck completion SHELL` and `imgcheck man`: shell completions and manual pages made
+//! from the command definitions at run time (clap_complete, clap_mangen), so they always
+//! match the binary (docs/decisions.md, "Completions and man pages from the binary").
+
+use std::path::PathBuf;
+
+use clap::CommandFactory;
+use clap_complete::Shell;
+use imgcheck::exit::ExitKind;
+
+use super::{Cli, CliError, output};
+
+/// Arguments of `imgcheck completion`.
+#[derive(clap::Args)]
+pub struct CompletionArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell.
+    #[arg(value_enum)]
+    shell: Shell,
+}
+
+/// Arguments of `imgcheck man`.
+#[derive(clap::Args)]
+pub struct ManArgs {
+    /// Write imgcheck.1 and one imgcheck-COMMAND.1 page per command into DIR, instead of
+    /// printing imgcheck(1) on standard output.
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+}
+
+/// Prints the completion script for the shell.
+pub fn completion(args: &CompletionArgs) -> Result<ExitKind, CliError> {
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), "imgcheck", &mut script);
+    output::print(script)?;
+    Ok(ExitKind::Pass)
+}
+
+/// Prints imgcheck(1), or writes every page into `--dir`.
+pub fn man(args: &ManArgs) -> Result<ExitKind, CliError> {
+    match &args.dir {
+        Some(dir) => {
+            clap_mangen::generate_to(Cli::command(), dir).map_err(|source| CliError::ManDir {
+                dir: dir.clone(),
+                source,
+            })?;
+        }
+        None => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut page)
+                .map_err(CliError::Stdout)?;
+            output::print(page)?;
+        }
+    }
+    Ok(ExitKind::Pass)
+}
