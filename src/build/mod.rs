@@ -24,6 +24,7 @@ pub mod exec;
 pub mod jobs;
 pub mod outcome;
 pub mod plan;
+pub mod windows_layer;
 pub mod progress;
 pub mod run;
 
