@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::build::BuildError;
 use crate::build::buildah::BuildSpec;
 use crate::build::check::image_policy;
+use crate::digest::Digest;
 use crate::build::plan::{Context, ContextError, ImageSpec, Plan, expand_context, osversion_arg};
 use crate::policy::{Build, Policy};
 use crate::reference::{ImageRef, RegistryRef};
@@ -63,6 +64,9 @@ pub struct Job {
     pub log: PathBuf,
     /// Where `buildah push` writes the pushed manifest's digest.
     pub digestfile: PathBuf,
+    /// The layers of its Windows base (filled in once the base is read): the layers of the
+    /// built image after these are the ones its Windows stage added.
+    pub base_layers: Vec<Digest>,
 }
 
 /// Settings shared by every job of a run.
@@ -74,6 +78,8 @@ pub struct JobSettings {
     pub tag: String,
     /// Directory for logs, image-ID and digest files.
     pub log_dir: PathBuf,
+    /// `--timestamp` for every build (`SOURCE_DATE_EPOCH`).
+    pub timestamp: Option<u64>,
 }
 
 /// The list reference of an image: `REGISTRY/NAMESPACE/IMAGE:TAG`.
@@ -187,6 +193,7 @@ fn job(
         spec: BuildSpec {
             platform: target.platform(),
             os_version: None,
+            timestamp: settings.timestamp,
             build_args,
             containerfile: plan.resolve(file),
             context: context.to_string(),
@@ -201,6 +208,7 @@ fn job(
         ),
         log: log_dir.join(format!("{stem}.log")),
         digestfile: log_dir.join(format!("{stem}.digest")),
+        base_layers: Vec::new(),
         target,
     }
 }
@@ -298,6 +306,7 @@ images:
             push: "reg.example:5000/csi/".into(),
             tag: "v1".into(),
             log_dir: "/logs".into(),
+            timestamp: None,
         };
         let images = plan.select(&[]).unwrap();
         let env = |k: &str| (k == "SRC").then(|| "/src/driver".to_string());
