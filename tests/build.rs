@@ -331,12 +331,21 @@ fn check_windows_child(reg: &Registry, base_digest: &str, child: &str, osversion
     let (entries, diff_id) = layer_entries(reg, "csi/driver", top);
     let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(&names[..2], ["Hives/", "Files/"], "{names:?}");
-    assert!(names.iter().all(|n| n.starts_with("Files/") || *n == "Hives/"), "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with("Files/") || *n == "Hives/"),
+        "{names:?}"
+    );
     for e in &entries {
         let keys: Vec<&str> = e.pax.keys().map(String::as_str).collect();
         assert_eq!(
             keys,
-            ["LIBARCHIVE.creationtime", "MSWINDOWS.fileattr", "MSWINDOWS.rawsd"],
+            [
+                "LIBARCHIVE.creationtime",
+                "MSWINDOWS.fileattr",
+                "MSWINDOWS.rawsd"
+            ],
             "{}",
             e.name
         );
@@ -377,7 +386,10 @@ fn buildah_before_1_44_builds_windows_images_whose_layers_imgcheck_writes() {
     let (stdout, stderr) = text(&out);
     // Built, Windows layers written, pushed, assembled, verified with --deep: pass.
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
-    assert!(stderr.contains("imgcheck rewrites the layers each Windows stage adds"), "{stderr}");
+    assert!(
+        stderr.contains("imgcheck rewrites the layers each Windows stage adds"),
+        "{stderr}"
+    );
     let list_digest = reg
         .manifest_digest("csi/driver", "v1")
         .unwrap_or_else(|| panic!("no list pushed:\n{stdout}{stderr}"));
@@ -450,7 +462,10 @@ fn buildah_before_1_44_builds_windows_images_whose_layers_imgcheck_writes() {
         .unwrap();
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
-    assert!(stderr.contains("--allow-legacy-windows-layers is ignored"), "{stderr}");
+    assert!(
+        stderr.contains("--allow-legacy-windows-layers is ignored"),
+        "{stderr}"
+    );
     let again = reg.manifest_digest("csi/driver", "v1").unwrap();
     let second = list_entries(&manifest(&reg, "csi/driver", &again));
     assert_eq!(second, entries);

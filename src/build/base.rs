@@ -54,8 +54,8 @@ pub enum BaseError {
         base: String,
         /// The planned architecture.
         arch: String,
-        /// The planned build.
-        build: u16,
+        /// The planned build (`any` for a HostProcess base).
+        build: String,
     },
     /// The entry a node would pull could not be read.
     #[error("Windows base {0}: entry {1} could not be read")]
@@ -108,12 +108,13 @@ impl BaseError {
 }
 
 /// Reads a Windows base's config (through a list when it is one, selecting as a node of that
-/// build would) and checks it is a Windows image of the planned build.
+/// build would) and checks it is a Windows image of the planned build. `build` is `None` for
+/// the base of a HostProcess image, which runs on every build.
 pub async fn inspect_base(
     session: &Session,
     base: &str,
     arch: &str,
-    build: u16,
+    build: Option<u16>,
 ) -> Result<BaseInfo, BaseError> {
     let reference: ImageRef = base
         .parse()
@@ -130,7 +131,7 @@ pub async fn inspect_base(
     if !platform.is_windows() {
         return Err(BaseError::NotWindows(base.to_string(), platform.os_arch()));
     }
-    if let Some(v) = &platform.os_version {
+    if let (Some(v), Some(build)) = (&platform.os_version, build) {
         match WindowsVersion::parse(v) {
             Some(w) if w.build == build => {}
             Some(w) => {
@@ -156,19 +157,21 @@ fn node_for<'g>(
     graph: &'g Graph,
     base: &str,
     arch: &str,
-    build: u16,
+    build: Option<u16>,
 ) -> Result<&'g Node, BaseError> {
     let Content::Index { index, children } = &graph.root.content else {
         return Ok(&graph.root);
     };
-    let host =
-        Platform::new("windows", arch).with_os_version(&WindowsVersion::host(build).to_string());
+    let mut host = Platform::new("windows", arch);
+    if let Some(b) = build {
+        host = host.with_os_version(&WindowsVersion::host(b).to_string());
+    }
     let digest = resolve(graph, &host, RuntimeProfile::DEFAULT)
         .digest
         .ok_or_else(|| BaseError::NoEntry {
             base: base.to_string(),
             arch: arch.to_string(),
-            build,
+            build: build.map_or_else(|| "any".to_string(), |b| b.to_string()),
         })?;
     index
         .manifests

@@ -180,6 +180,14 @@ fn containerfiles(plan: &Plan, image: &ImageSpec, found: &mut Findings) {
 /// Each Windows build has a base, and the base is a reference.
 fn windows_bases(plan: &Plan, image: &ImageSpec, found: &mut Findings) {
     let Some(w) = &image.windows else { return };
+    if w.hostprocess
+        && let Err(e) = plan.hostprocess_base(w).parse::<ImageRef>()
+    {
+        found.plan(
+            Level::Error,
+            format!("HostProcess base: {}", with_causes(&e)),
+        );
+    }
     for t in &w.builds {
         match plan.windows_base(t) {
             None => found.plan(

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use crate::auth::AuthError;
 use crate::build::base::BaseError;
-use crate::build::windows_stage::StageError;
 use crate::build::jobs::JobsError;
 use crate::build::plan::PlanError;
+use crate::build::windows_stage::StageError;
 use crate::exit::{Classify, ExitKind};
 use crate::policy::PolicyError;
 use crate::push::Failure;

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use crate::build::BuildError;
 use crate::build::buildah::BuildSpec;
 use crate::build::check::image_policy;
-use crate::digest::Digest;
 use crate::build::plan::{Context, ContextError, ImageSpec, Plan, expand_context, osversion_arg};
+use crate::digest::Digest;
 use crate::policy::{Build, Policy};
 use crate::reference::{ImageRef, RegistryRef};
 
@@ -24,14 +24,17 @@ pub struct Target {
     pub build: Option<u16>,
     /// Windows base image.
     pub base: Option<String>,
+    /// A HostProcess image: one for every Windows build, no os.version.
+    pub hostprocess: bool,
 }
 
 impl Target {
     /// `linux-amd64`, `windows-amd64-20348`: used in tags and file names.
     pub fn slug(&self) -> String {
-        match self.build {
-            Some(b) => format!("{}-{}-{b}", self.os, self.arch),
-            None => format!("{}-{}", self.os, self.arch),
+        match (self.build, self.hostprocess) {
+            (Some(b), _) => format!("{}-{}-{b}", self.os, self.arch),
+            (None, true) => format!("{}-{}-hostprocess", self.os, self.arch),
+            (None, false) => format!("{}-{}", self.os, self.arch),
         }
     }
 
@@ -42,9 +45,10 @@ impl Target {
 
     /// `linux/amd64`, `windows/amd64 20348` for people.
     pub fn label(&self) -> String {
-        match self.build {
-            Some(b) => format!("{} {b}", self.platform()),
-            None => self.platform(),
+        match (self.build, self.hostprocess) {
+            (Some(b), _) => format!("{} {b}", self.platform()),
+            (None, true) => format!("{} hostprocess", self.platform()),
+            (None, false) => self.platform(),
         }
     }
 }
@@ -131,7 +135,7 @@ pub fn plan_jobs(
 }
 
 /// What an image builds, each with its Containerfile: Linux architectures, then Windows
-/// architectures × builds.
+/// architectures × builds (or, for a HostProcess image, one per architecture).
 fn targets<'p>(plan: &Plan, image: &'p ImageSpec) -> Result<Vec<(&'p PathBuf, Target)>, JobsError> {
     let mut targets = Vec::new();
     if let (Some(l), Some(file)) = (&image.linux, &image.containerfiles.linux) {
@@ -141,11 +145,22 @@ fn targets<'p>(plan: &Plan, image: &'p ImageSpec) -> Result<Vec<(&'p PathBuf, Ta
                 arch: a.to_string(),
                 build: None,
                 base: None,
+                hostprocess: false,
             };
             targets.push((file, target));
         }
     }
     if let (Some(w), Some(file)) = (&image.windows, &image.containerfiles.windows) {
+        for a in w.architectures.iter().filter(|_| w.hostprocess) {
+            let target = Target {
+                os: "windows",
+                arch: a.to_string(),
+                build: None,
+                base: Some(plan.hostprocess_base(w)),
+                hostprocess: true,
+            };
+            targets.push((file, target));
+        }
         for a in &w.architectures {
             for t in &w.builds {
                 let base = plan.windows_base(t).ok_or_else(|| JobsError::NoBase {
@@ -157,6 +172,7 @@ fn targets<'p>(plan: &Plan, image: &'p ImageSpec) -> Result<Vec<(&'p PathBuf, Ta
                     arch: a.to_string(),
                     build: Some(t.build.0),
                     base: Some(base),
+                    hostprocess: false,
                 };
                 targets.push((file, target));
             }
@@ -183,8 +199,10 @@ fn job(
         .collect();
     build_args.push(("TARGETOS".into(), target.os.into()));
     build_args.push(("TARGETARCH".into(), target.arch.clone()));
-    if let (Some(base), Some(build)) = (&target.base, target.build) {
+    if let Some(base) = &target.base {
         build_args.push(("WINDOWS_BASE".into(), base.clone()));
+    }
+    if let Some(build) = target.build {
         build_args.push(("OSVERSION".into(), osversion_arg(build)));
     }
     let log_dir: &Path = &settings.log_dir;
@@ -356,6 +374,32 @@ images:
             "reg.example:5000/csi/driver:v1"
         );
         assert!(unset_contexts(&plan, &images, &env).is_empty());
+
+        // A HostProcess image: one build per architecture, FROM the HostProcess base, no
+        // OSVERSION.
+        let hpc = PLAN.replace(
+            "      builds:\n        - build: 17763\n        - build: 20348\n",
+            "      hostprocess: true\n",
+        );
+        let plan = Plan::parse(&hpc, Path::new("buildah/images.yaml")).unwrap();
+        let images = plan.select(&[]).unwrap();
+        let jobs = plan_jobs(&plan, &images, &settings, &env).unwrap();
+        let last = jobs.last().unwrap();
+        assert_eq!(jobs.len(), 3);
+        assert_eq!(last.target.label(), "windows/amd64 hostprocess");
+        assert_eq!(
+            last.push_to,
+            "reg.example:5000/csi/driver:v1-windows-amd64-hostprocess"
+        );
+        assert_eq!(
+            shell_line(&build_command(&last.spec, &Passthrough::default())),
+            "buildah build --platform=windows/amd64 --build-arg BUILDER=golang:1.24 \
+             --build-arg TARGETOS=windows --build-arg TARGETARCH=amd64 \
+             --build-arg WINDOWS_BASE=mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0 \
+             --iidfile /logs/driver-windows-amd64-hostprocess.iid \
+             -t localhost/imgcheck-build/driver:windows-amd64-hostprocess \
+             -f buildah/driver/Containerfile.windows /src/driver"
+        );
 
         let no_env = |_: &str| None;
         let jobs = plan_jobs(&plan, &images, &settings, &no_env).unwrap();

@@ -27,9 +27,9 @@ pub mod exec;
 pub mod jobs;
 pub mod outcome;
 pub mod plan;
-pub mod windows_layer;
-pub mod windows_stage;
 pub mod progress;
 pub mod run;
+pub mod windows_layer;
+pub mod windows_stage;
 
 pub use error::BuildError;

@@ -25,10 +25,10 @@ use crate::reference::{ImageRef, RegistryRef};
 use crate::session::Session;
 
 pub use crate::build::base::{inspect_base, windows_layers_note};
-use crate::build::windows_stage::{StageImage, rewrite_image};
 pub use crate::build::error::RunError;
 pub use crate::build::exec::{LOG_TAIL_LINES, buildah_version, log_tail};
 pub use crate::build::outcome::{ImageOutcome, ImageResult, JobOutcome, exit_kind};
+use crate::build::windows_stage::{StageImage, rewrite_image};
 
 /// Settings of a run beyond the jobs themselves.
 #[derive(Debug, Clone)]
@@ -305,12 +305,13 @@ impl Build<'_> {
     /// base without os.version gets --os-version so the image (and its list entry) has one.
     async fn check_bases(&mut self, session: &Session) -> BaseErrors {
         let mut errors = BaseErrors::new();
-        let mut bases: BTreeMap<(String, String, u16), Result<BaseInfo, StepError>> =
+        let mut bases: BTreeMap<(String, String, Option<u16>), Result<BaseInfo, StepError>> =
             BTreeMap::new();
         for job in &mut self.jobs {
-            let (Some(base), Some(build)) = (&job.target.base, job.target.build) else {
+            let Some(base) = &job.target.base else {
                 continue;
             };
+            let build = job.target.build;
             let key = (base.clone(), job.target.arch.clone(), build);
             if !bases.contains_key(&key) {
                 let info = inspect_base(session, base, &job.target.arch, build).await;
@@ -318,7 +319,7 @@ impl Build<'_> {
             }
             match &bases[&key] {
                 Ok(info) => {
-                    if info.os_version.is_none() {
+                    if let (None, Some(build)) = (&info.os_version, build) {
                         job.spec.os_version = Some(WindowsVersion::host(build).to_string());
                     }
                     job.base_layers = info.layers.clone();

@@ -121,7 +121,8 @@ pub struct StageImage<'a> {
 /// The gzip media type for a layer media type the writer reads; `None` for any other.
 fn gzip_media_type(media_type: &str) -> Option<&'static str> {
     match media_type {
-        "application/vnd.oci.image.layer.v1.tar+gzip" | "application/vnd.oci.image.layer.v1.tar" => {
+        "application/vnd.oci.image.layer.v1.tar+gzip"
+        | "application/vnd.oci.image.layer.v1.tar" => {
             Some("application/vnd.oci.image.layer.v1.tar+gzip")
         }
         "application/vnd.docker.image.rootfs.diff.tar.gzip"
@@ -234,13 +235,21 @@ fn put_blob(work: &Path, bytes: &[u8]) -> Result<Digest, StageError> {
 }
 
 /// Writes `oci-layout` and an `index.json` naming the manifest.
-fn put_index(work: &Path, manifest: &Digest, size: usize, media_type: &str) -> Result<(), StageError> {
+fn put_index(
+    work: &Path,
+    manifest: &Digest,
+    size: usize,
+    media_type: &str,
+) -> Result<(), StageError> {
     let index = json!({
         "schemaVersion": 2,
         "manifests": [{"mediaType": media_type, "digest": manifest.to_string(), "size": size}],
     });
     for (name, text) in [
-        ("oci-layout", r#"{"imageLayoutVersion":"1.0.0"}"#.to_string()),
+        (
+            "oci-layout",
+            r#"{"imageLayoutVersion":"1.0.0"}"#.to_string(),
+        ),
         ("index.json", index.to_string()),
     ] {
         let path = work.join(name);
@@ -258,7 +267,10 @@ fn now() -> u64 {
 
 /// Rewrites the layers the Windows stage added to `image` and pushes the result under the
 /// same tag; returns the new manifest's digest.
-pub async fn rewrite_image(session: &Session, image: &StageImage<'_>) -> Result<Digest, StageError> {
+pub async fn rewrite_image(
+    session: &Session,
+    image: &StageImage<'_>,
+) -> Result<Digest, StageError> {
     let client = session
         .registry_client()
         .ok_or_else(|| StageError::NoRegistryClient(image.name()))?;
@@ -272,7 +284,10 @@ pub async fn rewrite_image(session: &Session, image: &StageImage<'_>) -> Result<
     let layers = manifest["layers"].as_array().cloned().unwrap_or_default();
     let base = image.base_layers.len();
     let starts_with_base = layers.len() >= base
-        && layers.iter().zip(image.base_layers).all(|(l, b)| l["digest"] == b.to_string());
+        && layers
+            .iter()
+            .zip(image.base_layers)
+            .all(|(l, b)| l["digest"] == b.to_string());
     if !starts_with_base {
         return Err(StageError::NotOnBase {
             image: image.name(),
@@ -296,7 +311,10 @@ pub async fn rewrite_image(session: &Session, image: &StageImage<'_>) -> Result<
     manifest["config"]["size"] = json!(config_bytes.len());
     let manifest_bytes = manifest.to_string().into_bytes();
     let digest = put_blob(image.work, &manifest_bytes)?;
-    let media_type = manifest["mediaType"].as_str().unwrap_or(OCI_MANIFEST).to_string();
+    let media_type = manifest["mediaType"]
+        .as_str()
+        .unwrap_or(OCI_MANIFEST)
+        .to_string();
     put_index(image.work, &digest, manifest_bytes.len(), &media_type)?;
     push(session, image, &digest).await?;
     Ok(digest)
@@ -304,7 +322,11 @@ pub async fn rewrite_image(session: &Session, image: &StageImage<'_>) -> Result<
 
 /// Pushes the rewritten image (its blobs that the repository lacks, its manifest by digest)
 /// through [`crate::push::assemble`]; the per-platform tag then names a one-entry list of it.
-async fn push(session: &Session, image: &StageImage<'_>, digest: &Digest) -> Result<(), StageError> {
+async fn push(
+    session: &Session,
+    image: &StageImage<'_>,
+    digest: &Digest,
+) -> Result<(), StageError> {
     let layout = LayoutRef {
         dir: image.work.to_path_buf(),
         tag: None,

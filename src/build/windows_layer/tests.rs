@@ -98,14 +98,24 @@ fn read_back(layer: &[u8]) -> Vec<Out> {
     for e in archive.entries().unwrap() {
         let mut e = e.unwrap();
         let mut recs = std::collections::BTreeMap::new();
-        for r in e.pax_extensions().unwrap().expect("every entry has PAX records") {
+        for r in e
+            .pax_extensions()
+            .unwrap()
+            .expect("every entry has PAX records")
+        {
             let r = r.unwrap();
             recs.insert(r.key().unwrap().to_string(), r.value().unwrap().to_string());
         }
         let keys: Vec<&str> = recs.keys().map(String::as_str).collect();
         assert!(
-            keys.iter().all(|k| [PAX_CREATIONTIME, PAX_FILEATTR, PAX_RAWSD, "path", "linkpath"]
-                .contains(k)),
+            keys.iter().all(|k| [
+                PAX_CREATIONTIME,
+                PAX_FILEATTR,
+                PAX_RAWSD,
+                "path",
+                "linkpath"
+            ]
+            .contains(k)),
             "{keys:?}"
         );
         let mut data = Vec::new();
@@ -135,11 +145,43 @@ const LONG: &str = "a-directory-name-that-is-long/and-another-one-that-is-longer
 const WHAT_1_44_WRITES: [(&str, char, Option<&str>, &str, bool, u64, &[u8]); 8] = [
     ("Hives/", '5', None, "16", true, 1_700_000_000, b""),
     ("Files/", '5', None, "16", true, 1_700_000_000, b""),
-    ("Files/csi.exe", '0', None, "32", false, 1_600_000_000, b"MZ binary"),
+    (
+        "Files/csi.exe",
+        '0',
+        None,
+        "32",
+        false,
+        1_600_000_000,
+        b"MZ binary",
+    ),
     ("Files/dir/", '5', None, "16", true, 1_700_000_000, b""),
-    ("Files/dir/a.txt", '0', None, "32", false, 1_700_000_000, b"a"),
-    ("Files/dir/b.txt", '1', Some("Files/dir/a.txt"), "32", false, 1_700_000_000, b""),
-    ("Files/lnk", '2', Some("csi.exe"), "32", false, 1_700_000_000, b""),
+    (
+        "Files/dir/a.txt",
+        '0',
+        None,
+        "32",
+        false,
+        1_700_000_000,
+        b"a",
+    ),
+    (
+        "Files/dir/b.txt",
+        '1',
+        Some("Files/dir/a.txt"),
+        "32",
+        false,
+        1_700_000_000,
+        b"",
+    ),
+    (
+        "Files/lnk",
+        '2',
+        Some("csi.exe"),
+        "32",
+        false,
+        1_700_000_000,
+        b"",
+    ),
     (LONG_OUT, '0', None, "32", false, 1_700_000_000, b"long"),
 ];
 
@@ -217,7 +259,10 @@ fn the_same_input_and_times_give_the_same_bytes() {
         clamp: None,
     };
     let mut c = Vec::new();
-    assert_ne!(rewrite(&sample()[..], false, &mut c, later).unwrap().digest, Digest::sha256(&a));
+    assert_ne!(
+        rewrite(&sample()[..], false, &mut c, later).unwrap().digest,
+        Digest::sha256(&a)
+    );
 }
 
 #[test]
@@ -234,12 +279,18 @@ fn unsafe_or_already_windows_input_is_refused() {
     h.set_cksum();
     escaping.append(&h, &b"x"[..]).unwrap();
     let cases: [(Vec<u8>, &str); 3] = [
-        (escaping.into_inner().unwrap(), "entry '../x.exe' leaves the layer's root"),
+        (
+            escaping.into_inner().unwrap(),
+            "entry '../x.exe' leaves the layer's root",
+        ),
         (
             linux_tar(&[In::File("Files/x.exe", b"x", 1)]),
             "entry 'Files/x.exe' is already under Files/ or Hives/",
         ),
-        (b"not a tar at all, just text that is long enough".repeat(20), "cannot rewrite the layer"),
+        (
+            b"not a tar at all, just text that is long enough".repeat(20),
+            "cannot rewrite the layer",
+        ),
     ];
     for (input, want) in cases {
         let err = rewrite(&input[..], false, Vec::new(), times).unwrap_err();
