@@ -375,8 +375,24 @@ images:
         );
         assert!(unset_contexts(&plan, &images, &env).is_empty());
 
-        // A HostProcess image: one build per architecture, FROM the HostProcess base, no
-        // OSVERSION.
+        let no_env = |_: &str| None;
+        let jobs = plan_jobs(&plan, &images, &settings, &no_env).unwrap();
+        assert_eq!(jobs[0].spec.context, "${SRC}");
+        assert_eq!(
+            unset_contexts(&plan, &images, &no_env),
+            [("driver".to_string(), vec!["SRC".to_string()])]
+        );
+    }
+
+    #[test]
+    fn a_hostprocess_image_is_one_job_per_architecture_from_the_hostprocess_base() {
+        let settings = JobSettings {
+            push: "reg.example:5000/csi/".into(),
+            tag: "v1".into(),
+            log_dir: "/logs".into(),
+            timestamp: None,
+        };
+        let env = |k: &str| (k == "SRC").then(|| "/src/driver".to_string());
         let hpc = PLAN.replace(
             "      builds:\n        - build: 17763\n        - build: 20348\n",
             "      hostprocess: true\n",
@@ -399,14 +415,6 @@ images:
              --iidfile /logs/driver-windows-amd64-hostprocess.iid \
              -t localhost/imgcheck-build/driver:windows-amd64-hostprocess \
              -f buildah/driver/Containerfile.windows /src/driver"
-        );
-
-        let no_env = |_: &str| None;
-        let jobs = plan_jobs(&plan, &images, &settings, &no_env).unwrap();
-        assert_eq!(jobs[0].spec.context, "${SRC}");
-        assert_eq!(
-            unset_contexts(&plan, &images, &no_env),
-            [("driver".to_string(), vec!["SRC".to_string()])]
         );
     }
 }
