@@ -348,3 +348,26 @@ async fn push(
         .map_err(|e| StageError::Push(image.pushed.to_string(), Arc::new(e)))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rewritten_layers_are_gzip_of_the_same_family() {
+        let oci = "application/vnd.oci.image.layer.v1.tar+gzip";
+        let docker = "application/vnd.docker.image.rootfs.diff.tar.gzip";
+        let cases = [
+            ("application/vnd.oci.image.layer.v1.tar+gzip", Some(oci)),
+            ("application/vnd.oci.image.layer.v1.tar", Some(oci)),
+            ("application/vnd.docker.image.rootfs.diff.tar.gzip", Some(docker)),
+            ("application/vnd.docker.image.rootfs.diff.tar", Some(docker)),
+            ("application/vnd.oci.image.layer.v1.tar+zstd", None),
+            ("application/vnd.docker.image.rootfs.foreign.diff.tar.gzip", None),
+            ("", None),
+        ];
+        for (input, want) in cases {
+            assert_eq!(gzip_media_type(input), want, "{input}");
+        }
+    }
+}
