@@ -947,3 +947,69 @@ fn an_unreachable_push_registry_is_could_not_complete() {
     );
     assert!(stderr.contains("connection refused"), "{stderr}");
 }
+
+#[test]
+fn a_hostprocess_image_is_one_build_from_the_hostprocess_base() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::create_dir_all(d.join("proxy")).unwrap();
+    fs::create_dir_all(d.join("src")).unwrap();
+    fs::write(
+        d.join("proxy/Containerfile.windows"),
+        "ARG WINDOWS_BASE\nFROM ${WINDOWS_BASE}\nCOPY proxy.exe /proxy.exe\nENTRYPOINT [\"/proxy.exe\"]\n",
+    )
+    .unwrap();
+    // A policy file stands in for the embedded openshift-hostprocess of the engine branch.
+    fs::write(
+        d.join("hpc.yaml"),
+        "name: hpc\ndescription: test\nwindows:\n  architectures: [amd64]\n  builds: [17763, 20348]\n",
+    )
+    .unwrap();
+    let image = "images:\n  - name: proxy\n    context: src\n    containerfiles:\n      windows: proxy/Containerfile.windows\n    \
+                 windows:\n      architectures: [amd64]\n      hostprocess: true\n    policy: hpc.yaml\n";
+    let logs = d.join("logs");
+    for (prefix, base) in [
+        (
+            "",
+            "mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0",
+        ),
+        (
+            "hostprocess_base: mirror.example/hpc:1\n",
+            "mirror.example/hpc:1",
+        ),
+    ] {
+        fs::write(d.join("images.yaml"), format!("{prefix}{image}")).unwrap();
+        let out = imgcheck()
+            .args(["build", "--dry-run", "--plan"])
+            .arg(d.join("images.yaml"))
+            .args(["--push", "reg.example/ns", "--tag", "v1", "--log-dir"])
+            .arg(&logs)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+        let builds: Vec<&str> = stdout
+            .lines()
+            .filter(|l| l.starts_with("buildah build "))
+            .collect();
+        let l = logs.display();
+        assert_eq!(
+            builds,
+            [format!(
+                "buildah build --platform=windows/amd64 --build-arg TARGETOS=windows \
+                 --build-arg TARGETARCH=amd64 --build-arg WINDOWS_BASE={base} \
+                 --iidfile {l}/proxy-windows-amd64-hostprocess.iid \
+                 -t localhost/imgcheck-build/proxy:windows-amd64-hostprocess \
+                 -f {}/proxy/Containerfile.windows {}/src",
+                d.display(),
+                d.display()
+            )
+            .as_str()],
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains("docker://reg.example/ns/proxy:v1-windows-amd64-hostprocess"),
+            "{stdout}"
+        );
+    }
+}

@@ -210,8 +210,12 @@ fn windows_bases(plan: &Plan, image: &ImageSpec, found: &mut Findings) {
     }
 }
 
-/// The planned Windows builds are exactly the policy's.
+/// The planned Windows builds are exactly the policy's (a HostProcess image runs on every
+/// build, so it covers them all).
 fn policy_builds(image: &ImageSpec, policy: &Policy, found: &mut Findings) {
+    if image.windows.as_ref().is_some_and(|w| w.hostprocess) {
+        return;
+    }
     let planned: Vec<u16> = image
         .windows
         .iter()

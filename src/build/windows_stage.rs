@@ -360,10 +360,16 @@ mod tests {
         let cases = [
             ("application/vnd.oci.image.layer.v1.tar+gzip", Some(oci)),
             ("application/vnd.oci.image.layer.v1.tar", Some(oci)),
-            ("application/vnd.docker.image.rootfs.diff.tar.gzip", Some(docker)),
+            (
+                "application/vnd.docker.image.rootfs.diff.tar.gzip",
+                Some(docker),
+            ),
             ("application/vnd.docker.image.rootfs.diff.tar", Some(docker)),
             ("application/vnd.oci.image.layer.v1.tar+zstd", None),
-            ("application/vnd.docker.image.rootfs.foreign.diff.tar.gzip", None),
+            (
+                "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip",
+                None,
+            ),
             ("", None),
         ];
         for (input, want) in cases {
