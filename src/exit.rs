@@ -123,7 +123,6 @@ impl Classify for crate::build::error::RunError {
             | RunError::BuildahUnrunnable(_)
             | RunError::BuildahFailed { .. }
             | RunError::BuildahVersionUnreadable { .. }
-            | RunError::LegacyWindowsLayers(_)
             | RunError::LogDir { .. } => ExitKind::Incomplete,
         }
     }

@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -256,124 +256,52 @@ fn layer_digests(m: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Entry names and contents of a gzip'd tar layer.
-fn layer_entries(reg: &Registry, repo: &str, digest: &str) -> Vec<(String, Vec<u8>)> {
+/// One entry of a gzip'd tar layer: name, PAX records, contents.
+struct Entry {
+    name: String,
+    pax: BTreeMap<String, String>,
+    bytes: Vec<u8>,
+}
+
+/// The entries of a gzip'd tar layer, and the sha256 of the uncompressed tar.
+fn layer_entries(reg: &Registry, repo: &str, digest: &str) -> (Vec<Entry>, String) {
     let (status, blob) = reg.get_blob(repo, digest);
     assert_eq!(status, 200);
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(&blob[..]));
+    let mut tar = Vec::new();
+    flate2::read::GzDecoder::new(&blob[..])
+        .read_to_end(&mut tar)
+        .unwrap();
+    let diff_id = format!("sha256:{}", hex_sha256(&tar));
+    let mut archive = tar::Archive::new(&tar[..]);
     let mut out = Vec::new();
     for entry in archive.entries().unwrap() {
         let mut entry = entry.unwrap();
+        let mut pax = BTreeMap::new();
+        if let Some(records) = entry.pax_extensions().unwrap() {
+            for r in records {
+                let r = r.unwrap();
+                pax.insert(r.key().unwrap().to_string(), r.value().unwrap().to_string());
+            }
+        }
         let name = entry.path().unwrap().display().to_string();
         let mut bytes = Vec::new();
         entry.read_to_end(&mut bytes).unwrap();
-        out.push((name, bytes));
+        out.push(Entry { name, pax, bytes });
     }
-    out
+    (out, diff_id)
 }
 
-#[test]
-fn windows_targets_are_refused_on_buildah_before_1_44() {
-    require("buildah", "buildah");
-    let reg = Registry::start();
-    let work = tempfile::tempdir().unwrap();
-    let bases = vec![
-        (
-            17763,
-            format!("{}/windows/nanoserver:ltsc2019", reg.host()),
-            String::new(),
-        ),
-        (
-            20348,
-            format!("{}/windows/nanoserver:ltsc2022", reg.host()),
-            String::new(),
-        ),
-    ];
-    let plan = write_plan(work.path(), "unused.example/builder:1", &bases, "");
-    let out = build_cmd(&plan, &reg, &work.path().join("logs"))
-        .output()
-        .unwrap();
-    let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(3), "{stdout}{stderr}");
-    let version = String::from_utf8_lossy(
-        &Command::new("buildah")
-            .arg("version")
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .lines()
-    .find_map(|l| l.strip_prefix("Version:").map(|v| v.trim().to_string()))
-    .unwrap();
-    for want in [
-        format!("buildah {version} writes the layers"),
-        "will not run on Windows".to_string(),
-        "Buildah >= 1.44.0".to_string(),
-        "--allow-legacy-windows-layers".to_string(),
-    ] {
-        assert!(stderr.contains(&want), "missing {want:?} in:\n{stderr}");
-    }
-    // Nothing was built or pushed.
-    assert_eq!(reg.manifest_digest("csi/driver", "v1"), None);
-    assert_eq!(reg.manifest_digest("csi/driver", "v1-linux-amd64"), None);
+fn hex_sha256(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
-#[test]
-fn legacy_build_assembles_a_list_that_resolves_and_fails_deep_verify() {
-    require("buildah", "buildah");
-    let reg = Registry::start();
-    let _cleanup = PulledImages(reg.host());
-    let work = tempfile::tempdir().unwrap();
-    let builder = push_builder(&reg, work.path());
-    let bases = push_windows_bases(&reg);
-    let plan = write_plan(&work.path().join("plan"), &builder, &bases, "");
-    let logs = work.path().join("logs");
-
-    let out = build_cmd(&plan, &reg, &logs)
-        .args(["--allow-legacy-windows-layers", "--jobs", "2"])
-        .output()
-        .unwrap();
-    let (stdout, stderr) = text(&out);
-    // Built, pushed, assembled; verify --deep fails it: the COPY layers are Linux layers.
-    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
-    assert!(stderr.contains("Building anyway"), "{stderr}");
-    let list_digest = reg
-        .manifest_digest("csi/driver", "v1")
-        .unwrap_or_else(|| panic!("no list pushed:\n{stdout}{stderr}"));
-    let row = stdout
-        .lines()
-        .find(|l| l.starts_with("driver "))
-        .unwrap_or_else(|| panic!("no table row:\n{stdout}"));
-    assert!(row.contains(&list_digest), "{row}");
-    assert!(row.contains("fail (windows-layer-format)"), "{row}");
-
-    // Per-platform images were pushed by digest; their digests are in the log dir.
-    let child = |slug: &str| {
-        let d = fs::read_to_string(logs.join(format!("driver-{slug}.digest"))).unwrap();
-        let d = d.trim().to_string();
-        assert_eq!(
-            reg.manifest_digest("csi/driver", &format!("v1-{slug}"))
-                .as_deref(),
-            Some(d.as_str())
-        );
-        d
-    };
-    let linux = child("linux-amd64");
-    let ws2019 = child("windows-amd64-17763");
-    let ws2022 = child("windows-amd64-20348");
-    for slug in ["linux-amd64", "windows-amd64-17763", "windows-amd64-20348"] {
-        let log = fs::read_to_string(logs.join(format!("driver-{slug}.log"))).unwrap();
-        assert!(
-            log.contains("STEP") && log.contains("$ buildah --storage-driver vfs build"),
-            "{log}"
-        );
-    }
-    let ws_log = fs::read_to_string(logs.join("driver-windows-amd64-20348.log")).unwrap();
-    assert!(ws_log.contains("RUN mkdir -p /out"), "{ws_log}");
-
-    // The list: one entry per child, os.version copied from the base's config.
-    let list = manifest(&reg, "csi/driver", &list_digest);
-    let entries: Vec<(String, Option<String>, String)> = list["manifests"]
+/// The list's entries: (os/arch, os.version, digest).
+fn list_entries(list: &Value) -> BTreeSet<(String, Option<String>, String)> {
+    list["manifests"]
         .as_array()
         .unwrap()
         .iter()
@@ -388,23 +316,105 @@ fn legacy_build_assembles_a_list_that_resolves_and_fails_deep_verify() {
                 e["digest"].as_str().unwrap().to_string(),
             )
         })
-        .collect();
-    let want: BTreeSet<(String, Option<String>, String)> = [
-        ("linux/amd64".to_string(), None, linux.clone()),
-        (
-            "windows/amd64".to_string(),
-            Some("10.0.17763.5830".to_string()),
-            ws2019.clone(),
-        ),
-        (
-            "windows/amd64".to_string(),
-            Some("10.0.20348.2461".to_string()),
-            ws2022.clone(),
-        ),
-    ]
-    .into_iter()
-    .collect();
-    assert_eq!(entries.into_iter().collect::<BTreeSet<_>>(), want);
+        .collect()
+}
+
+/// Checks one Windows child: the base's layers byte for byte, then one layer in the Windows
+/// layer format holding what the Linux stage wrote; its diff_id in the config.
+fn check_windows_child(reg: &Registry, base_digest: &str, child: &str, osversion: &str) {
+    let base_layers = layer_digests(&manifest(reg, "bases/good", base_digest));
+    let m = manifest(reg, "csi/driver", child);
+    let layers = layer_digests(&m);
+    assert_eq!(&layers[..base_layers.len()], &base_layers[..]);
+    assert_eq!(layers.len(), base_layers.len() + 1);
+    let top = layers.last().unwrap();
+    let (entries, diff_id) = layer_entries(reg, "csi/driver", top);
+    let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(&names[..2], ["Hives/", "Files/"], "{names:?}");
+    assert!(
+        names
+            .iter()
+            .all(|n| n.starts_with("Files/") || *n == "Hives/"),
+        "{names:?}"
+    );
+    for e in &entries {
+        let keys: Vec<&str> = e.pax.keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "LIBARCHIVE.creationtime",
+                "MSWINDOWS.fileattr",
+                "MSWINDOWS.rawsd"
+            ],
+            "{}",
+            e.name
+        );
+    }
+    let exe = entries
+        .iter()
+        .find(|e| e.name == "Files/csi.exe")
+        .unwrap_or_else(|| panic!("no Files/csi.exe in {top}: {names:?}"));
+    assert_eq!(
+        String::from_utf8_lossy(&exe.bytes),
+        format!("csi.exe for windows/amd64 {osversion} v1.2.3-test\n")
+    );
+    assert_eq!(exe.pax["MSWINDOWS.fileattr"], "32");
+    let (_, config) = reg.get_blob("csi/driver", m["config"]["digest"].as_str().unwrap());
+    let config: Value = serde_json::from_slice(&config).unwrap();
+    let diff_ids = config["rootfs"]["diff_ids"].as_array().unwrap();
+    assert_eq!(diff_ids.last().unwrap(), &Value::String(diff_id));
+    assert_eq!(diff_ids.len(), layers.len());
+}
+
+#[test]
+fn buildah_before_1_44_builds_windows_images_whose_layers_imgcheck_writes() {
+    require("buildah", "buildah");
+    let reg = Registry::start();
+    let _cleanup = PulledImages(reg.host());
+    let work = tempfile::tempdir().unwrap();
+    let builder = push_builder(&reg, work.path());
+    let bases = push_windows_bases(&reg);
+    let plan = write_plan(&work.path().join("plan"), &builder, &bases, "");
+    let logs = work.path().join("logs");
+    let epoch = "1700000000";
+
+    let out = build_cmd(&plan, &reg, &logs)
+        .args(["--jobs", "2"])
+        .env("SOURCE_DATE_EPOCH", epoch)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    // Built, Windows layers written, pushed, assembled, verified with --deep: pass.
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("imgcheck rewrites the layers each Windows stage adds"),
+        "{stderr}"
+    );
+    let list_digest = reg
+        .manifest_digest("csi/driver", "v1")
+        .unwrap_or_else(|| panic!("no list pushed:\n{stdout}{stderr}"));
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("driver "))
+        .unwrap_or_else(|| panic!("no table row:\n{stdout}"));
+    assert!(row.contains(&list_digest) && row.ends_with("pass"), "{row}");
+    let log = fs::read_to_string(logs.join("driver-windows-amd64-20348.log")).unwrap();
+    assert!(log.contains(&format!("--timestamp={epoch}")), "{log}");
+
+    // The list: one entry per child, os.version from the base's config.
+    let list = manifest(&reg, "csi/driver", &list_digest);
+    let entries = list_entries(&list);
+    let by_version = |v: Option<&str>| {
+        entries
+            .iter()
+            .find(|e| e.1.as_deref() == v)
+            .map(|e| e.2.clone())
+            .unwrap_or_else(|| panic!("no entry {v:?} in {entries:?}"))
+    };
+    let linux = by_version(None);
+    let ws2019 = by_version(Some("10.0.17763.5830"));
+    let ws2022 = by_version(Some("10.0.20348.2461"));
+    assert_eq!(entries.len(), 3);
 
     // resolve picks the right child per host.
     let list_ref = format!("{}/csi/driver:v1", reg.host());
@@ -421,63 +431,45 @@ fn legacy_build_assembles_a_list_that_resolves_and_fails_deep_verify() {
         assert!(out.status.success(), "{host}: {o}{e}");
         assert_eq!(o.trim(), want.as_str(), "{host}");
     }
-
-    // The Windows images: base layers unchanged, one added layer holding what the Linux
-    // stage's RUN wrote, in the Linux layout (no Files/): what Buildah < 1.44 does.
-    let mut added = BTreeSet::new();
-    for ((_, _, base_digest), (child_digest, osversion)) in bases
+    for ((_, _, base), (child, osversion)) in bases
         .iter()
         .zip([(&ws2019, "ltsc2019"), (&ws2022, "ltsc2022")])
     {
-        let base_layers = layer_digests(&manifest(&reg, "bases/good", base_digest));
-        let layers = layer_digests(&manifest(&reg, "csi/driver", child_digest));
-        assert_eq!(&layers[..base_layers.len()], &base_layers[..]);
-        assert_eq!(layers.len(), base_layers.len() + 1);
-        let top = layers.last().unwrap().clone();
-        let entries = layer_entries(&reg, "csi/driver", &top);
-        let exe = entries
-            .iter()
-            .find(|(n, _)| n.trim_start_matches("./") == "csi.exe")
-            .unwrap_or_else(|| {
-                panic!(
-                    "no csi.exe in {top}: {:?}",
-                    entries.iter().map(|e| &e.0).collect::<Vec<_>>()
-                )
-            });
-        assert_eq!(
-            String::from_utf8_lossy(&exe.1),
-            format!("csi.exe for windows/amd64 {osversion} v1.2.3-test\n")
-        );
-        assert!(!entries.iter().any(|(n, _)| n.starts_with("Files/")));
-        added.insert(top);
+        check_windows_child(&reg, base, child, osversion);
     }
 
-    // verify --deep reports windows-layer-format on exactly the added layers.
+    // verify --deep passes the list: every layer of every Windows child is a Windows layer.
     let out = imgcheck()
         .args(["verify", "--deep", "--format", "json", &list_ref])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out).1);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out).0);
     let doc = json(&out);
-    let flagged: BTreeSet<String> = doc["images"][0]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == "windows-layer-format")
-        .map(|f| f["digest"].as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(flagged, added);
-    let errors: BTreeSet<&str> = doc["images"][0]["findings"]
+    let errors: Vec<&Value> = doc["images"][0]["findings"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|f| f["severity"] == "error")
-        .map(|f| f["rule"].as_str().unwrap())
         .collect();
-    assert_eq!(errors, BTreeSet::from(["windows-layer-format"]));
-    // Without --deep the list itself is right: every host gets its own build.
-    let out = imgcheck().args(["verify", &list_ref]).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out).0);
+    assert!(errors.is_empty(), "{errors:?}");
+
+    // The same inputs and SOURCE_DATE_EPOCH again: the same digests for every child and the
+    // list. The old flag is accepted and ignored with a note.
+    let out = build_cmd(&plan, &reg, &work.path().join("logs2"))
+        .args(["--jobs", "2", "--allow-legacy-windows-layers"])
+        .env("SOURCE_DATE_EPOCH", epoch)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("--allow-legacy-windows-layers is ignored"),
+        "{stderr}"
+    );
+    let again = reg.manifest_digest("csi/driver", "v1").unwrap();
+    let second = list_entries(&manifest(&reg, "csi/driver", &again));
+    assert_eq!(second, entries);
+    assert_eq!(again, list_digest);
 }
 
 #[test]
@@ -642,7 +634,7 @@ fn dry_run_prints_every_command_of_the_real_plan() {
              -f {}/buildah/node-driver-registrar/Containerfile.linux \"${{NODE_DRIVER_REGISTRAR_SRC}}\"",
             env!("CARGO_MANIFEST_DIR")
         ),
-        "# then: assemble quay.example/ocp/vsphere-csi:4.20 from the pushed digests, push it, verify it with policy openshift".to_string(),
+        "# then: assemble quay.example/ocp/vsphere-csi:4.20 from the pushed digests, push it, verify it with policy openshift (--deep)".to_string(),
     ];
     for w in want {
         assert!(
@@ -954,4 +946,70 @@ fn an_unreachable_push_registry_is_could_not_complete() {
         "{row}"
     );
     assert!(stderr.contains("connection refused"), "{stderr}");
+}
+
+#[test]
+fn a_hostprocess_image_is_one_build_from_the_hostprocess_base() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::create_dir_all(d.join("proxy")).unwrap();
+    fs::create_dir_all(d.join("src")).unwrap();
+    fs::write(
+        d.join("proxy/Containerfile.windows"),
+        "ARG WINDOWS_BASE\nFROM ${WINDOWS_BASE}\nCOPY proxy.exe /proxy.exe\nENTRYPOINT [\"/proxy.exe\"]\n",
+    )
+    .unwrap();
+    // A policy file stands in for the embedded openshift-hostprocess of the engine branch.
+    fs::write(
+        d.join("hpc.yaml"),
+        "name: hpc\ndescription: test\nwindows:\n  architectures: [amd64]\n  builds: [17763, 20348]\n",
+    )
+    .unwrap();
+    let image = "images:\n  - name: proxy\n    context: src\n    containerfiles:\n      windows: proxy/Containerfile.windows\n    \
+                 windows:\n      architectures: [amd64]\n      hostprocess: true\n    policy: hpc.yaml\n";
+    let logs = d.join("logs");
+    for (prefix, base) in [
+        (
+            "",
+            "mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0",
+        ),
+        (
+            "hostprocess_base: mirror.example/hpc:1\n",
+            "mirror.example/hpc:1",
+        ),
+    ] {
+        fs::write(d.join("images.yaml"), format!("{prefix}{image}")).unwrap();
+        let out = imgcheck()
+            .args(["build", "--dry-run", "--plan"])
+            .arg(d.join("images.yaml"))
+            .args(["--push", "reg.example/ns", "--tag", "v1", "--log-dir"])
+            .arg(&logs)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+        let builds: Vec<&str> = stdout
+            .lines()
+            .filter(|l| l.starts_with("buildah build "))
+            .collect();
+        let l = logs.display();
+        assert_eq!(
+            builds,
+            [format!(
+                "buildah build --platform=windows/amd64 --build-arg TARGETOS=windows \
+                 --build-arg TARGETARCH=amd64 --build-arg WINDOWS_BASE={base} \
+                 --iidfile {l}/proxy-windows-amd64-hostprocess.iid \
+                 -t localhost/imgcheck-build/proxy:windows-amd64-hostprocess \
+                 -f {}/proxy/Containerfile.windows {}/src",
+                d.display(),
+                d.display()
+            )
+            .as_str()],
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains("docker://reg.example/ns/proxy:v1-windows-amd64-hostprocess"),
+            "{stdout}"
+        );
+    }
 }

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use crate::build::buildah::Version;
-use crate::build::error::{RunError, legacy_layers};
+use crate::build::buildah::{Version, WINDOWS_LAYERS_SINCE};
+use crate::digest::Digest;
 use crate::engine::resolve;
 use crate::graph::{Content, Graph, Node, Problem, WalkOptions};
 use crate::platform::{Platform, RuntimeProfile, WindowsVersion};
@@ -13,25 +13,17 @@ use crate::reference::{ImageRef, ReferenceError};
 use crate::session::Session;
 use crate::source::FetchError;
 
-/// Decides whether this Buildah may build Windows targets. `Ok(Some(warning))` when it may
-/// only because the legacy flag allows it.
-pub fn windows_capability(
-    version: Version,
-    has_windows: bool,
-    allow_legacy: bool,
-) -> Result<Option<String>, RunError> {
-    if !has_windows || version.writes_windows_layers() {
-        return Ok(None);
-    }
-    if allow_legacy {
-        Ok(Some(format!(
-            "{}. Building anyway (--allow-legacy-windows-layers); the lists are verified with \
-             --deep, which reports windows-layer-format",
-            legacy_layers(version)
-        )))
-    } else {
-        Err(RunError::LegacyWindowsLayers(version))
-    }
+/// The note a run shows when this Buildah does not write Windows layers itself: imgcheck
+/// writes them ([`crate::build::windows_stage`]). `None` when there is nothing to say.
+pub fn windows_layers_note(version: Version, has_windows: bool) -> Option<String> {
+    (has_windows && !version.writes_windows_layers()).then(|| {
+        format!(
+            "buildah {version} writes the layers it adds to a Windows image in the Linux layout \
+             (Buildah writes the Windows layout from {WINDOWS_LAYERS_SINCE} on); imgcheck \
+             rewrites the layers each Windows stage adds (Files/, Hives/, PAX records) and \
+             verifies the lists with --deep"
+        )
+    })
 }
 
 /// What a Windows base image turned out to be.
@@ -39,6 +31,8 @@ pub fn windows_capability(
 pub struct BaseInfo {
     /// Its config's os.version, if any.
     pub os_version: Option<String>,
+    /// Its layers, in order: a Windows image built on it starts with them.
+    pub layers: Vec<Digest>,
 }
 
 /// Why a Windows base cannot be used for a build.
@@ -60,8 +54,8 @@ pub enum BaseError {
         base: String,
         /// The planned architecture.
         arch: String,
-        /// The planned build.
-        build: u16,
+        /// The planned build (`any` for a HostProcess base).
+        build: String,
     },
     /// The entry a node would pull could not be read.
     #[error("Windows base {0}: entry {1} could not be read")]
@@ -114,12 +108,13 @@ impl BaseError {
 }
 
 /// Reads a Windows base's config (through a list when it is one, selecting as a node of that
-/// build would) and checks it is a Windows image of the planned build.
+/// build would) and checks it is a Windows image of the planned build. `build` is `None` for
+/// the base of a HostProcess image, which runs on every build.
 pub async fn inspect_base(
     session: &Session,
     base: &str,
     arch: &str,
-    build: u16,
+    build: Option<u16>,
 ) -> Result<BaseInfo, BaseError> {
     let reference: ImageRef = base
         .parse()
@@ -132,11 +127,11 @@ pub async fn inspect_base(
         Err(e) => return Err(BaseError::Fetch(base.to_string(), Arc::new(e))),
     };
     let node = node_for(&graph, base, arch, build)?;
-    let platform = config_platform(node, base)?;
+    let (platform, layers) = config_platform(node, base)?;
     if !platform.is_windows() {
         return Err(BaseError::NotWindows(base.to_string(), platform.os_arch()));
     }
-    if let Some(v) = &platform.os_version {
+    if let (Some(v), Some(build)) = (&platform.os_version, build) {
         match WindowsVersion::parse(v) {
             Some(w) if w.build == build => {}
             Some(w) => {
@@ -152,6 +147,7 @@ pub async fn inspect_base(
     }
     Ok(BaseInfo {
         os_version: platform.os_version,
+        layers,
     })
 }
 
@@ -161,19 +157,21 @@ fn node_for<'g>(
     graph: &'g Graph,
     base: &str,
     arch: &str,
-    build: u16,
+    build: Option<u16>,
 ) -> Result<&'g Node, BaseError> {
     let Content::Index { index, children } = &graph.root.content else {
         return Ok(&graph.root);
     };
-    let host =
-        Platform::new("windows", arch).with_os_version(&WindowsVersion::host(build).to_string());
+    let mut host = Platform::new("windows", arch);
+    if let Some(b) = build {
+        host = host.with_os_version(&WindowsVersion::host(b).to_string());
+    }
     let digest = resolve(graph, &host, RuntimeProfile::DEFAULT)
         .digest
         .ok_or_else(|| BaseError::NoEntry {
             base: base.to_string(),
             arch: arch.to_string(),
-            build,
+            build: build.map_or_else(|| "any".to_string(), |b| b.to_string()),
         })?;
     index
         .manifests
@@ -184,8 +182,8 @@ fn node_for<'g>(
         .ok_or_else(|| BaseError::EntryUnreadable(base.to_string(), digest.to_string()))
 }
 
-/// The platform of an image node's config.
-fn config_platform(node: &Node, base: &str) -> Result<Platform, BaseError> {
+/// The platform of an image node's config, and the image's layers.
+fn config_platform(node: &Node, base: &str) -> Result<(Platform, Vec<Digest>), BaseError> {
     let image = match &node.content {
         Content::Image(i) => i,
         Content::Problem(Problem::Unavailable(m)) => {
@@ -198,8 +196,14 @@ fn config_platform(node: &Node, base: &str) -> Result<Platform, BaseError> {
             ));
         }
     };
+    let layers = image
+        .manifest
+        .layers
+        .iter()
+        .filter_map(|d| d.digest().ok())
+        .collect();
     match &image.config {
-        Ok(c) => Ok(c.platform()),
+        Ok(c) => Ok((c.platform(), layers)),
         Err(Problem::Unavailable(m)) => {
             Err(BaseError::ConfigUnreachable(base.to_string(), m.clone()))
         }
@@ -213,43 +217,32 @@ fn config_platform(node: &Node, base: &str) -> Result<Platform, BaseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::error::RunError;
 
     fn v(s: &str) -> Version {
         Version::parse(s).unwrap()
     }
 
     #[test]
-    fn windows_targets_need_buildah_1_44_or_the_flag() {
-        // (version, Windows targets, flag) → refused / warned / silent
+    fn buildah_before_1_44_gets_a_note_not_a_refusal() {
+        // (version, Windows targets) → a note?
         let cases = [
-            ("1.28.2", true, false, "refused"),
-            ("1.43.9", true, false, "refused"),
-            ("1.28.2", true, true, "warned"),
-            ("1.28.2", false, false, "silent"),
-            ("1.44.0", true, false, "silent"),
-            ("1.45.1", true, true, "silent"),
+            ("1.28.2", true, true),
+            ("1.43.9", true, true),
+            ("1.28.2", false, false),
+            ("1.44.0", true, false),
+            ("1.45.1", true, false),
         ];
-        for (version, windows, flag, want) in cases {
-            let got = match windows_capability(v(version), windows, flag) {
-                Err(e @ RunError::LegacyWindowsLayers(_)) => {
-                    let m = e.to_string();
-                    assert!(
-                        m.contains(&format!("buildah {version} writes"))
-                            && m.contains("Buildah >= 1.44.0")
-                            && m.contains("--allow-legacy-windows-layers"),
-                        "{m}"
-                    );
-                    "refused"
-                }
-                Err(e) => panic!("{version}: unexpected {e:?}"),
-                Ok(Some(w)) => {
-                    assert!(w.contains("--deep"), "{w}");
-                    "warned"
-                }
-                Ok(None) => "silent",
-            };
-            assert_eq!(got, want, "{version} windows={windows} flag={flag}");
+        for (version, windows, want) in cases {
+            let note = windows_layers_note(v(version), windows);
+            assert_eq!(note.is_some(), want, "{version} windows={windows}");
+            if let Some(n) = note {
+                assert!(
+                    n.contains(&format!("buildah {version} writes"))
+                        && n.contains("imgcheck rewrites the layers")
+                        && n.contains("--deep"),
+                    "{n}"
+                );
+            }
         }
     }
 }

@@ -114,6 +114,9 @@ pub struct BuildSpec {
     pub platform: String,
     /// `--os-version`, for a Windows base whose config has none.
     pub os_version: Option<String>,
+    /// `--timestamp`: every time in the image is this (seconds since the epoch), so the same
+    /// inputs give the same image (`SOURCE_DATE_EPOCH`).
+    pub timestamp: Option<u64>,
     /// `--build-arg`s in order.
     pub build_args: Vec<(String, String)>,
     /// The Containerfile (`-f`).
@@ -138,6 +141,9 @@ pub fn build_command(spec: &BuildSpec, pass: &Passthrough) -> Vec<String> {
     cmd.push(format!("--platform={}", spec.platform));
     if let Some(v) = &spec.os_version {
         cmd.push(format!("--os-version={v}"));
+    }
+    if let Some(t) = spec.timestamp {
+        cmd.push(format!("--timestamp={t}"));
     }
     for (k, v) in &spec.build_args {
         cmd.push("--build-arg".into());
@@ -283,6 +289,7 @@ mod tests {
         BuildSpec {
             platform: "windows/amd64".into(),
             os_version: None,
+            timestamp: None,
             build_args: vec![
                 (
                     "WINDOWS_BASE".into(),
@@ -307,6 +314,7 @@ mod tests {
         };
         let mut with_version = spec();
         with_version.os_version = Some("10.0.20348".into());
+        with_version.timestamp = Some(1_700_000_000);
         let cases: [(&str, Vec<String>, &str); 4] = [
             (
                 "plain",
@@ -321,7 +329,7 @@ mod tests {
                 build_command(&with_version, &lab),
                 "buildah --storage-driver vfs build --isolation=chroot --tls-verify=false \
                  --authfile /run/auth.json --platform=windows/amd64 --os-version=10.0.20348 \
-                 --build-arg WINDOWS_BASE=mcr.microsoft.com/windows/nanoserver:ltsc2022 \
+                 --timestamp=1700000000 --build-arg WINDOWS_BASE=mcr.microsoft.com/windows/nanoserver:ltsc2022 \
                  --build-arg OSVERSION=ltsc2022 --iidfile /logs/x.iid \
                  -t localhost/imgcheck/x:windows-amd64-20348 -f buildah/x/Containerfile.windows /src/x",
             ),

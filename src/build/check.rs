@@ -180,6 +180,14 @@ fn containerfiles(plan: &Plan, image: &ImageSpec, found: &mut Findings) {
 /// Each Windows build has a base, and the base is a reference.
 fn windows_bases(plan: &Plan, image: &ImageSpec, found: &mut Findings) {
     let Some(w) = &image.windows else { return };
+    if w.hostprocess
+        && let Err(e) = plan.hostprocess_base(w).parse::<ImageRef>()
+    {
+        found.plan(
+            Level::Error,
+            format!("HostProcess base: {}", with_causes(&e)),
+        );
+    }
     for t in &w.builds {
         match plan.windows_base(t) {
             None => found.plan(
@@ -202,8 +210,12 @@ fn windows_bases(plan: &Plan, image: &ImageSpec, found: &mut Findings) {
     }
 }
 
-/// The planned Windows builds are exactly the policy's.
+/// The planned Windows builds are exactly the policy's (a HostProcess image runs on every
+/// build, so it covers them all).
 fn policy_builds(image: &ImageSpec, policy: &Policy, found: &mut Findings) {
+    if image.windows.as_ref().is_some_and(|w| w.hostprocess) {
+        return;
+    }
     let planned: Vec<u16> = image
         .windows
         .iter()

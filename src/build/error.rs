@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use crate::auth::AuthError;
 use crate::build::base::BaseError;
-use crate::build::buildah::{Version, WINDOWS_LAYERS_SINCE};
 use crate::build::jobs::JobsError;
 use crate::build::plan::PlanError;
+use crate::build::windows_stage::StageError;
 use crate::exit::{Classify, ExitKind};
 use crate::policy::PolicyError;
 use crate::push::Failure;
@@ -97,14 +97,6 @@ pub enum RunError {
         /// Its output, trimmed.
         output: String,
     },
-    /// This Buildah writes Linux-layout layers into Windows images and the plan has Windows
-    /// targets (without `--allow-legacy-windows-layers`).
-    #[error(
-        "{}. Upgrade Buildah, build only Linux images, or pass \
-         --allow-legacy-windows-layers for a lab build that will not run on Windows",
-        legacy_layers(*.0)
-    )]
-    LegacyWindowsLayers(Version),
     /// The log directory cannot be created.
     #[error("cannot create the log directory {}", .dir.display())]
     LogDir {
@@ -122,15 +114,6 @@ pub enum RunError {
     PushReference(#[source] Arc<ReferenceError>),
 }
 
-/// What is wrong with a Buildah older than [`WINDOWS_LAYERS_SINCE`] building Windows images.
-pub(crate) fn legacy_layers(version: Version) -> String {
-    format!(
-        "buildah {version} writes the layers it adds to a Windows image in the Linux layout (no \
-         Files/, no Hives/); the image gets a Windows config but will not run on Windows. \
-         Windows targets need Buildah >= {WINDOWS_LAYERS_SINCE} (containers/buildah#6592)"
-    )
-}
-
 /// Why a step for one image (its Windows base, its list) stopped.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum StepError {
@@ -140,6 +123,9 @@ pub enum StepError {
     /// The list cannot be assembled or pushed.
     #[error(transparent)]
     Assemble(#[from] Arc<Failure>),
+    /// The layers of a Windows stage cannot be written in the Windows format.
+    #[error("writing the Windows layers")]
+    Windows(#[source] Arc<StageError>),
 }
 
 impl StepError {
@@ -149,6 +135,7 @@ impl StepError {
         match self {
             StepError::Base(e) => e.is_unavailable(),
             StepError::Assemble(f) => f.exit_kind() == ExitKind::Incomplete,
+            StepError::Windows(e) => e.is_unavailable(),
         }
     }
 }

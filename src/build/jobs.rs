@@ -9,6 +9,7 @@ use crate::build::BuildError;
 use crate::build::buildah::BuildSpec;
 use crate::build::check::image_policy;
 use crate::build::plan::{Context, ContextError, ImageSpec, Plan, expand_context, osversion_arg};
+use crate::digest::Digest;
 use crate::policy::{Build, Policy};
 use crate::reference::{ImageRef, RegistryRef};
 
@@ -23,14 +24,17 @@ pub struct Target {
     pub build: Option<u16>,
     /// Windows base image.
     pub base: Option<String>,
+    /// A HostProcess image: one for every Windows build, no os.version.
+    pub hostprocess: bool,
 }
 
 impl Target {
     /// `linux-amd64`, `windows-amd64-20348`: used in tags and file names.
     pub fn slug(&self) -> String {
-        match self.build {
-            Some(b) => format!("{}-{}-{b}", self.os, self.arch),
-            None => format!("{}-{}", self.os, self.arch),
+        match (self.build, self.hostprocess) {
+            (Some(b), _) => format!("{}-{}-{b}", self.os, self.arch),
+            (None, true) => format!("{}-{}-hostprocess", self.os, self.arch),
+            (None, false) => format!("{}-{}", self.os, self.arch),
         }
     }
 
@@ -41,9 +45,10 @@ impl Target {
 
     /// `linux/amd64`, `windows/amd64 20348` for people.
     pub fn label(&self) -> String {
-        match self.build {
-            Some(b) => format!("{} {b}", self.platform()),
-            None => self.platform(),
+        match (self.build, self.hostprocess) {
+            (Some(b), _) => format!("{} {b}", self.platform()),
+            (None, true) => format!("{} hostprocess", self.platform()),
+            (None, false) => self.platform(),
         }
     }
 }
@@ -63,6 +68,9 @@ pub struct Job {
     pub log: PathBuf,
     /// Where `buildah push` writes the pushed manifest's digest.
     pub digestfile: PathBuf,
+    /// The layers of its Windows base (filled in once the base is read): the layers of the
+    /// built image after these are the ones its Windows stage added.
+    pub base_layers: Vec<Digest>,
 }
 
 /// Settings shared by every job of a run.
@@ -74,6 +82,8 @@ pub struct JobSettings {
     pub tag: String,
     /// Directory for logs, image-ID and digest files.
     pub log_dir: PathBuf,
+    /// `--timestamp` for every build (`SOURCE_DATE_EPOCH`).
+    pub timestamp: Option<u64>,
 }
 
 /// The list reference of an image: `REGISTRY/NAMESPACE/IMAGE:TAG`.
@@ -125,7 +135,7 @@ pub fn plan_jobs(
 }
 
 /// What an image builds, each with its Containerfile: Linux architectures, then Windows
-/// architectures × builds.
+/// architectures × builds (or, for a HostProcess image, one per architecture).
 fn targets<'p>(plan: &Plan, image: &'p ImageSpec) -> Result<Vec<(&'p PathBuf, Target)>, JobsError> {
     let mut targets = Vec::new();
     if let (Some(l), Some(file)) = (&image.linux, &image.containerfiles.linux) {
@@ -135,11 +145,22 @@ fn targets<'p>(plan: &Plan, image: &'p ImageSpec) -> Result<Vec<(&'p PathBuf, Ta
                 arch: a.to_string(),
                 build: None,
                 base: None,
+                hostprocess: false,
             };
             targets.push((file, target));
         }
     }
     if let (Some(w), Some(file)) = (&image.windows, &image.containerfiles.windows) {
+        for a in w.architectures.iter().filter(|_| w.hostprocess) {
+            let target = Target {
+                os: "windows",
+                arch: a.to_string(),
+                build: None,
+                base: Some(plan.hostprocess_base(w)),
+                hostprocess: true,
+            };
+            targets.push((file, target));
+        }
         for a in &w.architectures {
             for t in &w.builds {
                 let base = plan.windows_base(t).ok_or_else(|| JobsError::NoBase {
@@ -151,6 +172,7 @@ fn targets<'p>(plan: &Plan, image: &'p ImageSpec) -> Result<Vec<(&'p PathBuf, Ta
                     arch: a.to_string(),
                     build: Some(t.build.0),
                     base: Some(base),
+                    hostprocess: false,
                 };
                 targets.push((file, target));
             }
@@ -177,8 +199,10 @@ fn job(
         .collect();
     build_args.push(("TARGETOS".into(), target.os.into()));
     build_args.push(("TARGETARCH".into(), target.arch.clone()));
-    if let (Some(base), Some(build)) = (&target.base, target.build) {
+    if let Some(base) = &target.base {
         build_args.push(("WINDOWS_BASE".into(), base.clone()));
+    }
+    if let Some(build) = target.build {
         build_args.push(("OSVERSION".into(), osversion_arg(build)));
     }
     let log_dir: &Path = &settings.log_dir;
@@ -187,6 +211,7 @@ fn job(
         spec: BuildSpec {
             platform: target.platform(),
             os_version: None,
+            timestamp: settings.timestamp,
             build_args,
             containerfile: plan.resolve(file),
             context: context.to_string(),
@@ -201,6 +226,7 @@ fn job(
         ),
         log: log_dir.join(format!("{stem}.log")),
         digestfile: log_dir.join(format!("{stem}.digest")),
+        base_layers: Vec::new(),
         target,
     }
 }
@@ -298,6 +324,7 @@ images:
             push: "reg.example:5000/csi/".into(),
             tag: "v1".into(),
             log_dir: "/logs".into(),
+            timestamp: None,
         };
         let images = plan.select(&[]).unwrap();
         let env = |k: &str| (k == "SRC").then(|| "/src/driver".to_string());
@@ -354,6 +381,40 @@ images:
         assert_eq!(
             unset_contexts(&plan, &images, &no_env),
             [("driver".to_string(), vec!["SRC".to_string()])]
+        );
+    }
+
+    #[test]
+    fn a_hostprocess_image_is_one_job_per_architecture_from_the_hostprocess_base() {
+        let settings = JobSettings {
+            push: "reg.example:5000/csi/".into(),
+            tag: "v1".into(),
+            log_dir: "/logs".into(),
+            timestamp: None,
+        };
+        let env = |k: &str| (k == "SRC").then(|| "/src/driver".to_string());
+        let hpc = PLAN.replace(
+            "      builds:\n        - build: 17763\n        - build: 20348\n",
+            "      hostprocess: true\n",
+        );
+        let plan = Plan::parse(&hpc, Path::new("buildah/images.yaml")).unwrap();
+        let images = plan.select(&[]).unwrap();
+        let jobs = plan_jobs(&plan, &images, &settings, &env).unwrap();
+        let last = jobs.last().unwrap();
+        assert_eq!(jobs.len(), 3);
+        assert_eq!(last.target.label(), "windows/amd64 hostprocess");
+        assert_eq!(
+            last.push_to,
+            "reg.example:5000/csi/driver:v1-windows-amd64-hostprocess"
+        );
+        assert_eq!(
+            shell_line(&build_command(&last.spec, &Passthrough::default())),
+            "buildah build --platform=windows/amd64 --build-arg BUILDER=golang:1.24 \
+             --build-arg TARGETOS=windows --build-arg TARGETARCH=amd64 \
+             --build-arg WINDOWS_BASE=mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0 \
+             --iidfile /logs/driver-windows-amd64-hostprocess.iid \
+             -t localhost/imgcheck-build/driver:windows-amd64-hostprocess \
+             -f buildah/driver/Containerfile.windows /src/driver"
         );
     }
 }

@@ -13,6 +13,9 @@
 //! - [`assembler`]: the list of each image, made by the assemble code and pushed.
 //! - [`outcome`]: how each job and image ended, and the run's exit kind.
 //! - [`error`]: why a build stops, each error with its cause.
+//! - [`windows_layer`]: the Windows layer writer (pure: a tar in, a Windows-format layer out).
+//! - [`windows_stage`]: the Windows stage of an image built by Buildah before 1.44: its added
+//!   layers rewritten by [`windows_layer`], its config and manifest fixed, pushed again.
 
 pub mod assembler;
 pub mod base;
@@ -26,5 +29,7 @@ pub mod outcome;
 pub mod plan;
 pub mod progress;
 pub mod run;
+pub mod windows_layer;
+pub mod windows_stage;
 
 pub use error::BuildError;

@@ -28,6 +28,12 @@ pub fn default_windows_base(build: u16) -> Option<String> {
     Some(format!("mcr.microsoft.com/windows/nanoserver:{tag}"))
 }
 
+/// The base of a HostProcess image when neither the image nor the plan names one: the
+/// HostProcess base Kubernetes publishes (it runs on every Windows build, so it has no
+/// os.version).
+pub const DEFAULT_HOSTPROCESS_BASE: &str =
+    "mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:v1.0.0";
+
 /// The `OSVERSION` build arg for a build: the nanoserver/servercore tag name upstream
 /// Containerfiles put after `${OSVERSION}` (`ltsc2022`), or the build number when it has none.
 pub fn osversion_arg(build: u16) -> String {
@@ -122,9 +128,17 @@ pub struct WindowsTargets {
     /// Architectures to build.
     #[serde(deserialize_with = "unique")]
     pub architectures: Vec<Arch>,
-    /// Builds to produce, each its own image.
-    #[serde(deserialize_with = "unique_builds")]
+    /// Builds to produce, each its own image (none for a HostProcess image).
+    #[serde(default, deserialize_with = "unique_builds")]
     pub builds: Vec<WindowsTarget>,
+    /// One HostProcess image per architecture instead of one image per build: built `FROM`
+    /// the HostProcess base, without os.version (it runs on every build).
+    #[serde(default)]
+    pub hostprocess: bool,
+    /// The HostProcess base of this image; default: the plan's `hostprocess_base`, then
+    /// [`DEFAULT_HOSTPROCESS_BASE`]. Only with `hostprocess: true`.
+    #[serde(default)]
+    pub base: Option<String>,
 }
 
 /// One image of the plan.
@@ -156,6 +170,8 @@ pub struct ImageSpec {
 struct PlanFile {
     #[serde(default)]
     windows_bases: BTreeMap<Build, String>,
+    #[serde(default)]
+    hostprocess_base: Option<String>,
     #[serde(deserialize_with = "non_empty_images")]
     images: Vec<ImageSpec>,
 }
@@ -236,6 +252,22 @@ fn validate_images(images: &[ImageSpec], text: &str) -> Result<(), ImagesProblem
                 return Err(ImagesProblem::NoContainerfile { at, name, os });
             }
         }
+        if let Some(w) = &image.windows {
+            let reason = match (w.hostprocess, w.builds.is_empty(), w.base.is_some()) {
+                (true, false, _) => Some(
+                    "a hostprocess image is one image for every Windows build: remove 'builds'",
+                ),
+                (false, true, _) => Some("'windows:' needs 'builds' (or 'hostprocess: true')"),
+                (false, false, true) => Some(
+                    "'windows.base' is the base of a hostprocess image; give each build its \
+                     base with 'builds: [{build: N, base: REF}]'",
+                ),
+                _ => None,
+            };
+            if let Some(reason) = reason {
+                return Err(ImagesProblem::Windows { at, name, reason });
+            }
+        }
     }
     Ok(())
 }
@@ -259,6 +291,16 @@ pub enum ImagesProblem {
         at: String,
         /// The name.
         name: String,
+    },
+    /// A `windows:` section whose keys do not go together.
+    #[error("{at}image '{name}': {reason}")]
+    Windows {
+        /// Where.
+        at: String,
+        /// The name.
+        name: String,
+        /// What is wrong.
+        reason: &'static str,
     },
     /// An OS section without its Containerfile.
     #[error("{at}image '{name}' has a '{os}:' section but no 'containerfiles.{os}'")]
@@ -321,6 +363,8 @@ pub struct Plan {
     pub dir: PathBuf,
     /// Default Windows base per build.
     pub windows_bases: BTreeMap<Build, String>,
+    /// Default base of HostProcess images.
+    pub hostprocess_base: Option<String>,
     /// The images, in file order.
     pub images: Vec<ImageSpec>,
 }
@@ -355,6 +399,7 @@ impl Plan {
             path: path.to_path_buf(),
             dir,
             windows_bases: file.windows_bases,
+            hostprocess_base: file.hostprocess_base,
             images: file.images,
         })
     }
@@ -402,6 +447,16 @@ impl Plan {
             .clone()
             .or_else(|| self.windows_bases.get(&target.build).cloned())
             .or_else(|| default_windows_base(target.build.0))
+    }
+
+    /// The base of a HostProcess image: its `windows.base`, else the plan's
+    /// `hostprocess_base`, else [`DEFAULT_HOSTPROCESS_BASE`].
+    pub fn hostprocess_base(&self, windows: &WindowsTargets) -> String {
+        windows
+            .base
+            .clone()
+            .or_else(|| self.hostprocess_base.clone())
+            .unwrap_or_else(|| DEFAULT_HOSTPROCESS_BASE.to_string())
     }
 
     /// A path of the plan (Containerfile, policy file) resolved against the plan's directory.
@@ -607,6 +662,66 @@ images:
             }
         }
         assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+
+    const HOSTPROCESS: &str = "\
+images:
+  - name: proxy
+    context: src
+    containerfiles:
+      windows: proxy/Containerfile.windows
+    windows:
+      architectures: [amd64]
+      hostprocess: true
+    policy: openshift-hostprocess
+";
+
+    #[test]
+    fn hostprocess_images_have_one_base_and_no_builds() {
+        let plan = Plan::parse(HOSTPROCESS, Path::new("p.yaml")).unwrap();
+        let w = plan.images[0].windows.as_ref().unwrap();
+        assert!(w.hostprocess && w.builds.is_empty());
+        assert_eq!(plan.hostprocess_base(w), DEFAULT_HOSTPROCESS_BASE);
+        let with_plan_base = format!("hostprocess_base: m.example/hpc:1\n{HOSTPROCESS}");
+        let plan = Plan::parse(&with_plan_base, Path::new("p.yaml")).unwrap();
+        let w = plan.images[0].windows.as_ref().unwrap();
+        assert_eq!(plan.hostprocess_base(w), "m.example/hpc:1");
+        let own = with_plan_base.replace(
+            "hostprocess: true",
+            "hostprocess: true\n      base: own.example/hpc:2",
+        );
+        let plan = Plan::parse(&own, Path::new("p.yaml")).unwrap();
+        let w = plan.images[0].windows.as_ref().unwrap();
+        assert_eq!(plan.hostprocess_base(w), "own.example/hpc:2");
+        let cases = [
+            (
+                HOSTPROCESS.replace(
+                    "hostprocess: true",
+                    "hostprocess: true\n      builds: [{build: 20348}]",
+                ),
+                "a hostprocess image is one image for every Windows build: remove 'builds'",
+            ),
+            (
+                HOSTPROCESS.replace("      hostprocess: true\n", ""),
+                "'windows:' needs 'builds' (or 'hostprocess: true')",
+            ),
+            (
+                HOSTPROCESS.replace(
+                    "hostprocess: true",
+                    "builds: [{build: 20348}]\n      base: x.example/b:1",
+                ),
+                "'windows.base' is the base of a hostprocess image",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = Plan::parse(&text, Path::new("t.yaml"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("line 2: images[0]: image 'proxy': ") && err.contains(want),
+                "{want}: got {err}"
+            );
+        }
     }
 
     #[test]

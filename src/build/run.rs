@@ -24,10 +24,11 @@ use crate::policy::Policy;
 use crate::reference::{ImageRef, RegistryRef};
 use crate::session::Session;
 
-pub use crate::build::base::{inspect_base, windows_capability};
+pub use crate::build::base::{inspect_base, windows_layers_note};
 pub use crate::build::error::RunError;
 pub use crate::build::exec::{LOG_TAIL_LINES, buildah_version, log_tail};
 pub use crate::build::outcome::{ImageOutcome, ImageResult, JobOutcome, exit_kind};
+use crate::build::windows_stage::{StageImage, rewrite_image};
 
 /// Settings of a run beyond the jobs themselves.
 #[derive(Debug, Clone)]
@@ -36,8 +37,9 @@ pub struct RunSettings {
     pub jobs: usize,
     /// Options every `buildah` command gets.
     pub passthrough: Passthrough,
-    /// Build Windows targets with a Buildah that writes Linux-format layers (labs only).
-    pub allow_legacy_windows_layers: bool,
+    /// `SOURCE_DATE_EPOCH` / `--timestamp`: the times of the Windows layers imgcheck writes
+    /// are clamped to it (Buildah gets `--timestamp` through each job's spec).
+    pub timestamp: Option<u64>,
 }
 
 /// Builds and pushes one job; returns the pushed digest.
@@ -275,15 +277,11 @@ impl Build<'_> {
         Ok(refs)
     }
 
-    /// Whether Buildah may build the Windows targets (a warning when only the legacy flag
-    /// allows it); tells the version and the log directory, and creates it.
-    fn prepare(&self, version: Version) -> Result<Option<String>, RunError> {
-        let has_windows = self.jobs.iter().any(|j| j.target.build.is_some());
-        let legacy = windows_capability(
-            version,
-            has_windows,
-            self.settings.allow_legacy_windows_layers,
-        )?;
+    /// Tells the version, the log directory (and creates it), and whether imgcheck writes the
+    /// Windows layers itself.
+    fn prepare(&self, version: Version) -> Result<(), RunError> {
+        let has_windows = self.jobs.iter().any(|j| j.target.os == "windows");
+        let note = windows_layers_note(version, has_windows);
         let log_dir = self.jobs.first().and_then(|j| j.log.parent());
         if let Some(dir) = log_dir {
             self.reporter.line(&format!(
@@ -291,8 +289,8 @@ impl Build<'_> {
                 dir.display()
             ));
         }
-        if let Some(w) = &legacy {
-            self.reporter.line(&format!("imgcheck: warning: {w}"));
+        if let Some(n) = &note {
+            self.reporter.line(&format!("imgcheck: note: {n}"));
         }
         if let Some(dir) = log_dir {
             std::fs::create_dir_all(dir).map_err(|e| RunError::LogDir {
@@ -300,29 +298,32 @@ impl Build<'_> {
                 source: Arc::new(e),
             })?;
         }
-        Ok(legacy)
+        Ok(())
     }
 
     /// Checks the Windows bases: a build of the wrong base is refused before it starts, and a
     /// base without os.version gets --os-version so the image (and its list entry) has one.
     async fn check_bases(&mut self, session: &Session) -> BaseErrors {
         let mut errors = BaseErrors::new();
-        let mut bases: BTreeMap<(String, String, u16), Result<BaseInfo, StepError>> =
+        let mut bases: BTreeMap<(String, String, Option<u16>), Result<BaseInfo, StepError>> =
             BTreeMap::new();
         for job in &mut self.jobs {
-            let (Some(base), Some(build)) = (&job.target.base, job.target.build) else {
+            let Some(base) = &job.target.base else {
                 continue;
             };
+            let build = job.target.build;
             let key = (base.clone(), job.target.arch.clone(), build);
             if !bases.contains_key(&key) {
                 let info = inspect_base(session, base, &job.target.arch, build).await;
                 bases.insert(key.clone(), info.map_err(StepError::from));
             }
             match &bases[&key] {
-                Ok(info) if info.os_version.is_none() => {
-                    job.spec.os_version = Some(WindowsVersion::host(build).to_string());
+                Ok(info) => {
+                    if let (None, Some(build)) = (&info.os_version, build) {
+                        job.spec.os_version = Some(WindowsVersion::host(build).to_string());
+                    }
+                    job.base_layers = info.layers.clone();
                 }
-                Ok(_) => {}
                 Err(e) => errors.entry(job.image.clone()).or_default().push(e.clone()),
             }
         }
@@ -346,7 +347,7 @@ impl Build<'_> {
         S: FnOnce(Vec<ImageRef>) -> F,
         F: std::future::Future<Output = Session>,
     {
-        let legacy = self.prepare(version)?;
+        self.prepare(version)?;
         let session = session_for(self.references()?).await;
         let base_errors = self.check_bases(&session).await;
         let runnable: Vec<Job> = self
@@ -373,8 +374,10 @@ impl Build<'_> {
                     session: &session,
                     list,
                     policy,
+                    write_windows_layers: !version.writes_windows_layers(),
+                    clamp: self.settings.timestamp,
                 };
-                step.run(&mine, assembler, legacy.is_some()).await?
+                step.run(&mine, assembler).await?
             };
             results.push(ImageResult {
                 image: name.clone(),
@@ -399,6 +402,24 @@ fn bases_outcome(errors: &[StepError]) -> ImageOutcome {
         ImageOutcome::Incomplete(all.join("; "))
     } else {
         ImageOutcome::BuildFailed(failed)
+    }
+}
+
+/// Why a child could not be made ready for its list: the image's step failed, or the run
+/// cannot go on.
+enum StepOrRun {
+    Step(String, StepError),
+    Run(RunError),
+}
+
+/// The outcome of an image one of whose steps failed: incomplete when a registry could not be
+/// reached, failed otherwise.
+fn step_failed(what: &str, e: &StepError) -> ImageOutcome {
+    let message = format!("{what}: {}", with_causes(e));
+    if e.is_unavailable() {
+        ImageOutcome::Incomplete(message)
+    } else {
+        ImageOutcome::BuildFailed(vec![message])
     }
 }
 
@@ -431,37 +452,60 @@ fn jobs_outcome(mine: &[Done<'_>]) -> Option<ImageOutcome> {
     })
 }
 
-/// The last step of one image: its list assembled from the pushed images, then verified.
+/// The last step of one image: the Windows layers written (Buildah before 1.44), its list
+/// assembled from the pushed images, then verified (with `--deep` when it has Windows images).
 struct ListStep<'s> {
     session: &'s Session,
     list: &'s RegistryRef,
     policy: &'s Policy,
+    /// Whether imgcheck writes the layers of the Windows stages (Buildah before 1.44).
+    write_windows_layers: bool,
+    /// `SOURCE_DATE_EPOCH` / `--timestamp`.
+    clamp: Option<u64>,
 }
 
 impl ListStep<'_> {
+    /// The pushed image of one job, with its Windows layers written when this step writes them.
+    async fn child(&self, job: &Job, digest: &Digest) -> Result<RegistryRef, StepOrRun> {
+        let pushed = registry_ref(&job.push_to).map_err(StepOrRun::Run)?;
+        if job.target.os != "windows" || !self.write_windows_layers {
+            return Ok(pushed.with_digest(digest));
+        }
+        let work = job.log.with_extension("oci");
+        let _ = std::fs::remove_dir_all(&work);
+        let image = StageImage {
+            pushed: &pushed,
+            digest,
+            base_layers: &job.base_layers,
+            work: &work,
+            clamp: self.clamp,
+        };
+        let written = rewrite_image(self.session, &image)
+            .await
+            .map_err(|e| StepOrRun::Step(job.target.label(), StepError::Windows(Arc::new(e))))?;
+        Ok(pushed.with_digest(&written))
+    }
+
     async fn run(
         &self,
         mine: &[Done<'_>],
         assembler: &impl Assembler,
-        deep: bool,
     ) -> Result<ImageOutcome, RunError> {
         let mut children = Vec::new();
         for &(job, outcome) in mine {
             if let JobOutcome::Pushed(d) = outcome {
-                children.push(registry_ref(&job.push_to)?.with_digest(d));
+                match self.child(job, d).await {
+                    Ok(c) => children.push(c),
+                    Err(StepOrRun::Run(e)) => return Err(e),
+                    Err(StepOrRun::Step(label, e)) => return Ok(step_failed(&label, &e)),
+                }
             }
         }
+        let deep = mine.iter().any(|(j, _)| j.target.os == "windows");
         let list = self.list;
         let digest = match assembler.assemble(self.session, &children, list).await {
             Ok(d) => d,
-            Err(e) => {
-                let message = format!("assembling {list}: {}", with_causes(&e));
-                return Ok(if e.is_unavailable() {
-                    ImageOutcome::Incomplete(message)
-                } else {
-                    ImageOutcome::BuildFailed(vec![message])
-                });
-            }
+            Err(e) => return Ok(step_failed(&format!("assembling {list}"), &e)),
         };
         let pinned = list.with_digest(&digest);
         Ok(

@@ -58,11 +58,20 @@ pub struct BuildArgs {
     /// buildah build --isolation (oci, chroot, rootless).
     #[arg(long, value_name = "TYPE")]
     isolation: Option<String>,
-    /// Build Windows targets even with a Buildah older than 1.44, whose layers will not run on
-    /// Windows (labs only); the lists are then verified with --deep.
-    #[arg(long)]
+    /// Every time in the images is this (seconds since the epoch): Buildah's --timestamp, and
+    /// the times of the Windows layers imgcheck writes. Two builds of the same inputs then give
+    /// the same digests.
+    #[arg(long, env = "SOURCE_DATE_EPOCH", value_name = "SECONDS")]
+    timestamp: Option<u64>,
+    /// No longer needed, and ignored: with a Buildah older than 1.44 imgcheck writes the
+    /// Windows layers itself.
+    #[arg(long, hide = true)]
     allow_legacy_windows_layers: bool,
 }
+
+/// What `--allow-legacy-windows-layers` now says.
+const LEGACY_FLAG_NOTE: &str = "imgcheck: note: --allow-legacy-windows-layers is ignored: with a \
+     Buildah older than 1.44 imgcheck writes the Windows layers itself";
 
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok()
@@ -93,17 +102,20 @@ async fn build(
         return Ok(check_only(&plan, images.len(), &findings));
     }
     refuse_errors(&findings)?;
+    if args.allow_legacy_windows_layers {
+        eprintln!("{LEGACY_FLAG_NOTE}");
+    }
     let settings = JobSettings {
         push: args.push.clone().unwrap_or_default(),
         tag: args.tag.clone(),
         log_dir: args.log_dir.clone().unwrap_or_else(default_log_dir),
+        timestamp: args.timestamp,
     };
     let jobs = plan_jobs(&plan, &images, &settings, &env)?;
     let lists = image_lists(&plan, &images, &settings)?;
     let passthrough = passthrough(args, authfile, &options);
-    let deep = args.allow_legacy_windows_layers;
     if args.dry_run {
-        let text = report::build::dry_run(&findings, &lists, &jobs, &passthrough, deep);
+        let text = report::build::dry_run(&findings, &lists, &jobs, &passthrough);
         return Ok((text, ExitKind::Pass));
     }
     require_contexts(&plan, &images, &env)?;
@@ -112,7 +124,7 @@ async fn build(
     let run_settings = RunSettings {
         jobs: usize::from(args.jobs),
         passthrough,
-        allow_legacy_windows_layers: deep,
+        timestamp: args.timestamp,
     };
     let build = Build {
         jobs,

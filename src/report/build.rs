@@ -35,13 +35,12 @@ pub fn errors(findings: &[CheckFinding]) -> impl Iterator<Item = &CheckFinding> 
 }
 
 /// `--dry-run`: the notes, then per image the exact `buildah` command lines and what follows
-/// them. `deep`: the lists would be verified with `--deep`.
+/// them (lists with Windows images are verified with `--deep`).
 pub fn dry_run(
     findings: &[CheckFinding],
     lists: &[(String, RegistryRef, Policy)],
     jobs: &[Job],
     pass: &Passthrough,
-    deep: bool,
 ) -> String {
     let mut out = String::new();
     for f in findings.iter().filter(|f| f.level == Level::Note) {
@@ -59,6 +58,9 @@ pub fn dry_run(
                 shell_line(&push).replace("IMAGE_ID", &format!("\"{id}\""))
             );
         }
+        let deep = jobs
+            .iter()
+            .any(|j| &j.image == name && j.target.os == "windows");
         let _ = writeln!(
             out,
             "# then: assemble {list} from the pushed digests, push it, verify it with policy {}{}",
@@ -68,6 +70,10 @@ pub fn dry_run(
     }
     out.push_str(
         "# Windows bases without os.version get --os-version=10.0.<build> (checked when building)\n",
+    );
+    out.push_str(
+        "# With Buildah before 1.44, imgcheck rewrites the layers each Windows stage adds into the \
+         Windows layer format (Files/, Hives/, PAX records) and pushes them again before assembling\n",
     );
     out
 }
