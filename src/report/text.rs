@@ -36,21 +36,22 @@ fn verdict_word(verdict: Verdict) -> &'static str {
     }
 }
 
-/// One row of the host matrix: host, runtime, selected digest, os.version, status.
-type Row = [String; 5];
+/// One row of the host matrix: host, runtime, isolation, selected digest, os.version, status.
+type Row = [String; 6];
 
-/// The host matrix, when the image has host results.
+/// The host matrix, when the image has host results. Windows rows name how the pods are
+/// isolated (`process`, `hostprocess`); Linux rows show `-` there.
 fn matrix(out: &mut String, hosts: &[HostResult]) {
     if hosts.is_empty() {
         return;
     }
     let _ = writeln!(
         out,
-        "  {:<26} {:<16} {:<20} {:<17} status",
-        "host", "runtime", "selects", "os.version"
+        "  {:<26} {:<16} {:<11} {:<20} {:<17} status",
+        "host", "runtime", "isolation", "selects", "os.version"
     );
-    for [p, rt, sel, v, st] in rows(hosts) {
-        let _ = writeln!(out, "  {p:<26} {rt:<16} {sel:<20} {v:<17} {st}");
+    for [p, rt, iso, sel, v, st] in rows(hosts) {
+        let _ = writeln!(out, "  {p:<26} {rt:<16} {iso:<11} {sel:<20} {v:<17} {st}");
     }
 }
 
@@ -77,6 +78,8 @@ fn rows(hosts: &[HostResult]) -> Vec<Row> {
             rows.push([
                 o.platform.clone(),
                 runtime,
+                o.isolation
+                    .map_or("-".to_string(), |i| i.name().to_string()),
                 o.selected
                     .as_deref()
                     .map(short)
