@@ -1080,6 +1080,245 @@ mod tests {
         assert_eq!(pick(Containerd23, &host(17763), &list).selected, None);
     }
 
+    /// One row per disagreement class of issue 12 ("node-truth"): a list, a host, a runtime,
+    /// and the entry the runtime's own code takes, with the file and function that decide it.
+    /// Every row failed before the change (no Linux fallback or variant order, no cri-o or
+    /// containerd-2.0 profile, every win32k stripped, a platform-less nested index refused).
+    struct Truth {
+        source: &'static str,
+        profile: RuntimeProfile,
+        format: ListFormat,
+        host: Platform,
+        list: Vec<Candidate>,
+        want: Option<usize>,
+    }
+
+    fn entry(p: Platform) -> Candidate {
+        Candidate {
+            platform: Some(p),
+            runnable: true,
+            ..Candidate::default()
+        }
+    }
+
+    fn platformless(config: Option<Platform>) -> Candidate {
+        Candidate {
+            config_platform: config,
+            runnable: true,
+            ..Candidate::default()
+        }
+    }
+
+    fn linux(arch: &str, variant: Option<&str>) -> Platform {
+        let p = Platform::new("linux", arch);
+        variant.map_or(p.clone(), |v| p.with_variant(v))
+    }
+
+    fn truth_rows() -> Vec<Truth> {
+        let row = |source, profile, host, list, want| Truth {
+            source,
+            profile,
+            format: ListFormat::Oci,
+            host,
+            list,
+            want,
+        };
+        let zstd = |p: Platform| Candidate {
+            zstd: true,
+            ..entry(p)
+        };
+        let mut win32k2 = win("10.0.20348.1");
+        win32k2.os_features = vec!["win32k".into(), "win32k".into()];
+        let nested = Candidate {
+            nested: true,
+            ..platformless(None)
+        };
+        vec![
+            row(
+                "containerd/platforms compare.go platformVector/Only: amd64 also takes 386",
+                Containerd23,
+                linux("amd64", None),
+                vec![entry(linux("arm64", None)), entry(linux("386", None))],
+                Some(1),
+            ),
+            row(
+                "containerd/platforms compare.go platformVector/Only: arm64 takes arm/v8..v5",
+                Containerd17,
+                linux("arm64", None),
+                vec![entry(linux("amd64", None)), entry(linux("arm", Some("v7")))],
+                Some(1),
+            ),
+            row(
+                "containerd/platforms compare.go orderedPlatformComparer.Less + core/images \
+                 handlers.go LimitManifests sort: arm/v7 over arm/v6 whatever the order",
+                Containerd23,
+                linux("arm", Some("v7")),
+                vec![
+                    entry(linux("arm", Some("v6"))),
+                    entry(linux("arm", Some("v7"))),
+                ],
+                Some(1),
+            ),
+            row(
+                "containers/image internal/pkg/platform platform_matcher.go WantedPlatforms: \
+                 no 386 fallback for amd64",
+                CriO,
+                linux("amd64", None),
+                vec![entry(linux("386", None))],
+                None,
+            ),
+            row(
+                "containers/image platform_matcher.go MatchesPlatform: exact strings, no \
+                 normalisation",
+                CriO,
+                linux("amd64", None),
+                vec![entry(linux("x86_64", None)), entry(linux("amd64", None))],
+                Some(1),
+            ),
+            row(
+                "containers/image platform_matcher.go WantedPlatforms: arm64 detected v8 comes \
+                 before the empty variant",
+                CriO,
+                linux("arm64", None),
+                vec![
+                    entry(linux("arm64", None)),
+                    entry(linux("arm64", Some("v8"))),
+                ],
+                Some(1),
+            ),
+            row(
+                "containers/image internal/manifest oci_index.go chooseInstance/isPreferredOver: \
+                 the zstd instance wins over its gzip twin",
+                CriO,
+                linux("amd64", None),
+                vec![entry(linux("amd64", None)), zstd(linux("amd64", None))],
+                Some(1),
+            ),
+            row(
+                "containers/image oci_index.go chooseInstance: a platform-less entry is a \
+                 candidate ranked last, its config unread",
+                CriO,
+                linux("amd64", None),
+                vec![
+                    entry(linux("arm64", None)),
+                    platformless(Some(linux("arm64", None))),
+                ],
+                Some(1),
+            ),
+            Truth {
+                format: ListFormat::Docker,
+                ..row(
+                    "containers/image internal/manifest docker_schema2_list.go chooseInstance: \
+                     first exact match in list order; compression and platform-less ignored",
+                    CriO,
+                    linux("amd64", None),
+                    vec![
+                        platformless(Some(linux("amd64", None))),
+                        entry(linux("amd64", None)),
+                        zstd(linux("amd64", None)),
+                    ],
+                    Some(1),
+                )
+            },
+            row(
+                "containerd v1.7 images/image.go Manifest: a platform-less entry's config is \
+                 matched by OS and architecture only",
+                Containerd17,
+                host(17763),
+                vec![platformless(Some(win("10.0.20348.1")))],
+                Some(0),
+            ),
+            row(
+                "containerd v2.0 core/images/image.go Manifest (ConfigPlatform): the full matcher",
+                Containerd20,
+                host(17763),
+                vec![platformless(Some(win("10.0.20348.1")))],
+                None,
+            ),
+            row(
+                "containerd/platforms rc.4 windows matcher os.features: win32k set aside once",
+                Containerd23,
+                host(20348),
+                vec![entry(win32k2.clone())],
+                None,
+            ),
+            row(
+                "containerd/platforms rc.2 (2.2): os.features not checked",
+                Containerd22,
+                host(20348),
+                vec![entry(win32k2)],
+                Some(0),
+            ),
+            row(
+                "containerd core/images/image.go Manifest: a platform-less child index is taken \
+                 (limit 1) and walked",
+                Containerd23,
+                host(17763),
+                vec![entry(linux("amd64", None)), nested],
+                Some(1),
+            ),
+        ]
+    }
+
+    #[test]
+    fn node_truth_rules_per_runtime() {
+        for t in truth_rows() {
+            let got = select(t.profile, &t.host, t.format, &t.list);
+            assert_eq!(
+                got.selected, t.want,
+                "{} ({}, host {})",
+                t.source, t.profile, t.host
+            );
+        }
+    }
+
+    /// containerd's vector in full, and CRI-O's wanted list, per host.
+    #[test]
+    fn platform_vectors_and_wanted_lists() {
+        let v = |a, var| containerd_vector(a, var);
+        let pairs = |xs: &[(&str, &str)]| -> Vec<(String, String)> {
+            xs.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        assert_eq!(v("amd64", ""), pairs(&[("amd64", ""), ("386", "")]));
+        assert_eq!(
+            v("amd64", "v3"),
+            pairs(&[("amd64", "v3"), ("amd64", "v2"), ("amd64", ""), ("386", "")])
+        );
+        assert_eq!(
+            v("arm64", ""),
+            pairs(&[
+                ("arm64", ""),
+                ("arm", "v8"),
+                ("arm", "v7"),
+                ("arm", "v6"),
+                ("arm", "v5")
+            ])
+        );
+        assert_eq!(v("arm", "v6"), pairs(&[("arm", "v6"), ("arm", "v5")]));
+        assert_eq!(v("s390x", ""), pairs(&[("s390x", "")]));
+        let w = |p: Platform| -> Vec<String> {
+            crio_wanted(&p)
+                .into_iter()
+                .map(|(_, a, v)| format!("{a}/{v}"))
+                .collect()
+        };
+        assert_eq!(w(linux("amd64", None)), ["amd64/"]);
+        assert_eq!(w(linux("arm64", None)), ["arm64/v8", "arm64/"]);
+        assert_eq!(
+            w(linux("arm", Some("v7"))),
+            ["arm/v7", "arm/v6", "arm/v5", "arm/"]
+        );
+        assert_eq!(w(linux("arm", Some("v6"))), ["arm/v6", "arm/v5", "arm/"]);
+        assert_eq!(
+            w(linux("riscv64", Some("rva22"))),
+            ["riscv64/rva22", "riscv64/"]
+        );
+        // cri-o ignores os.version and os.features.
+        assert!(matches(CriO, &host(17763), &win("10.0.20348.1")));
+    }
+
     #[test]
     fn attestations_are_never_selected() {
         let mut list = cands(&[

@@ -282,6 +282,17 @@ mod tests {
             ),
             (feat.clone(), win(Some("10.0.17763.1")), Some("os.features")),
             (feat.clone(), feat.clone(), None),
+            // Issue 12: a win32k only the config lists is no disagreement (containerd sets
+            // it aside); another feature only the config lists still is.
+            (win(Some("10.0.17763.1")), feat.clone(), None),
+            (
+                win(Some("10.0.17763.1")),
+                Platform {
+                    os_features: vec!["win32k".into(), "hyperv".into()],
+                    ..win(Some("10.0.17763.1"))
+                },
+                Some("os.features"),
+            ),
         ];
         for (entry, config, want) in cases {
             let got = platform_disagreement(&entry, &config);
@@ -355,6 +366,88 @@ mod tests {
                 assert!(f.message.contains(w), "{p}: {}", f.message);
             }
         }
+    }
+
+    /// Issue 12: a descriptor that states an os.version its config lacks is a warning
+    /// (under either isolation); a config that has one, or a Linux entry, is not.
+    #[test]
+    fn os_version_not_in_config() {
+        let cases: &[(Platform, Platform, bool)] = &[
+            (win(Some("10.0.17763.1")), win(None), true),
+            (win(Some("10.0.17763.1")), win(Some("")), true),
+            (win(Some("10.0.17763.1")), win(Some("10.0.17763.1")), false),
+            (win(None), win(None), false),
+            (win(Some("")), win(None), false),
+            (
+                Platform::new("linux", "amd64").with_os_version("x"),
+                Platform::new("linux", "amd64"),
+                false,
+            ),
+        ];
+        for (p, cfg, want) in cases {
+            let got = not_in_config(&entry(Some(p.clone())), p, cfg);
+            assert_eq!(got.is_some(), *want, "{p} / {cfg}");
+            if let Some(f) = got {
+                assert_eq!(f.rule, Rule::OsVersionNotInConfig);
+                assert_eq!(f.severity, crate::engine::Severity::Warning);
+                assert!(
+                    f.message.contains("its image config has none"),
+                    "{}",
+                    f.message
+                );
+            }
+        }
+    }
+
+    /// Issue 12: trailing junk in os.version (`10.0.17763.5329,`) no longer passes silently.
+    #[test]
+    fn malformed_os_versions_are_platform_mismatches() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("10.0.17763.5329,", Some("containerd reads 10.0.17763")),
+            ("10.0.17763 ", Some("containerd reads 0.0.0")),
+            ("ltsc2019", Some("0.0.0 (it matches no host)")),
+            ("10.0.20348.2461.7", Some("containerd reads 10.0.20348")),
+            ("10.0.17763.5329", None),
+            ("10.0.17763", None),
+        ];
+        for (v, want) in cases {
+            let p = win(Some(v));
+            let got = malformed_version(&entry(Some(p.clone())), &p);
+            assert_eq!(
+                got.as_ref().map(|f| f.rule),
+                want.map(|_| Rule::PlatformMismatch),
+                "{v}"
+            );
+            if let (Some(f), Some(w)) = (got, want) {
+                assert!(
+                    f.message.contains(w) && f.message.contains(v),
+                    "{}",
+                    f.message
+                );
+            }
+        }
+        let linux = Platform::new("linux", "amd64").with_os_version("junk,");
+        assert!(malformed_version(&entry(Some(linux.clone())), &linux).is_none());
+    }
+
+    /// Issue 12: the gzip and zstd instances of one platform (`podman manifest push
+    /// --add-compression zstd`) are alternates, not duplicates; two zstd ones are.
+    #[test]
+    fn zstd_twins_are_alternates() {
+        let zstd = |mut d: Descriptor| {
+            d.annotations.insert(ANNOTATION_ZSTD.into(), "true".into());
+            d
+        };
+        let p = Platform::new("linux", "amd64");
+        let mut claims = Claims::default();
+        assert!(claims.duplicate(&entry(Some(p.clone())), &p).is_none());
+        assert!(
+            claims
+                .duplicate(&zstd(entry(Some(p.clone()))), &p)
+                .is_none()
+        );
+        let again = claims.duplicate(&zstd(entry(Some(p.clone()))), &p);
+        assert_eq!(again.map(|f| f.rule), Some(Rule::DuplicatePlatform));
     }
 
     #[test]
