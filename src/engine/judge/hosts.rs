@@ -82,11 +82,7 @@ fn judge_host(
 ) {
     let windows = host.platform.is_windows();
     let profiles: Vec<RuntimeProfile> = if windows {
-        runtimes
-            .iter()
-            .copied()
-            .filter(|p| p.runs_windows())
-            .collect()
+        windows_runtimes(policy, runtimes)
     } else {
         policy.linux_runtimes()
     };
@@ -116,6 +112,21 @@ fn judge_host(
     }
     for ((rule, digest), hits) in outcomes {
         m.findings.push(outcome_finding(host, rule, digest, &hits));
+    }
+}
+
+/// The runtimes a Windows host is resolved under: those of `runtimes` that run Windows nodes,
+/// or the policy's own when none does (`cri-o` alone never leaves a Windows host unjudged).
+fn windows_runtimes(policy: &Policy, runtimes: &[RuntimeProfile]) -> Vec<RuntimeProfile> {
+    let usable: Vec<RuntimeProfile> = runtimes
+        .iter()
+        .copied()
+        .filter(|p| p.runs_windows())
+        .collect();
+    if usable.is_empty() {
+        policy.runtimes.clone()
+    } else {
+        usable
     }
 }
 
@@ -350,6 +361,21 @@ mod tests {
             let r = resolution(true, None, Some(cfg.clone()));
             let (got, _) = status(&r, &amd64, RuntimeProfile::CriO, None);
             assert_eq!(got, want, "{cfg}");
+        }
+    }
+
+    #[test]
+    fn windows_hosts_never_run_cri_o() {
+        use RuntimeProfile::*;
+        let policy = Policy::default_policy();
+        let cases: &[(&[RuntimeProfile], &[RuntimeProfile])] = &[
+            (&[Containerd16], &[Containerd16]),
+            (&[CriO, Containerd23], &[Containerd23]),
+            (&[CriO], &policy.runtimes),
+            (&[], &policy.runtimes),
+        ];
+        for (given, want) in cases {
+            assert_eq!(windows_runtimes(&policy, given), *want, "{given:?}");
         }
     }
 
