@@ -1114,19 +1114,33 @@ mod tests {
         variant.map_or(p.clone(), |v| p.with_variant(v))
     }
 
-    fn truth_rows() -> Vec<Truth> {
-        let row = |source, profile, host, list, want| Truth {
+    fn truth(
+        source: &'static str,
+        profile: RuntimeProfile,
+        host: Platform,
+        list: Vec<Candidate>,
+        want: Option<usize>,
+    ) -> Truth {
+        Truth {
             source,
             profile,
             format: ListFormat::Oci,
             host,
             list,
             want,
-        };
-        let zstd = |p: Platform| Candidate {
+        }
+    }
+
+    fn zstd(p: Platform) -> Candidate {
+        Candidate {
             zstd: true,
             ..entry(p)
-        };
+        }
+    }
+
+    /// containerd: Linux platform vector and order, the 1.7/2.0 split, win32k, nesting.
+    fn containerd_truth_rows() -> Vec<Truth> {
+        let row = truth;
         let mut win32k2 = win("10.0.20348.1");
         win32k2.os_features = vec!["win32k".into(), "win32k".into()];
         let nested = Candidate {
@@ -1159,6 +1173,50 @@ mod tests {
                 ],
                 Some(1),
             ),
+            row(
+                "containerd v1.7 images/image.go Manifest: a platform-less entry's config is \
+                 matched by OS and architecture only",
+                Containerd17,
+                host(17763),
+                vec![platformless(Some(win("10.0.20348.1")))],
+                Some(0),
+            ),
+            row(
+                "containerd v2.0 core/images/image.go Manifest (ConfigPlatform): the full matcher",
+                Containerd20,
+                host(17763),
+                vec![platformless(Some(win("10.0.20348.1")))],
+                None,
+            ),
+            row(
+                "containerd/platforms rc.4 windows matcher os.features: win32k set aside once",
+                Containerd23,
+                host(20348),
+                vec![entry(win32k2.clone())],
+                None,
+            ),
+            row(
+                "containerd/platforms rc.2 (2.2): os.features not checked",
+                Containerd22,
+                host(20348),
+                vec![entry(win32k2)],
+                Some(0),
+            ),
+            row(
+                "containerd core/images/image.go Manifest: a platform-less child index is taken \
+                 (limit 1) and walked",
+                Containerd23,
+                host(17763),
+                vec![entry(linux("amd64", None)), nested],
+                Some(1),
+            ),
+        ]
+    }
+
+    /// CRI-O: containers/image's wanted list, exact strings, zstd, platform-less entries.
+    fn crio_truth_rows() -> Vec<Truth> {
+        let row = truth;
+        vec![
             row(
                 "containers/image internal/pkg/platform platform_matcher.go WantedPlatforms: \
                  no 386 fallback for amd64",
@@ -1220,56 +1278,36 @@ mod tests {
                     Some(1),
                 )
             },
-            row(
-                "containerd v1.7 images/image.go Manifest: a platform-less entry's config is \
-                 matched by OS and architecture only",
-                Containerd17,
-                host(17763),
-                vec![platformless(Some(win("10.0.20348.1")))],
-                Some(0),
-            ),
-            row(
-                "containerd v2.0 core/images/image.go Manifest (ConfigPlatform): the full matcher",
-                Containerd20,
-                host(17763),
-                vec![platformless(Some(win("10.0.20348.1")))],
-                None,
-            ),
-            row(
-                "containerd/platforms rc.4 windows matcher os.features: win32k set aside once",
-                Containerd23,
-                host(20348),
-                vec![entry(win32k2.clone())],
-                None,
-            ),
-            row(
-                "containerd/platforms rc.2 (2.2): os.features not checked",
-                Containerd22,
-                host(20348),
-                vec![entry(win32k2)],
-                Some(0),
-            ),
-            row(
-                "containerd core/images/image.go Manifest: a platform-less child index is taken \
-                 (limit 1) and walked",
-                Containerd23,
-                host(17763),
-                vec![entry(linux("amd64", None)), nested],
-                Some(1),
-            ),
         ]
+    }
+
+    fn truth_rows() -> Vec<Truth> {
+        let mut rows = containerd_truth_rows();
+        rows.extend(crio_truth_rows());
+        rows
     }
 
     #[test]
     fn node_truth_rules_per_runtime() {
-        for t in truth_rows() {
-            let got = select(t.profile, &t.host, t.format, &t.list);
-            assert_eq!(
-                got.selected, t.want,
-                "{} ({}, host {})",
-                t.source, t.profile, t.host
-            );
-        }
+        let rows = truth_rows();
+        assert_eq!(rows.len(), 14);
+        let wrong: Vec<String> = rows
+            .iter()
+            .filter_map(|t| {
+                let got = select(t.profile, &t.host, t.format, &t.list).selected;
+                (got != t.want).then(|| {
+                    format!(
+                        "{} ({}, host {}): got {got:?}, want {:?}",
+                        t.source, t.profile, t.host, t.want
+                    )
+                })
+            })
+            .collect();
+        assert!(
+            wrong.is_empty(),
+            "rows the selection gets wrong:\n{}",
+            wrong.join("\n")
+        );
     }
 
     /// containerd's vector in full, and CRI-O's wanted list, per host.
