@@ -155,4 +155,45 @@ mod tests {
         assert!(out.contains("hint: h"), "{out}");
         assert!(out.contains("2 images: 1 pass, 1 fail, 0 error"), "{out}");
     }
+
+    /// Issue 12: the matrix names the isolation of Windows rows and the runtime of Linux rows.
+    #[test]
+    fn matrix_names_isolation_and_linux_runtime() {
+        use crate::platform::RuntimeProfile;
+        use crate::policy::Isolation;
+        let row = |platform: &str, runtime, isolation| HostResult {
+            platform: platform.into(),
+            runtime: Some(runtime),
+            isolation,
+            selected: None,
+            os_version: None,
+            status: "ok".into(),
+        };
+        let mut r = report(Verdict::Pass, &[]);
+        r.hosts = vec![
+            row("linux/amd64", RuntimeProfile::CriO, None),
+            row(
+                "windows/amd64:10.0.17763",
+                RuntimeProfile::Containerd17,
+                Some(Isolation::Hostprocess),
+            ),
+            row(
+                "windows/amd64:10.0.17763",
+                RuntimeProfile::Containerd23,
+                Some(Isolation::Hostprocess),
+            ),
+        ];
+        let out = text(&[r]);
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(lines[1].contains("runtime          isolation"), "{out}");
+        assert!(
+            lines[2].starts_with("  linux/amd64                cri-o            -  "),
+            "{out}"
+        );
+        assert!(
+            lines[3].contains("windows/amd64:10.0.17763   all              hostprocess"),
+            "{out}"
+        );
+        assert_eq!(lines.len(), 4, "{out}");
+    }
 }
