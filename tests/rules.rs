@@ -284,3 +284,39 @@ fn every_fixture_layout_has_a_row() {
     let rows: BTreeSet<String> = ROWS.iter().map(|r| r.layout.to_string()).collect();
     assert_eq!(layouts, rows);
 }
+
+/// Issue 12: a Linux host row per runtime of `linux.runtimes`; on a gzip/zstd pair CRI-O
+/// (containers/image `chooseInstance`) takes the zstd instance, containerd the first listed.
+#[tokio::test]
+async fn linux_rows_follow_each_runtime() {
+    let policy = Policy::parse(
+        "name: t\nlinux:\n  architectures: [amd64]\n  runtimes: [cri-o, containerd-2.3]\n",
+        "test",
+    )
+    .unwrap();
+    let g = graph("zstd-pair", false).await;
+    let report = judge(&g, &policy, &policy.runtimes);
+    let digests: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/digests.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let children = &digests["zstd-pair"]["children"];
+    let rows: Vec<(String, Option<String>)> = report
+        .hosts
+        .iter()
+        .map(|h| (h.runtime.unwrap().to_string(), h.selected.clone()))
+        .collect();
+    let child = |k: &str| children[k].as_str().map(ToString::to_string);
+    assert_eq!(
+        rows,
+        [
+            ("cri-o".to_string(), child("linux/amd64#2")),
+            ("containerd-2.3".to_string(), child("linux/amd64")),
+        ]
+    );
+    assert!(report.hosts.iter().all(|h| h.isolation.is_none()));
+    assert_eq!(report.verdict, Verdict::Pass, "{:#?}", report.findings);
+}
