@@ -241,12 +241,16 @@ def linux_image(arch, variant=None, flavour="oci"):
 
 
 def windows_image(build, flavour="oci", tag="", legacy_top=False, foreign_base=False,
-                  features=None):
+                  features=None, os_version=True):
+    """os_version=False: the config has no os.version, like an image built on
+    mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image."""
     base_tag = tag + (" (foreign base)" if foreign_base else "")
     base = Layer(windows_base_layer(build, base_tag),
                  NANOSERVER_BLOBS if foreign_base else None)
     top = Layer(windows_top_layer(build, tag, legacy=legacy_top))
-    cfg = {"architecture": "amd64", "os": "windows", "os.version": winver(build)}
+    cfg = {"architecture": "amd64", "os": "windows"}
+    if os_version:
+        cfg["os.version"] = winver(build)
     if features:
         cfg["os.features"] = list(features)
     cfg.update({
@@ -333,10 +337,28 @@ def build_index(layout, entries, docker=False):
                 "attestation_for": ref.digest,
             })
             continue
-        img, override = entry
+        if entry[0] == "nested":
+            # A child that is itself an index (built into its own Layout, merged here),
+            # with the given descriptor platform or none.
+            _, inner, plat = entry
+            layout.blobs.update(inner.blobs)
+            for key, digest in inner.children.items():
+                layout.children[key] = digest
+            extra = {"platform": plat} if plat is not None else {}
+            manifests.append(inner.top.desc(docker=docker, **extra))
+            layout.entries.append({
+                "index": len(manifests) - 1,
+                "digest": inner.top.digest,
+                "platform": plat,
+                "nested": [e["digest"] for e in inner.entries],
+            })
+            continue
+        img, override = entry[0], entry[1]
+        annotations = entry[2] if len(entry) > 2 else None
         layout.add_image(img)
         plat = override if override is not None else img.platform()
-        manifests.append(img.manifest.desc(docker=docker, platform=plat))
+        extra = {"annotations": annotations} if annotations else {}
+        manifests.append(img.manifest.desc(docker=docker, platform=plat, **extra))
         key = child_key(plat, img, layout.children)
         layout.children[key] = img.digest
         layout.entries.append({
@@ -552,6 +574,46 @@ def build_fixtures():
         (I["lin_amd64"], None),
         (windows_image(17763, features=["win32k"]), None),
         (I["w20348"], None),
+    ]))
+
+    # 20. windows-hp: upstream's HostProcess tag (azurefile-csi `...-windows-hp`): one
+    # windows/amd64 entry built on the HostProcess base image, no os.version in the
+    # descriptor or the config, plus the Linux entries.
+    hp = windows_image(17763, tag=" (hostprocess)", os_version=False)
+    lay = new("windows-hp")
+    lay.set_top(build_index(lay, [(I["lin_amd64"], None), (I["lin_arm64"], None), (hp, None)]))
+
+    # 20b. hp-claimed-version: the same HostProcess image with a made-up os.version written
+    # on its descriptor (`docker manifest annotate --os-version`), beside a real 20348 entry.
+    lay = new("hp-claimed-version")
+    lay.set_top(build_index(lay, [
+        (I["lin_amd64"], None),
+        (hp, {"architecture": "amd64", "os": "windows", "os.version": winver(17763)}),
+        (I["w20348"], None),
+    ]))
+
+    # 21. nested-index: linux/amd64, then a child without platform that is itself an OCI
+    # index holding the Windows 17763 and 20348 images (containerd walks it).
+    inner = Layout("nested-index (inner)")
+    inner.set_top(build_index(inner, [(I["w17763"], None), (I["w20348"], None)]))
+    lay = new("nested-index")
+    lay.set_top(build_index(lay, [(I["lin_amd64"], None), ("nested", inner, None)]))
+
+    # 22. zstd-pair: `podman manifest push --add-compression zstd`: linux/amd64 twice, the
+    # second child annotated as the zstd instance (synthetic: its layer is a second gzip
+    # layer, Python's standard library has no zstd), then the Windows 17763 and 20348 entries.
+    twin = linux_image("amd64")
+    twin.layers[0] = Layer(make_tar([("bin", None, 0o755, None),
+                                     ("bin/app", b"#!/bin/sh\necho zstd twin\n", 0o755, None)],
+                                    tarfile.USTAR_FORMAT))
+    twin = Image(dict(twin.config_obj, rootfs={"type": "layers",
+                                               "diff_ids": [twin.layers[0].diff_id]}),
+                 twin.layers, "oci")
+    lay = new("zstd-pair")
+    lay.set_top(build_index(lay, [
+        (I["lin_amd64"], None),
+        (twin, None, {"io.github.containers.compression.zstd": "true"}),
+        (I["w17763"], None), (I["w20348"], None),
     ]))
 
     return out

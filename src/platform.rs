@@ -130,12 +130,17 @@ impl Platform {
             if !platform.is_windows() {
                 return Err(bad("an os.version is only meaningful for windows"));
             }
-            if WindowsVersion::parse(v).is_none() {
-                return Err(bad(
-                    "os.version must be MAJOR.MINOR.BUILD[.REVISION], e.g. 10.0.17763",
-                ));
-            }
-            platform.os_version = Some(v.to_string());
+            let version = match named_build(v) {
+                Some(build) => WindowsVersion::host(build).to_string(),
+                None if WindowsVersion::parse(v).is_some() => v.to_string(),
+                None => {
+                    return Err(bad(
+                        "os.version must be MAJOR.MINOR.BUILD[.REVISION] (e.g. 10.0.17763) \
+                         or a release name (ltsc2019, ltsc2022, ltsc2025, 1809, …)",
+                    ));
+                }
+            };
+            platform.os_version = Some(version);
         }
         Ok(platform)
     }
@@ -221,6 +226,19 @@ impl WindowsVersion {
         })
     }
 
+    /// Is `s` exactly `MAJOR.MINOR.BUILD` or `MAJOR.MINOR.BUILD.REVISION`, digits only, each
+    /// field within range? Stricter than [`WindowsVersion::parse`], which (like containerd)
+    /// ignores what follows the build.
+    pub fn is_well_formed(s: &str) -> bool {
+        let fields: Vec<&str> = s.split('.').collect();
+        (3..=4).contains(&fields.len())
+            && fields
+                .iter()
+                .all(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
+            && fields.get(3).is_none_or(|r| r.parse::<u32>().is_ok())
+            && WindowsVersion::parse(s).is_some()
+    }
+
     /// The version 0.0.0 an unparsable string becomes.
     pub const ZERO: WindowsVersion = WindowsVersion {
         major: 0,
@@ -265,26 +283,61 @@ pub fn build_name(build: u16) -> Option<&'static str> {
     })
 }
 
-/// Which containerd generation's matcher to emulate (see `docs/matching.md`).
+/// The build a release name stands for (`ltsc2022`, `1809`, …, case-insensitive), as
+/// `--platform windows/amd64:ltsc2022` accepts it. Names that mean two builds (`21H2`,
+/// `23H2`: a Windows 11 and a Windows Server release) are not accepted.
+pub fn named_build(name: &str) -> Option<u16> {
+    Some(match name.to_ascii_lowercase().as_str() {
+        "ltsc2019" | "1809" | "rs5" => 17763,
+        "1903" => 18362,
+        "1909" => 18363,
+        "2004" => 19041,
+        "20h2" => 19042,
+        "ltsc2022" => BUILD_WS2022,
+        "ltsc2025" | "24h2" => BUILD_WS2025,
+        "25h2" => 26200,
+        _ => return None,
+    })
+}
+
+/// Which runtime's matcher to emulate (see `docs/matching.md`): a containerd generation, or
+/// CRI-O (containers/image), which runs Linux nodes only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RuntimeProfile {
     /// containerd 1.6.23 – 1.6.39.
     Containerd16,
-    /// containerd 1.7.x, 2.0.x, 2.1.0 – 2.1.5.
+    /// containerd 1.7.x.
     Containerd17,
+    /// containerd 2.0.x, 2.1.0 – 2.1.5 (containerd/platforms rc.1).
+    Containerd20,
     /// containerd 2.1.6 – 2.2.x (containerd/platforms rc.2).
     Containerd22,
     /// containerd 2.3.x (containerd/platforms rc.4), the newest release.
     Containerd23,
     /// containerd main, unreleased (containerd/platforms rc.5).
     ContainerdNext,
+    /// CRI-O, which pulls through containers/image (`ChooseInstanceByCompression`); Linux
+    /// nodes only (OpenShift's Linux runtime).
+    CriO,
 }
 
 impl RuntimeProfile {
-    /// Every profile, oldest first.
-    pub const ALL: [RuntimeProfile; 5] = [
+    /// Every profile: the containerd generations oldest first, then CRI-O.
+    pub const ALL: [RuntimeProfile; 7] = [
         RuntimeProfile::Containerd16,
         RuntimeProfile::Containerd17,
+        RuntimeProfile::Containerd20,
+        RuntimeProfile::Containerd22,
+        RuntimeProfile::Containerd23,
+        RuntimeProfile::ContainerdNext,
+        RuntimeProfile::CriO,
+    ];
+
+    /// The containerd generations, oldest first: the profiles that run Windows nodes.
+    pub const CONTAINERD: [RuntimeProfile; 6] = [
+        RuntimeProfile::Containerd16,
+        RuntimeProfile::Containerd17,
+        RuntimeProfile::Containerd20,
         RuntimeProfile::Containerd22,
         RuntimeProfile::Containerd23,
         RuntimeProfile::ContainerdNext,
@@ -298,17 +351,37 @@ impl RuntimeProfile {
         match self {
             RuntimeProfile::Containerd16 => "containerd-1.6",
             RuntimeProfile::Containerd17 => "containerd-1.7",
+            RuntimeProfile::Containerd20 => "containerd-2.0",
             RuntimeProfile::Containerd22 => "containerd-2.2",
             RuntimeProfile::Containerd23 => "containerd-2.3",
             RuntimeProfile::ContainerdNext => "containerd-next",
+            RuntimeProfile::CriO => "cri-o",
         }
+    }
+
+    /// Whether the runtime runs Windows nodes (every containerd generation; not CRI-O).
+    pub fn runs_windows(self) -> bool {
+        self != RuntimeProfile::CriO
+    }
+
+    /// Whether a platform-less entry's config is checked with the full matcher (containerd
+    /// 2.0 and later, `ConfigPlatform` in `core/images/image.go` `Manifest`) rather than by
+    /// OS and architecture only (1.6.x, 1.7.x `images/image.go` `Manifest`).
+    fn full_config_check(self) -> bool {
+        !matches!(
+            self,
+            RuntimeProfile::Containerd16 | RuntimeProfile::Containerd17
+        )
     }
 
     /// The lowest container build a Windows host at or above WS2022 accepts.
     fn floor(self, host_build: u16) -> u16 {
         match self {
             // LTSC list [20348] only: every host from 20348 on has floor 20348.
-            RuntimeProfile::Containerd16 | RuntimeProfile::Containerd17 => BUILD_WS2022,
+            RuntimeProfile::Containerd16
+            | RuntimeProfile::Containerd17
+            | RuntimeProfile::Containerd20
+            | RuntimeProfile::CriO => BUILD_WS2022,
             // The newest LTSC the host is strictly newer than.
             RuntimeProfile::Containerd22 | RuntimeProfile::Containerd23 => LTSC_BUILDS
                 .iter()
@@ -354,7 +427,9 @@ impl RuntimeProfile {
                 let rev = |p: &Platform| p.windows_version().map_or(0, |v| v.revision);
                 rev(b).cmp(&rev(a))
             }
-            RuntimeProfile::Containerd17 => Ordering::Equal,
+            RuntimeProfile::Containerd17 | RuntimeProfile::Containerd20 | RuntimeProfile::CriO => {
+                Ordering::Equal
+            }
             _ => {
                 let v = |p: &Platform| p.os_version.clone().unwrap_or_default();
                 v(b).cmp(&v(a))
@@ -399,15 +474,100 @@ impl<'de> Deserialize<'de> for RuntimeProfile {
     }
 }
 
-/// arm variants a host of `variant` also runs (containerd's `Only`), best first.
-fn arm_variants(host_variant: &str) -> &'static [&'static str] {
-    match host_variant {
-        "v8" => &["v8", "v7", "v6", "v5"],
-        "v7" => &["v7", "v6", "v5"],
-        "v6" => &["v6", "v5"],
-        "v5" => &["v5"],
-        _ => &[],
+/// containerd's `platformVector` (containerd/platforms `compare.go`, used by `Only`): the
+/// normalised `(architecture, variant)` pairs a Linux host of `arch`/`variant` accepts, best
+/// first. amd64 also takes its lower levels and `386`; arm takes older variants down to v5;
+/// arm64 also takes `arm/v8` … `arm/v5`.
+fn containerd_vector(arch: &str, variant: &str) -> Vec<(String, String)> {
+    let pair = |a: &str, v: String| (a.to_string(), v);
+    let level = |v: &str| v.strip_prefix('v').and_then(|n| n.parse::<u8>().ok());
+    let mut vector = vec![pair(arch, variant.to_string())];
+    match arch {
+        "amd64" => {
+            for k in (1..level(variant).unwrap_or(0)).rev() {
+                // Normalize drops amd64's default level v1.
+                let v = if k == 1 {
+                    String::new()
+                } else {
+                    format!("v{k}")
+                };
+                vector.push(pair("amd64", v));
+            }
+            vector.push(pair("386", String::new()));
+        }
+        "arm" => {
+            for k in (5..level(variant).unwrap_or(0)).rev() {
+                vector.push(pair("arm", format!("v{k}")));
+            }
+        }
+        "arm64" => {
+            for k in (5..=8).rev() {
+                vector.push(pair("arm", format!("v{k}")));
+            }
+        }
+        _ => {}
     }
+    vector
+}
+
+/// containers/image `WantedPlatforms` (`internal/pkg/platform/platform_matcher.go`) for a
+/// host: `(os, architecture, variant)` most preferred first. The variant is the host's, or
+/// what `/proc/cpuinfo` gives on such a CPU (`v8` on arm64, `v7` on arm); with a variant the
+/// list runs down the architecture's table from it, then the empty variant.
+fn crio_wanted(host: &Platform) -> Vec<(String, String, String)> {
+    let arch = host.architecture.as_str();
+    let detected = match (host.variant.as_deref().unwrap_or(""), arch) {
+        ("", "arm64") => "v8",
+        ("", "arm") => "v7",
+        (v, _) => v,
+    };
+    let table: &[&str] = match arch {
+        "arm" => &["v8", "v7", "v6", "v5"],
+        "arm64" => &["v8"],
+        _ => &[],
+    };
+    let mut variants: Vec<&str> = if detected.is_empty() {
+        std::iter::once("").chain(table.iter().copied()).collect()
+    } else {
+        match table.iter().position(|v| *v == detected) {
+            Some(i) => table[i..].to_vec(),
+            None => vec![detected],
+        }
+    };
+    if !detected.is_empty() {
+        variants.push("");
+    }
+    variants
+        .into_iter()
+        .map(|v| (host.os.clone(), arch.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Where an entry of platform `entry` stands for a node of platform `host` under `profile`:
+/// `Some(rank)`, lower preferred, when the node accepts it; `None` when it does not.
+///
+/// containerd: Windows hosts compare os/architecture/variant after normalisation, then
+/// `os.features` and the version window (rank 0); Linux hosts accept the platforms of
+/// [`containerd_vector`], ranked by position (`Ordered`). CRI-O: the position in
+/// [`crio_wanted`], strings compared exactly (`MatchesPlatform`), `os.version` ignored.
+pub fn preference(profile: RuntimeProfile, host: &Platform, entry: &Platform) -> Option<usize> {
+    if profile == RuntimeProfile::CriO {
+        let variant = entry.variant.as_deref().unwrap_or("");
+        return crio_wanted(host).iter().position(|(os, arch, v)| {
+            *os == entry.os && *arch == entry.architecture && v == variant
+        });
+    }
+    let (hos, harch, hvar) = host.normalized();
+    let (eos, earch, evar) = entry.normalized();
+    if hos != eos {
+        return None;
+    }
+    if hos != "windows" {
+        return containerd_vector(&harch, &hvar)
+            .iter()
+            .position(|(a, v)| *a == earch && *v == evar);
+    }
+    (harch == earch && hvar == evar && windows_matches(profile, host, entry)).then_some(0)
 }
 
 /// Does a node of platform `host` accept an entry of platform `entry` under `profile`?
@@ -415,29 +575,19 @@ fn arm_variants(host_variant: &str) -> &'static [&'static str] {
 /// `host.os_version` is the node's `major.minor.build`; an empty host version matches every
 /// entry, and an entry without `os.version` matches every host (see `docs/matching.md`).
 pub fn matches(profile: RuntimeProfile, host: &Platform, entry: &Platform) -> bool {
-    let (hos, harch, hvar) = host.normalized();
-    let (eos, earch, evar) = entry.normalized();
-    if hos != eos || harch != earch {
-        return false;
-    }
-    let variant_ok = if harch == "arm" && hos == "linux" {
-        arm_variants(&hvar).contains(&evar.as_str())
-    } else {
-        hvar == evar
-    };
-    if !variant_ok {
-        return false;
-    }
-    if hos != "windows" {
-        return true;
-    }
+    preference(profile, host, entry).is_some()
+}
+
+/// The Windows part of containerd's matcher: `os.features` (2.3 and later, the first
+/// `win32k` set aside) and `windowsVersionMatcher.Match`.
+fn windows_matches(profile: RuntimeProfile, host: &Platform, entry: &Platform) -> bool {
     if profile.checks_features() {
-        let ok = entry
-            .os_features
-            .iter()
-            .filter(|f| f.as_str() != "win32k")
-            .all(|f| host.os_features.contains(f));
-        if !ok {
+        let mut features = entry.os_features.clone();
+        // containerd/platforms `matchOSFeatures`: one `win32k` is removed, not every one.
+        if let Some(i) = features.iter().position(|f| f == "win32k") {
+            features.remove(i);
+        }
+        if !features.iter().all(|f| host.os_features.contains(f)) {
             return false;
         }
     }
@@ -455,6 +605,10 @@ pub fn matches(profile: RuntimeProfile, host: &Platform, entry: &Platform) -> bo
     profile.compatible(h, c)
 }
 
+/// The annotation containers/image writes on the zstd instance of a gzip/zstd pair
+/// (`podman manifest push --add-compression zstd`).
+pub const ANNOTATION_ZSTD: &str = "io.github.containers.compression.zstd";
+
 /// One entry of a manifest list as the selector sees it.
 #[derive(Debug, Clone, Default)]
 pub struct Candidate {
@@ -464,6 +618,20 @@ pub struct Candidate {
     pub config_platform: Option<Platform>,
     /// Attestation and other non-runnable entries are never selected.
     pub runnable: bool,
+    /// The entry is the zstd instance of a gzip/zstd pair ([`ANNOTATION_ZSTD`] is `"true"`).
+    pub zstd: bool,
+    /// The entry is itself a manifest list (a nested index), walked in turn when taken.
+    pub nested: bool,
+}
+
+/// The format of the list selected from: containers/image reads the two differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ListFormat {
+    /// An OCI image index.
+    #[default]
+    Oci,
+    /// A Docker manifest list (schema2).
+    Docker,
 }
 
 /// How one candidate fared.
@@ -478,26 +646,34 @@ pub struct Considered {
 }
 
 /// The outcome of a selection: the chosen entry (if any) and every candidate's story,
-/// in containerd's preference order.
+/// in the runtime's preference order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Selection {
     /// Index of the entry the node pulls; `None` means "no matching manifest".
     pub selected: Option<usize>,
-    /// Candidates in the order containerd tries them.
+    /// Candidates in the order the runtime prefers them.
     pub considered: Vec<Considered>,
 }
 
-/// Chooses the entry a node of platform `host` pulls from a list, like containerd's
-/// `images.Manifest` with limit 1 (see `docs/matching.md`):
+/// Chooses the entry a node of platform `host` pulls from a list (see `docs/matching.md`).
 ///
-/// 1. entries with a platform that matches come first, ordered by the profile's preference
-///    (stable, so ties keep index order); then non-matching entries; then entries with no
-///    platform at all;
-/// 2. only the first candidate is taken; if it has no platform, its config must match the
-///    host, otherwise the pull fails (containerd does not try the next one).
-pub fn select(profile: RuntimeProfile, host: &Platform, candidates: &[Candidate]) -> Selection {
+/// containerd (`images.Manifest` with limit 1): entries whose platform matches come first,
+/// ordered by the profile's preference (stable, ties keep index order), then entries with no
+/// platform at all; only the first candidate is taken, and a platform-less one only when it
+/// is a nested index or its config matches the host (the next one is not tried).
+///
+/// CRI-O (containers/image `chooseInstance`): the best rank in `WantedPlatforms` wins, a zstd
+/// instance over its gzip twin, then the earlier entry; in an OCI index a platform-less entry
+/// is a candidate ranked last and taken without reading its config; in a Docker list it never
+/// matches.
+pub fn select(
+    profile: RuntimeProfile,
+    host: &Platform,
+    format: ListFormat,
+    candidates: &[Candidate],
+) -> Selection {
     let mut selected = None;
-    let considered = ranked(profile, host, candidates)
+    let considered = ranked(profile, host, format, candidates)
         .into_iter()
         .enumerate()
         .map(|(pos, (index, rank))| {
@@ -519,7 +695,7 @@ pub fn select(profile: RuntimeProfile, host: &Platform, candidates: &[Candidate]
     }
 }
 
-/// Where a runnable candidate stands for a host. containerd drops entries whose platform does
+/// Where a runnable candidate stands for a host. Runtimes drop entries whose platform does
 /// not match; platform-less entries stay as candidates after every matching one.
 /// Non-matching ones are listed last, for reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -529,40 +705,53 @@ enum Rank {
     NoMatch,
 }
 
-/// The runnable candidates (by index) in the order containerd tries them: by rank, matching
-/// Windows entries by the profile's preference, ties in list order.
+/// The runnable candidates (by index) in the order the runtime prefers them: by rank; matching
+/// Windows entries by the profile's preference, Linux ones by their place in the host's
+/// platform vector (CRI-O: wanted list, then zstd first); ties in list order.
 fn ranked(
     profile: RuntimeProfile,
     host: &Platform,
+    format: ListFormat,
     candidates: &[Candidate],
 ) -> Vec<(usize, Rank)> {
-    let mut ranked: Vec<(usize, Rank)> = candidates
+    let crio = profile == RuntimeProfile::CriO;
+    let mut ranked: Vec<(usize, Rank, usize)> = candidates
         .iter()
         .enumerate()
         .filter(|(_, c)| c.runnable)
-        .map(|(i, c)| {
-            let rank = match &c.platform {
-                Some(p) if matches(profile, host, p) => Rank::Match,
-                Some(_) => Rank::NoMatch,
-                None => Rank::NoPlatform,
-            };
-            (i, rank)
+        .map(|(i, c)| match &c.platform {
+            Some(p) => match preference(profile, host, p) {
+                Some(n) => (i, Rank::Match, n),
+                None => (i, Rank::NoMatch, 0),
+            },
+            // containers/image's Docker list never matches an entry without a platform.
+            None if crio && format == ListFormat::Docker => (i, Rank::NoMatch, 0),
+            None => (i, Rank::NoPlatform, 0),
         })
         .collect();
-    let windows = host.is_windows();
-    ranked.sort_by(|(ia, ra), (ib, rb)| {
-        ra.cmp(rb).then_with(
-            || match (&candidates[*ia].platform, &candidates[*ib].platform) {
-                (Some(pa), Some(pb)) if *ra == Rank::Match && windows => profile.prefer(pa, pb),
-                _ => Ordering::Equal,
-            },
-        )
+    let windows = host.is_windows() && !crio;
+    ranked.sort_by(|(ia, ra, na), (ib, rb, nb)| {
+        let (a, b) = (&candidates[*ia], &candidates[*ib]);
+        ra.cmp(rb).then_with(|| match (&a.platform, &b.platform) {
+            (Some(pa), Some(pb)) if *ra == Rank::Match && windows => profile.prefer(pa, pb),
+            _ if *ra != Rank::Match && !crio => Ordering::Equal,
+            _ => na.cmp(nb).then_with(|| {
+                // containers/image `isPreferredOver`: zstd wins in an OCI index.
+                let zstd = crio && format == ListFormat::Oci;
+                if zstd {
+                    b.zstd.cmp(&a.zstd)
+                } else {
+                    Ordering::Equal
+                }
+            }),
+        })
     });
-    ranked
+    ranked.into_iter().map(|(i, r, _)| (i, r)).collect()
 }
 
 /// One candidate's story: whether it matches, whether it is the one pulled, and why. Only the
-/// `first` candidate can be pulled; a platform-less one only when its config matches.
+/// `first` candidate can be pulled; a platform-less one when it is a nested index, under
+/// CRI-O, or when its config matches (containerd 1.6/1.7 compare OS and architecture only).
 fn consider(
     profile: RuntimeProfile,
     host: &Platform,
@@ -574,11 +763,24 @@ fn consider(
         Rank::Match if first => (true, true, "selected: first matching entry"),
         Rank::Match => (true, false, "matches, but a preferred entry comes first"),
         Rank::NoMatch => (false, false, "platform does not match the host"),
+        Rank::NoPlatform if first && candidate.nested => (
+            true,
+            true,
+            "selected: a nested index without platform; it is walked in turn",
+        ),
+        Rank::NoPlatform if first && profile == RuntimeProfile::CriO => (
+            true,
+            true,
+            "selected: no platform, nothing better; containers/image does not read its config",
+        ),
         Rank::NoPlatform if first => {
-            let ok = candidate
-                .config_platform
-                .as_ref()
-                .is_some_and(|p| matches(profile, host, p));
+            let ok = candidate.config_platform.as_ref().is_some_and(|p| {
+                if profile.full_config_check() {
+                    matches(profile, host, p)
+                } else {
+                    matches(profile, host, &Platform::new(&p.os, &p.architecture))
+                }
+            });
             if ok {
                 (
                     true,
@@ -607,6 +809,10 @@ mod tests {
     use super::*;
     use RuntimeProfile::*;
     use proptest::prelude::*;
+
+    fn pick(profile: RuntimeProfile, host: &Platform, list: &[Candidate]) -> Selection {
+        select(profile, host, ListFormat::Oci, list)
+    }
 
     fn win(v: &str) -> Platform {
         Platform::new("windows", "amd64").with_os_version(v)
@@ -649,7 +855,7 @@ mod tests {
             (22621, 17763, false),
             (22621, 20348, true),
         ];
-        for profile in RuntimeProfile::ALL {
+        for profile in RuntimeProfile::CONTAINERD {
             for (h, c, want) in cases {
                 let got = profile.compatible(WindowsVersion::host(h), WindowsVersion::host(c));
                 assert_eq!(got, want, "{profile}: host {h} ctr {c}");
@@ -660,30 +866,31 @@ mod tests {
     /// `docs/matching.md`: the compatibility window per profile.
     #[test]
     fn ltsc_window_per_profile() {
-        // (host, ctr, [1.6, 1.7, 2.2, 2.3, next])
-        let cases: &[(u16, u16, [bool; 5])] = &[
-            (17763, 17763, [true; 5]),
-            (17763, 17762, [false; 5]),
-            (19041, 19041, [true; 5]),
-            (19041, 17763, [false; 5]),
-            (20348, 20348, [true; 5]),
-            (20348, 22621, [false; 5]),
-            (22621, 20348, [true; 5]),
-            (22621, 22621, [true; 5]),
-            (22621, 22631, [false; 5]),
-            (25398, 20348, [true; 5]),
-            (26100, 20348, [true; 5]),
-            (26100, 26100, [true; 5]),
-            (26100, 17763, [false; 5]),
+        // (host, ctr, [1.6, 1.7, 2.0, 2.2, 2.3, next])
+        let cases: &[(u16, u16, [bool; 6])] = &[
+            (17763, 17763, [true; 6]),
+            (17763, 17762, [false; 6]),
+            (19041, 19041, [true; 6]),
+            (19041, 17763, [false; 6]),
+            (20348, 20348, [true; 6]),
+            (20348, 22621, [false; 6]),
+            (22621, 20348, [true; 6]),
+            (22621, 22621, [true; 6]),
+            (22621, 22631, [false; 6]),
+            (25398, 20348, [true; 6]),
+            (26100, 20348, [true; 6]),
+            (26100, 26100, [true; 6]),
+            (26100, 17763, [false; 6]),
             // Above 26100 the 2.2/2.3 floor moves to 26100 (moby/moby#53397); next goes one
             // LTSC back again.
-            (26200, 20348, [true, true, false, false, true]),
-            (26200, 26100, [true; 5]),
-            (26200, 26200, [true; 5]),
-            (26200, 26300, [false; 5]),
+            (26200, 20348, [true, true, true, false, false, true]),
+            (26200, 26100, [true; 6]),
+            (26200, 26200, [true; 6]),
+            (26200, 26300, [false; 6]),
         ];
         for (h, c, want) in cases {
-            for (profile, want) in RuntimeProfile::ALL.iter().zip(want) {
+            assert_eq!(RuntimeProfile::CONTAINERD.len(), want.len());
+            for (profile, want) in RuntimeProfile::CONTAINERD.iter().zip(want) {
                 let got = profile.compatible(WindowsVersion::host(*h), WindowsVersion::host(*c));
                 assert_eq!(got, *want, "{profile}: host {h} ctr {c}");
             }
@@ -754,7 +961,7 @@ mod tests {
         win32k.os_features = vec!["win32k".into()];
         let mut other = win("10.0.20348.1");
         other.os_features = vec!["hyperv".into()];
-        for profile in RuntimeProfile::ALL {
+        for profile in RuntimeProfile::CONTAINERD {
             assert!(
                 matches(profile, &h, &win32k),
                 "{profile}: win32k is stripped"
@@ -769,8 +976,8 @@ mod tests {
         h_hv.os_features = vec!["hyperv".into()];
         assert!(matches(Containerd23, &h_hv, &other));
         assert_eq!(
-            RuntimeProfile::ALL.map(|p| p.checks_features()),
-            [false, false, false, true, true]
+            RuntimeProfile::CONTAINERD.map(|p| p.checks_features()),
+            [false, false, false, false, true, true]
         );
     }
 
@@ -779,8 +986,8 @@ mod tests {
             .iter()
             .map(|p| Candidate {
                 platform: p.clone(),
-                config_platform: None,
                 runnable: true,
+                ..Candidate::default()
             })
             .collect()
     }
@@ -811,7 +1018,7 @@ mod tests {
         ];
         for (h, list, want) in cases {
             for profile in [Containerd22, Containerd23, ContainerdNext] {
-                let sel = select(profile, &win(h), &cands(&list));
+                let sel = pick(profile, &win(h), &cands(&list));
                 assert_eq!(sel.selected, Some(want), "{profile} host {h}");
             }
         }
@@ -828,24 +1035,24 @@ mod tests {
             Some(Platform::new("windows", "amd64")),
         ]);
         let h = host(26100);
-        let got: Vec<_> = RuntimeProfile::ALL
+        let got: Vec<_> = RuntimeProfile::CONTAINERD
             .iter()
-            .map(|p| select(*p, &h, &list).selected.unwrap())
+            .map(|p| pick(*p, &h, &list).selected.unwrap())
             .collect();
         // 1.6: highest numeric revision (2227); 1.7: index order (first Windows entry);
         // 2.2+: os.version string, descending ("10.0.26100.100" is the greatest string).
-        assert_eq!(got, vec![1, 1, 2, 2, 2]);
+        assert_eq!(got, vec![1, 1, 1, 2, 2, 2]);
         // String order, not numeric: "10.0.20348.999" > "10.0.20348.2227".
         let list = cands(&[Some(win("10.0.20348.2227")), Some(win("10.0.20348.999"))]);
-        assert_eq!(select(Containerd23, &host(20348), &list).selected, Some(1));
-        assert_eq!(select(Containerd16, &host(20348), &list).selected, Some(0));
+        assert_eq!(pick(Containerd23, &host(20348), &list).selected, Some(1));
+        assert_eq!(pick(Containerd16, &host(20348), &list).selected, Some(0));
         // Empty os.version sorts last among matches in 2.2+.
         let list = cands(&[
             Some(Platform::new("windows", "amd64")),
             Some(win("10.0.20348.1")),
         ]);
-        assert_eq!(select(Containerd23, &host(20348), &list).selected, Some(1));
-        assert_eq!(select(Containerd17, &host(20348), &list).selected, Some(0));
+        assert_eq!(pick(Containerd23, &host(20348), &list).selected, Some(1));
+        assert_eq!(pick(Containerd17, &host(20348), &list).selected, Some(0));
     }
 
     #[test]
@@ -854,23 +1061,300 @@ mod tests {
             Some(Platform::new("linux", "amd64")),
             Some(win("10.0.20348.1")),
         ]);
-        let sel = select(Containerd23, &host(17763), &list);
+        let sel = pick(Containerd23, &host(17763), &list);
         assert_eq!(sel.selected, None);
         assert_eq!(sel.considered.len(), 2);
         assert!(sel.considered.iter().all(|c| !c.matched));
 
         // A platform-less entry is tried only when it comes first, and then by its config.
         let mut list = cands(&[None, Some(win("10.0.20348.1"))]);
-        assert_eq!(select(Containerd23, &host(20348), &list).selected, Some(1));
-        let sel = select(Containerd23, &host(17763), &list);
+        assert_eq!(pick(Containerd23, &host(20348), &list).selected, Some(1));
+        let sel = pick(Containerd23, &host(17763), &list);
         assert_eq!(sel.selected, None, "config unknown: the pull fails");
         list[0].config_platform = Some(win("10.0.17763.1"));
-        assert_eq!(select(Containerd23, &host(17763), &list).selected, Some(0));
+        assert_eq!(pick(Containerd23, &host(17763), &list).selected, Some(0));
         // Two platform-less entries: only the first is tried.
         let mut list = cands(&[None, None]);
         list[0].config_platform = Some(Platform::new("linux", "amd64"));
         list[1].config_platform = Some(win("10.0.17763.1"));
-        assert_eq!(select(Containerd23, &host(17763), &list).selected, None);
+        assert_eq!(pick(Containerd23, &host(17763), &list).selected, None);
+    }
+
+    /// One row per disagreement class of issue 12 ("node-truth"): a list, a host, a runtime,
+    /// and the entry the runtime's own code takes, with the file and function that decide it.
+    /// Every row failed before the change (no Linux fallback or variant order, no cri-o or
+    /// containerd-2.0 profile, every win32k stripped, a platform-less nested index refused).
+    struct Truth {
+        source: &'static str,
+        profile: RuntimeProfile,
+        format: ListFormat,
+        host: Platform,
+        list: Vec<Candidate>,
+        want: Option<usize>,
+    }
+
+    fn entry(p: Platform) -> Candidate {
+        Candidate {
+            platform: Some(p),
+            runnable: true,
+            ..Candidate::default()
+        }
+    }
+
+    fn platformless(config: Option<Platform>) -> Candidate {
+        Candidate {
+            config_platform: config,
+            runnable: true,
+            ..Candidate::default()
+        }
+    }
+
+    fn linux(arch: &str, variant: Option<&str>) -> Platform {
+        let p = Platform::new("linux", arch);
+        variant.map_or(p.clone(), |v| p.with_variant(v))
+    }
+
+    fn truth(
+        source: &'static str,
+        profile: RuntimeProfile,
+        host: Platform,
+        list: Vec<Candidate>,
+        want: Option<usize>,
+    ) -> Truth {
+        Truth {
+            source,
+            profile,
+            format: ListFormat::Oci,
+            host,
+            list,
+            want,
+        }
+    }
+
+    fn zstd(p: Platform) -> Candidate {
+        Candidate {
+            zstd: true,
+            ..entry(p)
+        }
+    }
+
+    /// containerd: Linux platform vector and order, the 1.7/2.0 split, win32k, nesting.
+    fn containerd_truth_rows() -> Vec<Truth> {
+        let row = truth;
+        let mut win32k2 = win("10.0.20348.1");
+        win32k2.os_features = vec!["win32k".into(), "win32k".into()];
+        let nested = Candidate {
+            nested: true,
+            ..platformless(None)
+        };
+        vec![
+            row(
+                "containerd/platforms compare.go platformVector/Only: amd64 also takes 386",
+                Containerd23,
+                linux("amd64", None),
+                vec![entry(linux("arm64", None)), entry(linux("386", None))],
+                Some(1),
+            ),
+            row(
+                "containerd/platforms compare.go platformVector/Only: arm64 takes arm/v8..v5",
+                Containerd17,
+                linux("arm64", None),
+                vec![entry(linux("amd64", None)), entry(linux("arm", Some("v7")))],
+                Some(1),
+            ),
+            row(
+                "containerd/platforms compare.go orderedPlatformComparer.Less + core/images \
+                 handlers.go LimitManifests sort: arm/v7 over arm/v6 whatever the order",
+                Containerd23,
+                linux("arm", Some("v7")),
+                vec![
+                    entry(linux("arm", Some("v6"))),
+                    entry(linux("arm", Some("v7"))),
+                ],
+                Some(1),
+            ),
+            row(
+                "containerd v1.7 images/image.go Manifest: a platform-less entry's config is \
+                 matched by OS and architecture only",
+                Containerd17,
+                host(17763),
+                vec![platformless(Some(win("10.0.20348.1")))],
+                Some(0),
+            ),
+            row(
+                "containerd v2.0 core/images/image.go Manifest (ConfigPlatform): the full matcher",
+                Containerd20,
+                host(17763),
+                vec![platformless(Some(win("10.0.20348.1")))],
+                None,
+            ),
+            row(
+                "containerd/platforms rc.4 windows matcher os.features: win32k set aside once",
+                Containerd23,
+                host(20348),
+                vec![entry(win32k2.clone())],
+                None,
+            ),
+            row(
+                "containerd/platforms rc.2 (2.2): os.features not checked",
+                Containerd22,
+                host(20348),
+                vec![entry(win32k2)],
+                Some(0),
+            ),
+            row(
+                "containerd core/images/image.go Manifest: a platform-less child index is taken \
+                 (limit 1) and walked",
+                Containerd23,
+                host(17763),
+                vec![entry(linux("amd64", None)), nested],
+                Some(1),
+            ),
+        ]
+    }
+
+    /// CRI-O: containers/image's wanted list, exact strings, zstd, platform-less entries.
+    fn crio_truth_rows() -> Vec<Truth> {
+        let row = truth;
+        vec![
+            row(
+                "containers/image internal/pkg/platform platform_matcher.go WantedPlatforms: \
+                 no 386 fallback for amd64",
+                CriO,
+                linux("amd64", None),
+                vec![entry(linux("386", None))],
+                None,
+            ),
+            row(
+                "containers/image platform_matcher.go MatchesPlatform: exact strings, no \
+                 normalisation",
+                CriO,
+                linux("amd64", None),
+                vec![entry(linux("x86_64", None)), entry(linux("amd64", None))],
+                Some(1),
+            ),
+            row(
+                "containers/image platform_matcher.go WantedPlatforms: arm64 detected v8 comes \
+                 before the empty variant",
+                CriO,
+                linux("arm64", None),
+                vec![
+                    entry(linux("arm64", None)),
+                    entry(linux("arm64", Some("v8"))),
+                ],
+                Some(1),
+            ),
+            row(
+                "containers/image internal/manifest oci_index.go chooseInstance/isPreferredOver: \
+                 the zstd instance wins over its gzip twin",
+                CriO,
+                linux("amd64", None),
+                vec![entry(linux("amd64", None)), zstd(linux("amd64", None))],
+                Some(1),
+            ),
+            row(
+                "containers/image oci_index.go chooseInstance: a platform-less entry is a \
+                 candidate ranked last, its config unread",
+                CriO,
+                linux("amd64", None),
+                vec![
+                    entry(linux("arm64", None)),
+                    platformless(Some(linux("arm64", None))),
+                ],
+                Some(1),
+            ),
+            Truth {
+                format: ListFormat::Docker,
+                ..row(
+                    "containers/image internal/manifest docker_schema2_list.go chooseInstance: \
+                     first exact match in list order; compression and platform-less ignored",
+                    CriO,
+                    linux("amd64", None),
+                    vec![
+                        platformless(Some(linux("amd64", None))),
+                        entry(linux("amd64", None)),
+                        zstd(linux("amd64", None)),
+                    ],
+                    Some(1),
+                )
+            },
+        ]
+    }
+
+    fn truth_rows() -> Vec<Truth> {
+        let mut rows = containerd_truth_rows();
+        rows.extend(crio_truth_rows());
+        rows
+    }
+
+    #[test]
+    fn node_truth_rules_per_runtime() {
+        let rows = truth_rows();
+        assert_eq!(rows.len(), 14);
+        let wrong: Vec<String> = rows
+            .iter()
+            .filter_map(|t| {
+                let got = select(t.profile, &t.host, t.format, &t.list).selected;
+                (got != t.want).then(|| {
+                    format!(
+                        "{} ({}, host {}): got {got:?}, want {:?}",
+                        t.source, t.profile, t.host, t.want
+                    )
+                })
+            })
+            .collect();
+        assert!(
+            wrong.is_empty(),
+            "rows the selection gets wrong:\n{}",
+            wrong.join("\n")
+        );
+    }
+
+    /// containerd's vector in full, and CRI-O's wanted list, per host.
+    #[test]
+    fn platform_vectors_and_wanted_lists() {
+        let v = |a, var| containerd_vector(a, var);
+        let pairs = |xs: &[(&str, &str)]| -> Vec<(String, String)> {
+            xs.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        assert_eq!(v("amd64", ""), pairs(&[("amd64", ""), ("386", "")]));
+        assert_eq!(
+            v("amd64", "v3"),
+            pairs(&[("amd64", "v3"), ("amd64", "v2"), ("amd64", ""), ("386", "")])
+        );
+        assert_eq!(
+            v("arm64", ""),
+            pairs(&[
+                ("arm64", ""),
+                ("arm", "v8"),
+                ("arm", "v7"),
+                ("arm", "v6"),
+                ("arm", "v5")
+            ])
+        );
+        assert_eq!(v("arm", "v6"), pairs(&[("arm", "v6"), ("arm", "v5")]));
+        assert_eq!(v("s390x", ""), pairs(&[("s390x", "")]));
+        let w = |p: Platform| -> Vec<String> {
+            crio_wanted(&p)
+                .into_iter()
+                .map(|(_, a, v)| format!("{a}/{v}"))
+                .collect()
+        };
+        assert_eq!(w(linux("amd64", None)), ["amd64/"]);
+        assert_eq!(w(linux("arm64", None)), ["arm64/v8", "arm64/"]);
+        assert_eq!(
+            w(linux("arm", Some("v7"))),
+            ["arm/v7", "arm/v6", "arm/v5", "arm/"]
+        );
+        assert_eq!(w(linux("arm", Some("v6"))), ["arm/v6", "arm/v5", "arm/"]);
+        assert_eq!(
+            w(linux("riscv64", Some("rva22"))),
+            ["riscv64/rva22", "riscv64/"]
+        );
+        // cri-o ignores os.version and os.features.
+        assert!(matches(CriO, &host(17763), &win("10.0.20348.1")));
     }
 
     #[test]
@@ -880,7 +1364,7 @@ mod tests {
             Some(Platform::new("windows", "amd64")),
         ]);
         list[1].runnable = false;
-        let sel = select(Containerd23, &host(17763), &list);
+        let sel = pick(Containerd23, &host(17763), &list);
         assert_eq!(sel.selected, None);
         assert_eq!(sel.considered.len(), 1);
     }
@@ -900,10 +1384,23 @@ mod tests {
             "/amd64",
             "a/b/c/d",
             "linux/amd64:10.0.17763",
-            "windows/amd64:ltsc2019",
+            "windows/amd64:ltsc2016",
+            "windows/amd64:23H2",
+            "linux/amd64:ltsc2022",
             "windows/am d64",
         ] {
             assert!(Platform::parse(bad).is_err(), "{bad}");
+        }
+        // Issue 12: release names stand for their build (hcsshim `osversion` names).
+        for (name, version) in [
+            ("ltsc2019", "10.0.17763"),
+            ("1809", "10.0.17763"),
+            ("ltsc2022", "10.0.20348"),
+            ("LTSC2025", "10.0.26100"),
+            ("20H2", "10.0.19042"),
+        ] {
+            let p = Platform::parse(&format!("windows/amd64:{name}")).unwrap();
+            assert_eq!(p, win(version), "{name}");
         }
     }
 
@@ -929,7 +1426,7 @@ mod tests {
         /// a build newer than the host; major/minor are irrelevant when equal.
         #[test]
         fn window_invariants(h in 10000u16..30000, c in 10000u16..30000) {
-            for profile in RuntimeProfile::ALL {
+            for profile in RuntimeProfile::CONTAINERD {
                 let ok = profile.compatible(WindowsVersion::host(h), WindowsVersion::host(c));
                 if h < BUILD_WS2022 {
                     prop_assert_eq!(ok, h == c);
@@ -946,8 +1443,8 @@ mod tests {
             h in prop_oneof![Just(17763u16), Just(20348), Just(22621), Just(26100), Just(26200)],
         ) {
             let list = cands(&builds.iter().map(|b| Some(win(&format!("10.0.{b}.1")))).collect::<Vec<_>>());
-            for profile in RuntimeProfile::ALL {
-                let sel = select(profile, &host(h), &list);
+            for profile in RuntimeProfile::CONTAINERD {
+                let sel = pick(profile, &host(h), &list);
                 match sel.selected {
                     Some(i) => prop_assert!(matches(profile, &host(h), list[i].platform.as_ref().unwrap())),
                     None => prop_assert!(list.iter().all(|c| !matches(profile, &host(h), c.platform.as_ref().unwrap()))),

@@ -1,4 +1,5 @@
-//! Policies: which hosts a reference must serve, and under which containerd generations.
+//! Policies: which hosts a reference must serve, under which runtimes, and how Windows pods are
+//! isolated.
 //!
 //! Policy files are YAML (`policies/*.yaml`, embedded in the binary, or any file). Unknown keys
 //! and impossible values are rejected while parsing, so the error carries the file, line and
@@ -14,8 +15,12 @@ use serde::{Deserialize, Serialize};
 use crate::platform::{Platform, RuntimeProfile, WindowsVersion, build_name};
 
 /// Policies compiled into the binary, by name.
-pub const EMBEDDED: [(&str, &str); 3] = [
+pub const EMBEDDED: [(&str, &str); 4] = [
     ("openshift", include_str!("../policies/openshift.yaml")),
+    (
+        "openshift-hostprocess",
+        include_str!("../policies/openshift-hostprocess.yaml"),
+    ),
     (
         "openshift-ltsc2025",
         include_str!("../policies/openshift-ltsc2025.yaml"),
@@ -105,6 +110,38 @@ pub struct LinuxPolicy {
     /// Architectures every reference must serve.
     #[serde(deserialize_with = "unique")]
     pub architectures: Vec<Arch>,
+    /// Runtimes the Linux nodes run: `cri-o` on OpenShift, a containerd generation on plain
+    /// Kubernetes (default: the newest containerd).
+    #[serde(default = "default_runtimes", deserialize_with = "unique")]
+    pub runtimes: Vec<RuntimeProfile>,
+}
+
+/// How the Windows pods that run the image are isolated (`windows.isolation`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolation {
+    /// Process-isolated containers: the image's build must be compatible with the host's.
+    #[default]
+    Process,
+    /// HostProcess pods (`securityContext.windowsOptions.hostProcess: true`): they run on the
+    /// host itself, so any pulled build runs; pull-time matching is unchanged.
+    Hostprocess,
+}
+
+impl Isolation {
+    /// The name as policies write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isolation::Process => "process",
+            Isolation::Hostprocess => "hostprocess",
+        }
+    }
+}
+
+impl fmt::Display for Isolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
 }
 
 /// The `windows:` section.
@@ -117,6 +154,9 @@ pub struct WindowsPolicy {
     /// Windows builds of the nodes.
     #[serde(deserialize_with = "unique")]
     pub builds: Vec<Build>,
+    /// How the pods are isolated (default `process`).
+    #[serde(default)]
+    pub isolation: Isolation,
 }
 
 /// A policy: the hosts a reference must serve.
@@ -134,7 +174,8 @@ pub struct Policy {
     /// Windows hosts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub windows: Option<WindowsPolicy>,
-    /// containerd generations the Windows nodes may run.
+    /// containerd generations the Windows nodes may run (`cri-o` is refused: it runs no
+    /// Windows nodes; Linux runtimes are `linux.runtimes`).
     #[serde(default = "default_runtimes", deserialize_with = "unique")]
     pub runtimes: Vec<RuntimeProfile>,
 }
@@ -204,6 +245,13 @@ impl Policy {
         if policy.name.trim().is_empty() {
             return Err(err("'name' must not be empty".to_string()));
         }
+        if policy.runtimes.contains(&RuntimeProfile::CriO) {
+            return Err(err(
+                "'runtimes' lists the Windows nodes' runtimes and cri-o runs no Windows nodes: \
+                 list it under 'linux: runtimes:'"
+                    .to_string(),
+            ));
+        }
         if policy.linux.is_none() && policy.windows.is_none() {
             return Err(err(
                 "the policy names no hosts: add a 'linux:' or 'windows:' section".to_string(),
@@ -264,6 +312,22 @@ impl Policy {
         hosts
     }
 
+    /// The runtimes the Linux nodes run (`linux.runtimes`; none without Linux hosts).
+    pub fn linux_runtimes(&self) -> Vec<RuntimeProfile> {
+        self.linux
+            .as_ref()
+            .map(|l| l.runtimes.clone())
+            .unwrap_or_default()
+    }
+
+    /// How the Windows pods are isolated (`process` without a `windows:` section).
+    pub fn isolation(&self) -> Isolation {
+        self.windows
+            .as_ref()
+            .map(|w| w.isolation)
+            .unwrap_or_default()
+    }
+
     /// The Windows builds the policy supports.
     pub fn windows_builds(&self) -> Vec<u16> {
         self.windows
@@ -309,10 +373,24 @@ mod tests {
             p.runtimes,
             [
                 RuntimeProfile::Containerd17,
+                RuntimeProfile::Containerd20,
                 RuntimeProfile::Containerd22,
                 RuntimeProfile::Containerd23
             ]
         );
+        // Issue 12: OpenShift's Linux nodes run CRI-O; pods are process-isolated unless the
+        // HostProcess policy says otherwise; plain-Kubernetes policies keep containerd.
+        assert_eq!(p.linux_runtimes(), [RuntimeProfile::CriO]);
+        assert_eq!(p.isolation(), Isolation::Process);
+        let hp = Policy::load("openshift-hostprocess").unwrap();
+        assert_eq!(hp.isolation(), Isolation::Hostprocess);
+        assert_eq!(hp.hosts(), p.hosts());
+        assert_eq!(hp.linux_runtimes(), [RuntimeProfile::CriO]);
+        assert_eq!(
+            Policy::load("linux-only").unwrap().linux_runtimes(),
+            [RuntimeProfile::Containerd23]
+        );
+        assert!(hp.to_yaml().contains("isolation: hostprocess"));
         assert!(p.to_yaml().contains("# 17763: Windows Server 2019"));
     }
 
@@ -353,6 +431,21 @@ mod tests {
                 "name: x\nlinux:\n  architectures: [amd64]\nruntimes: [containerd-9]\n",
                 "line 4",
                 "unknown runtime profile",
+            ),
+            (
+                "name: x\nwindows:\n  architectures: [amd64]\n  builds: [17763]\n  isolation: hyperv\n",
+                "line 5",
+                "unknown variant `hyperv`",
+            ),
+            (
+                "name: x\nlinux:\n  architectures: [amd64]\nruntimes: [cri-o]\n",
+                "",
+                "cri-o runs no Windows nodes",
+            ),
+            (
+                "name: x\nlinux:\n  architectures: [amd64]\n  runtimes: [cri-o, cri-o]\n",
+                "line 3",
+                "listed twice",
             ),
             ("name: x\n", "", "names no hosts"),
             (

@@ -15,10 +15,12 @@ use imgcheck::policy::Policy;
 use imgcheck::reference::LayoutRef;
 use imgcheck::source::layout::LayoutSource;
 
-/// One fixture layout and what judging it under the default policy must give.
+/// One fixture layout and what judging it under a policy (the default unless named) must give.
 struct Row {
     /// Directory under `fixtures/layouts/`.
     layout: &'static str,
+    /// The embedded policy to judge under.
+    policy: &'static str,
     /// Read Windows layers too (`--deep`).
     deep: bool,
     verdict: Verdict,
@@ -36,6 +38,7 @@ const fn row(
 ) -> Row {
     Row {
         layout,
+        policy: "openshift",
         deep: false,
         verdict,
         rules,
@@ -114,7 +117,56 @@ const ROWS: &[Row] = &[
     ),
     row("bad-json", Verdict::Fail, &[Rule::BadManifest], &[]),
     row("wrong-media-type", Verdict::Fail, &[Rule::BadManifest], &[]),
+    // Issue 12 (node-truth). Upstream's `-windows-hp` shape: one windows/amd64 entry, no
+    // os.version anywhere. Process isolation: os-version-missing (its hint names
+    // windows.isolation); HostProcess pods run it on every build.
+    row("windows-hp", Verdict::Fail, &[Rule::OsVersionMissing], &[]),
+    hostprocess(row("windows-hp", Verdict::Pass, &[], &[])),
+    // HostProcess: pull-time matching is not relaxed (containerd#7431)…
+    hostprocess(row(
+        "ltsc2022-only",
+        Verdict::Fail,
+        &[Rule::NoMatch],
+        &[(W17763, "no-match")],
+    )),
+    // …a pulled image of another build runs, and an entry without os.version is the right shape…
+    hostprocess(row("no-os-version", Verdict::Pass, &[], &[])),
+    // …but a descriptor that contradicts its config is still wrong.
+    hostprocess(row(
+        "platform-mismatch",
+        Verdict::Fail,
+        &[Rule::PlatformMismatch],
+        &[],
+    )),
+    // A made-up os.version on the descriptor of an image whose config has none: a warning in
+    // both modes (it passed silently before).
+    row(
+        "hp-claimed-version",
+        Verdict::Pass,
+        &[Rule::OsVersionNotInConfig],
+        &[],
+    ),
+    hostprocess(row(
+        "hp-claimed-version",
+        Verdict::Pass,
+        &[Rule::OsVersionNotInConfig],
+        &[],
+    )),
+    // containerd core/images/image.go `Manifest`: a platform-less child index is walked
+    // (it was a no-match for both Windows hosts).
+    row("nested-index", Verdict::Pass, &[], &[]),
+    // containers/image: gzip and zstd instances of one platform are alternates (it was a
+    // duplicate-platform).
+    row("zstd-pair", Verdict::Pass, &[], &[]),
 ];
+
+/// The same row judged under the embedded `openshift-hostprocess` policy.
+const fn hostprocess(row: Row) -> Row {
+    Row {
+        policy: "openshift-hostprocess",
+        ..row
+    }
+}
 
 async fn graph(layout: &str, deep: bool) -> Graph {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -134,7 +186,11 @@ async fn graph(layout: &str, deep: bool) -> Graph {
 }
 
 fn judge_default(graph: &Graph) -> ImageReport {
-    let policy = Policy::default_policy();
+    judge_under(graph, "openshift")
+}
+
+fn judge_under(graph: &Graph, policy: &str) -> ImageReport {
+    let policy = Policy::load(policy).unwrap();
     judge(graph, &policy, &policy.runtimes)
 }
 
@@ -193,8 +249,8 @@ async fn every_fixture_layout_gives_its_rules_and_verdict() {
     let mut covered = BTreeSet::new();
     for row in ROWS {
         let g = graph(row.layout, row.deep).await;
-        let report = judge_default(&g);
-        let name = format!("{} (deep: {})", row.layout, row.deep);
+        let report = judge_under(&g, row.policy);
+        let name = format!("{} (deep: {}, {})", row.layout, row.deep, row.policy);
         covered.extend(check(&name, &report, row));
     }
 
@@ -227,4 +283,40 @@ fn every_fixture_layout_has_a_row() {
         .collect();
     let rows: BTreeSet<String> = ROWS.iter().map(|r| r.layout.to_string()).collect();
     assert_eq!(layouts, rows);
+}
+
+/// Issue 12: a Linux host row per runtime of `linux.runtimes`; on a gzip/zstd pair CRI-O
+/// (containers/image `chooseInstance`) takes the zstd instance, containerd the first listed.
+#[tokio::test]
+async fn linux_rows_follow_each_runtime() {
+    let policy = Policy::parse(
+        "name: t\nlinux:\n  architectures: [amd64]\n  runtimes: [cri-o, containerd-2.3]\n",
+        "test",
+    )
+    .unwrap();
+    let g = graph("zstd-pair", false).await;
+    let report = judge(&g, &policy, &policy.runtimes);
+    let digests: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/digests.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let children = &digests["zstd-pair"]["children"];
+    let rows: Vec<(String, Option<String>)> = report
+        .hosts
+        .iter()
+        .map(|h| (h.runtime.unwrap().to_string(), h.selected.clone()))
+        .collect();
+    let child = |k: &str| children[k].as_str().map(ToString::to_string);
+    assert_eq!(
+        rows,
+        [
+            ("cri-o".to_string(), child("linux/amd64#2")),
+            ("containerd-2.3".to_string(), child("linux/amd64")),
+        ]
+    );
+    assert!(report.hosts.iter().all(|h| h.isolation.is_none()));
+    assert_eq!(report.verdict, Verdict::Pass, "{:#?}", report.findings);
 }

@@ -168,6 +168,38 @@ const CASES: &[Case] = &[
         pushable: true,
         damaged: false,
     },
+    Case {
+        name: "windows-hp",
+        verdict: "fail",
+        errors: &["os-version-missing"],
+        notes: &[],
+        pushable: true,
+        damaged: false,
+    },
+    Case {
+        name: "hp-claimed-version",
+        verdict: "pass",
+        errors: &[],
+        notes: &["os-version-not-in-config"],
+        pushable: true,
+        damaged: false,
+    },
+    Case {
+        name: "nested-index",
+        verdict: "pass",
+        errors: &[],
+        notes: &[],
+        pushable: true,
+        damaged: false,
+    },
+    Case {
+        name: "zstd-pair",
+        verdict: "pass",
+        errors: &[],
+        notes: &[],
+        pushable: true,
+        damaged: false,
+    },
 ];
 
 fn run(args: &[&str]) -> Output {
@@ -581,6 +613,93 @@ fn resolve_json_lists_candidates() {
     );
 }
 
+/// Issue 12, "done when": upstream's `-windows-hp` list passes under `openshift-hostprocess`
+/// and fails under `openshift` with a hint naming the isolation setting; the matrix names the
+/// isolation mode and the Linux host's runtime, in text and JSON.
+#[test]
+fn hostprocess_list_passes_only_under_hostprocess_isolation() {
+    let hp = layout_ref("windows-hp");
+    let (code, doc) = verify_json(&hp, &["--policy", "openshift"]);
+    assert_eq!(code, 1, "{doc:#}");
+    let image = &doc["images"][0];
+    let missing = image["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "os-version-missing")
+        .expect("os-version-missing");
+    assert!(
+        missing["hint"]
+            .as_str()
+            .unwrap()
+            .contains("windows.isolation: hostprocess"),
+        "{missing:#}"
+    );
+    let (code, doc) = verify_json(&hp, &["--policy", "openshift-hostprocess"]);
+    assert_eq!(code, 0, "{doc:#}");
+    let hosts = doc["images"][0]["hosts"].as_array().unwrap();
+    for h in hosts {
+        let linux = h["platform"].as_str().unwrap().starts_with("linux/");
+        let want = if linux {
+            Value::Null
+        } else {
+            "hostprocess".into()
+        };
+        assert_eq!(h["isolation"], want, "{h}");
+        if linux {
+            assert_eq!(h["runtime"], "cri-o", "{h}");
+        }
+    }
+    let text = run(&["verify", &hp, "--policy", "openshift-hostprocess"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("isolation") && text.contains("hostprocess"),
+        "{text}"
+    );
+    assert!(text.contains("linux/amd64                cri-o"), "{text}");
+}
+
+/// Issue 12: `resolve` descends into a nested index and says so in its JSON.
+#[test]
+fn resolve_descends_into_a_nested_index() {
+    let out = run(&[
+        "resolve",
+        &layout_ref("nested-index"),
+        "--platform",
+        "windows/amd64:ltsc2019",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = digests();
+    assert_eq!(
+        doc["digest"],
+        d["nested-index"]["children"]["windows/amd64:10.0.17763.5830"]
+    );
+    let nested = &d["nested-index"]["entries"][1]["digest"];
+    assert_eq!(
+        doc["descended_into"],
+        serde_json::json!([nested]),
+        "{doc:#}"
+    );
+    let flat = run(&[
+        "resolve",
+        &layout_ref("good"),
+        "--platform",
+        "windows/amd64:ltsc2019",
+        "--format",
+        "json",
+    ]);
+    let flat: Value = serde_json::from_slice(&flat.stdout).unwrap();
+    assert_eq!(flat["descended_into"], serde_json::json!([]));
+}
+
 #[test]
 fn runtime_profiles_differ_in_the_matrix() {
     // WS2025 nodes: under containerd-1.7 the first compatible entry wins.
@@ -719,10 +838,11 @@ fn bad_inputs_are_clear_errors() {
                 "--platform".into(),
                 "linux/amd64".into(),
                 "--runtime".into(),
-                "cri-o".into(),
+                "docker".into(),
             ],
             2,
-            vec!["unknown runtime profile 'cri-o'".into()],
+            // cri-o is a profile since issue 12 (Linux nodes of OpenShift).
+            vec!["unknown runtime profile 'docker'".into()],
         ),
         (
             vec![

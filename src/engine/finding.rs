@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::Rule;
 use crate::digest::Digest;
 use crate::platform::RuntimeProfile;
+use crate::policy::Isolation;
 
 /// A finding's severity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -39,6 +40,11 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// The same finding with another hint (a rule's wording for another kind of host).
+    pub(super) fn with_hint(self, hint: &'static str) -> Finding {
+        Finding { hint, ..self }
+    }
+
     /// A finding of `rule` with the rule's severity and hint.
     pub fn new(rule: Rule, message: String, digest: Option<&Digest>) -> Finding {
         Finding {
@@ -92,8 +98,11 @@ pub fn verdict_of(findings: &[Finding]) -> Verdict {
 pub struct HostResult {
     /// The host, e.g. `windows/amd64:10.0.17763`.
     pub platform: String,
-    /// The runtime profile (`null` for Linux hosts, where profiles agree).
+    /// The runtime profile the host was resolved under (Linux hosts: a profile of
+    /// `linux.runtimes`; `null` only in reports made without a host matrix).
     pub runtime: Option<RuntimeProfile>,
+    /// How the Windows pods are isolated (`process`, `hostprocess`); `null` for Linux hosts.
+    pub isolation: Option<Isolation>,
     /// The digest the host pulls, `null` for no match.
     pub selected: Option<String>,
     /// os.version of the selected image's config.

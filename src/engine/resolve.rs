@@ -1,11 +1,14 @@
-//! Which manifest a host pulls from a graph: containerd's selection ([`crate::platform::select`])
-//! applied to each list on the way down, with every candidate's story.
+//! Which manifest a host pulls from a graph: the runtime's selection
+//! ([`crate::platform::select`]) applied to each list on the way down — a selected child that
+//! is itself an index is walked in turn — with every candidate's story.
 
 use serde::Serialize;
 
 use crate::graph::{Content, Graph, Image, Node, Problem};
-use crate::manifest::Index;
-use crate::platform::{Candidate, Considered, Platform, RuntimeProfile, matches, select};
+use crate::manifest::{DOCKER_LIST, Descriptor, Index, OCI_INDEX};
+use crate::platform::{
+    ANNOTATION_ZSTD, Candidate, Considered, ListFormat, Platform, RuntimeProfile, matches, select,
+};
 
 /// The outcome of resolving one host against a graph.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -16,8 +19,11 @@ pub struct Resolution {
     pub platform: Option<Platform>,
     /// The selected image's config platform, when known.
     pub config_platform: Option<Platform>,
-    /// Every candidate considered, in containerd's order.
+    /// Every candidate considered, in the runtime's order.
     pub candidates: Vec<CandidateReport>,
+    /// The nested indexes the selection descended into, outermost first (empty when the
+    /// selected entry is an entry of the top list).
+    pub descended_into: Vec<String>,
     /// Why the selected child could not be judged, if so (missing, corrupt, …).
     #[serde(skip)]
     pub child_problem: Option<Problem>,
@@ -51,16 +57,34 @@ pub fn resolve(graph: &Graph, host: &Platform, profile: RuntimeProfile) -> Resol
 
 fn resolve_node(node: &Node, host: &Platform, profile: RuntimeProfile) -> Resolution {
     match &node.content {
-        Content::Index { index, children } => resolve_index(index, children, host, profile),
+        Content::Index { index, children } => resolve_index(node, index, children, host, profile),
         Content::Image(img) => resolve_image(node, img, host, profile),
         Content::Schema1 => unresolvable(Problem::Bad("schema1 manifest".into())),
         Content::Problem(p) => unresolvable(p.clone()),
     }
 }
 
+/// The format of a list: a Docker manifest list or an OCI index.
+fn list_format(index: &Index, media_type: &str) -> ListFormat {
+    if index.media_type.as_deref() == Some(DOCKER_LIST) || media_type == DOCKER_LIST {
+        ListFormat::Docker
+    } else {
+        ListFormat::Oci
+    }
+}
+
+/// Is the entry `d` (fetched as `child`) itself a manifest list?
+fn is_nested(d: &Descriptor, child: Option<&Node>) -> bool {
+    match child {
+        Some(c) => matches!(c.content, Content::Index { .. }),
+        None => d.media_type == OCI_INDEX || d.media_type == DOCKER_LIST,
+    }
+}
+
 /// Selects among a list's entries; a selected nested index is resolved in turn, its
 /// candidates following the outer list's.
 fn resolve_index(
+    node: &Node,
     index: &Index,
     children: &[Option<Node>],
     host: &Platform,
@@ -74,9 +98,12 @@ fn resolve_index(
             platform: d.platform.clone(),
             config_platform: config_platform(child.as_ref()),
             runnable: !d.is_attestation(),
+            zstd: d.annotations.get(ANNOTATION_ZSTD).map(String::as_str) == Some("true"),
+            nested: is_nested(d, child.as_ref()),
         })
         .collect();
-    let selection = select(profile, host, &candidates);
+    let format = list_format(index, &node.media_type);
+    let selection = select(profile, host, format, &candidates);
     let report = |c: &Considered| CandidateReport {
         digest: index.manifests[c.index].digest.clone(),
         platform: index.manifests[c.index].platform.clone(),
@@ -90,6 +117,7 @@ fn resolve_index(
             platform: None,
             config_platform: None,
             candidates: considered,
+            descended_into: vec![],
             child_problem: None,
         };
     };
@@ -101,6 +129,7 @@ fn resolve_index(
         let mut all = considered;
         all.append(&mut inner.candidates);
         inner.candidates = all;
+        inner.descended_into.insert(0, child.digest.to_string());
         return inner;
     }
     Resolution {
@@ -111,6 +140,7 @@ fn resolve_index(
             .or_else(|| config_platform(child)),
         config_platform: config_platform(child),
         candidates: considered,
+        descended_into: vec![],
         child_problem: child.and_then(child_problem),
     }
 }
@@ -143,6 +173,7 @@ fn resolve_image(node: &Node, img: &Image, host: &Platform, profile: RuntimeProf
                 "single image; its config does not match the host".into()
             },
         }],
+        descended_into: vec![],
         child_problem: img.config.as_ref().err().cloned(),
     }
 }
@@ -154,6 +185,7 @@ fn unresolvable(problem: Problem) -> Resolution {
         platform: None,
         config_platform: None,
         candidates: vec![],
+        descended_into: vec![],
         child_problem: Some(problem),
     }
 }

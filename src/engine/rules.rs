@@ -40,6 +40,8 @@ pub enum Rule {
     Attestation,
     /// Part of the graph could not be fetched.
     FetchError,
+    /// A list entry states an os.version its image config does not have.
+    OsVersionNotInConfig,
     /// No mirror configuration entry covers the reference (mirror-check).
     MirrorNotConfigured,
     /// A tag reference whose mirrors serve digest pulls only (mirror-check).
@@ -60,7 +62,7 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in declaration order: the verify rules, then the mirror-check rules.
-    pub const ALL: [Rule; 23] = [
+    pub const ALL: [Rule; 24] = [
         Rule::NotAnIndex,
         Rule::NoMatch,
         Rule::OsVersionMissing,
@@ -76,6 +78,7 @@ impl Rule {
         Rule::BadManifest,
         Rule::Attestation,
         Rule::FetchError,
+        Rule::OsVersionNotInConfig,
         Rule::MirrorNotConfigured,
         Rule::MirrorTagIgnored,
         Rule::MirrorMissing,
@@ -119,6 +122,7 @@ impl Rule {
             Rule::BadManifest => "bad-manifest",
             Rule::Attestation => "attestation",
             Rule::FetchError => "fetch-error",
+            Rule::OsVersionNotInConfig => "os-version-not-in-config",
             Rule::MirrorNotConfigured => "mirror-not-configured",
             Rule::MirrorTagIgnored => "mirror-tag-ignored",
             Rule::MirrorMissing => "mirror-missing",
@@ -133,7 +137,9 @@ impl Rule {
     /// How serious a finding of this rule is.
     pub fn severity(self) -> Severity {
         match self {
-            Rule::ForeignLayer | Rule::MirrorTagIgnored => Severity::Warning,
+            Rule::ForeignLayer | Rule::MirrorTagIgnored | Rule::OsVersionNotInConfig => {
+                Severity::Warning
+            }
             Rule::UnsupportedBuild | Rule::Attestation | Rule::MirrorResolved => Severity::Info,
             _ => Severity::Error,
         }
@@ -149,7 +155,7 @@ impl Rule {
                 "add an entry built for this host's Windows build/architecture, with os.version set from the image config"
             }
             Rule::OsVersionMissing => {
-                "set os.version on the entry from the image config (buildah manifest add without --all, or imgcheck assemble)"
+                "set os.version on the entry from the image config (buildah manifest add without --all, or imgcheck assemble); an image for HostProcess pods runs on every build: judge it with windows.isolation: hostprocess (policy openshift-hostprocess)"
             }
             Rule::PlatformMismatch => {
                 "rebuild the list so each entry's platform is copied from the child's config"
@@ -184,6 +190,9 @@ impl Rule {
             Rule::Attestation => "none needed: attestation entries are metadata, never pulled",
             Rule::FetchError => {
                 "check network access, credentials (--authfile) and --tls-verify, then re-run"
+            }
+            Rule::OsVersionNotInConfig => {
+                "build the image with that os.version (buildah build --os-version, or FROM a base that has it), or drop os.version from the entry if the image runs on every build (HostProcess)"
             }
             Rule::MirrorNotConfigured => {
                 "add the source (or a parent namespace) to an ImageDigestMirrorSet, or reference the image from the mirror directly"
@@ -284,20 +293,21 @@ mod tests {
             Rule::BadManifest => 12,
             Rule::Attestation => 13,
             Rule::FetchError => 14,
-            Rule::MirrorNotConfigured => 15,
-            Rule::MirrorTagIgnored => 16,
-            Rule::MirrorMissing => 17,
-            Rule::MirrorDigestDiffers => 18,
-            Rule::MirrorChildMissing => 19,
-            Rule::MirrorWindowsDropped => 20,
-            Rule::ForeignLayerNotMirrored => 21,
-            Rule::MirrorResolved => 22,
+            Rule::OsVersionNotInConfig => 15,
+            Rule::MirrorNotConfigured => 16,
+            Rule::MirrorTagIgnored => 17,
+            Rule::MirrorMissing => 18,
+            Rule::MirrorDigestDiffers => 19,
+            Rule::MirrorChildMissing => 20,
+            Rule::MirrorWindowsDropped => 21,
+            Rule::ForeignLayerNotMirrored => 22,
+            Rule::MirrorResolved => 23,
         };
         for (i, r) in Rule::ALL.iter().enumerate() {
             assert_eq!(position(*r), i, "{r:?}");
             assert_eq!(r.to_string(), r.id());
             assert_eq!(serde_json::to_value(r).unwrap(), r.id());
-            assert_eq!(r.is_mirror(), i >= 15, "{r}");
+            assert_eq!(r.is_mirror(), i >= 16, "{r}");
         }
         let ids: BTreeSet<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
         assert_eq!(ids.len(), Rule::ALL.len());
@@ -308,7 +318,9 @@ mod tests {
     fn severities() {
         for r in Rule::ALL {
             let want = match r {
-                Rule::ForeignLayer | Rule::MirrorTagIgnored => Severity::Warning,
+                Rule::ForeignLayer | Rule::MirrorTagIgnored | Rule::OsVersionNotInConfig => {
+                    Severity::Warning
+                }
                 Rule::UnsupportedBuild | Rule::Attestation | Rule::MirrorResolved => Severity::Info,
                 _ => Severity::Error,
             };

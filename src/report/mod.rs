@@ -107,6 +107,7 @@ pub(crate) mod tests {
             hosts: vec![HostResult {
                 platform: "linux/amd64".into(),
                 runtime: None,
+                isolation: None,
                 selected: None,
                 os_version: None,
                 status: "no-match".into(),

@@ -1,4 +1,5 @@
-//! `resolve`'s JSON document: the host, the runtime, what it selects and every candidate.
+//! `resolve`'s JSON document: the host, the runtime, what it selects, every candidate, and the
+//! nested indexes it descended into.
 
 use serde::Serialize;
 
@@ -16,6 +17,8 @@ struct ResolveDoc<'a> {
     platform: &'a Option<Platform>,
     config_platform: &'a Option<Platform>,
     candidates: &'a [CandidateReport],
+    /// The nested indexes the selection descended into, outermost first (empty: none).
+    descended_into: &'a [String],
 }
 
 /// The JSON document of `resolve --format json` for `reference` on `host` with `runtime`,
@@ -34,6 +37,7 @@ pub fn resolve_json(
         platform: &resolution.platform,
         config_platform: &resolution.config_platform,
         candidates: &resolution.candidates,
+        descended_into: &resolution.descended_into,
     };
     let value = serde_json::to_value(&doc).expect("serialises");
     serde_json::to_string_pretty(&value).expect("serialises")

@@ -36,21 +36,22 @@ fn verdict_word(verdict: Verdict) -> &'static str {
     }
 }
 
-/// One row of the host matrix: host, runtime, selected digest, os.version, status.
-type Row = [String; 5];
+/// One row of the host matrix: host, runtime, isolation, selected digest, os.version, status.
+type Row = [String; 6];
 
-/// The host matrix, when the image has host results.
+/// The host matrix, when the image has host results. Windows rows name how the pods are
+/// isolated (`process`, `hostprocess`); Linux rows show `-` there.
 fn matrix(out: &mut String, hosts: &[HostResult]) {
     if hosts.is_empty() {
         return;
     }
     let _ = writeln!(
         out,
-        "  {:<26} {:<16} {:<20} {:<17} status",
-        "host", "runtime", "selects", "os.version"
+        "  {:<26} {:<16} {:<11} {:<20} {:<17} status",
+        "host", "runtime", "isolation", "selects", "os.version"
     );
-    for [p, rt, sel, v, st] in rows(hosts) {
-        let _ = writeln!(out, "  {p:<26} {rt:<16} {sel:<20} {v:<17} {st}");
+    for [p, rt, iso, sel, v, st] in rows(hosts) {
+        let _ = writeln!(out, "  {p:<26} {rt:<16} {iso:<11} {sel:<20} {v:<17} {st}");
     }
 }
 
@@ -77,6 +78,8 @@ fn rows(hosts: &[HostResult]) -> Vec<Row> {
             rows.push([
                 o.platform.clone(),
                 runtime,
+                o.isolation
+                    .map_or("-".to_string(), |i| i.name().to_string()),
                 o.selected
                     .as_deref()
                     .map(short)
@@ -151,5 +154,46 @@ mod tests {
         assert!(out.contains("error   no-match"), "{out}");
         assert!(out.contains("hint: h"), "{out}");
         assert!(out.contains("2 images: 1 pass, 1 fail, 0 error"), "{out}");
+    }
+
+    /// Issue 12: the matrix names the isolation of Windows rows and the runtime of Linux rows.
+    #[test]
+    fn matrix_names_isolation_and_linux_runtime() {
+        use crate::platform::RuntimeProfile;
+        use crate::policy::Isolation;
+        let row = |platform: &str, runtime, isolation| HostResult {
+            platform: platform.into(),
+            runtime: Some(runtime),
+            isolation,
+            selected: None,
+            os_version: None,
+            status: "ok".into(),
+        };
+        let mut r = report(Verdict::Pass, &[]);
+        r.hosts = vec![
+            row("linux/amd64", RuntimeProfile::CriO, None),
+            row(
+                "windows/amd64:10.0.17763",
+                RuntimeProfile::Containerd17,
+                Some(Isolation::Hostprocess),
+            ),
+            row(
+                "windows/amd64:10.0.17763",
+                RuntimeProfile::Containerd23,
+                Some(Isolation::Hostprocess),
+            ),
+        ];
+        let out = text(&[r]);
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(lines[1].contains("runtime          isolation"), "{out}");
+        assert!(
+            lines[2].starts_with("  linux/amd64                cri-o            -  "),
+            "{out}"
+        );
+        assert!(
+            lines[3].contains("windows/amd64:10.0.17763   all              hostprocess"),
+            "{out}"
+        );
+        assert_eq!(lines.len(), 4, "{out}");
     }
 }

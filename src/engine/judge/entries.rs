@@ -1,6 +1,7 @@
 //! Entry findings: what each entry of the top list claims — attestations, a missing
-//! `os.version`, a platform that disagrees with the image config, two entries claiming one
-//! platform, and Windows builds no supported host selects.
+//! `os.version` (not for HostProcess pods), an `os.version` the image config lacks, a platform
+//! that disagrees with the image config or is malformed, two entries claiming one platform
+//! (a gzip/zstd pair is one claim), and Windows builds no supported host selects.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -9,8 +10,8 @@ use crate::engine::resolve::config_platform;
 use crate::engine::{Finding, Rule};
 use crate::graph::{Content, Node};
 use crate::manifest::{ANNOTATION_REFERENCE_TYPE, Descriptor};
-use crate::platform::Platform;
-use crate::policy::Policy;
+use crate::platform::{ANNOTATION_ZSTD, Platform, WindowsVersion};
+use crate::policy::{Isolation, Policy};
 
 /// Findings for every entry of the top list (none for a single image).
 pub(super) fn findings(root: &Node, policy: &Policy, selected: &BTreeSet<String>) -> Vec<Finding> {
@@ -27,8 +28,15 @@ pub(super) fn findings(root: &Node, policy: &Policy, selected: &BTreeSet<String>
         }
         let Some(p) = &d.platform else { continue };
         let cfg = config_platform(child.as_ref());
-        findings.extend(os_version_missing(d, p, cfg.as_ref()));
-        findings.extend(cfg.and_then(|cfg| platform_mismatch(d, p, &cfg)));
+        if policy.isolation() == Isolation::Process {
+            findings.extend(os_version_missing(d, p, cfg.as_ref()));
+        }
+        findings.extend(cfg.as_ref().and_then(|cfg| not_in_config(d, p, cfg)));
+        // A malformed os.version is one platform-mismatch, not two.
+        match malformed_version(d, p) {
+            Some(f) => findings.push(f),
+            None => findings.extend(cfg.and_then(|cfg| platform_mismatch(d, p, &cfg))),
+        }
         findings.extend(claims.duplicate(d, p));
         findings.extend(unsupported_build(d, p, &builds, selected));
     }
@@ -58,14 +66,50 @@ fn os_version_missing(d: &Descriptor, p: &Platform, cfg: Option<&Platform>) -> O
     if !p.is_windows() || !p.os_version.as_deref().unwrap_or("").is_empty() {
         return None;
     }
-    let says = cfg
-        .and_then(|c| c.os_version.clone())
-        .map_or(String::new(), |v| format!(" (its config says {v})"));
+    let says = match cfg.map(|c| c.os_version.as_deref().unwrap_or("")) {
+        Some("") => {
+            " and neither has its config (a HostProcess image? see windows.isolation)".to_string()
+        }
+        Some(v) => format!(" (its config says {v})"),
+        None => String::new(),
+    };
     let message = format!(
         "windows entry {} has no os.version{says}: it matches every Windows host",
         d.digest
     );
     Some(entry_finding(Rule::OsVersionMissing, message, d))
+}
+
+/// A Windows entry whose `os.version` is not `MAJOR.MINOR.BUILD[.REVISION]` in digits only
+/// (e.g. `10.0.17763.5329,`): containerd reads the build from the first three fields and
+/// ignores the rest, other tools compare the string — reported as `platform-mismatch`.
+fn malformed_version(d: &Descriptor, p: &Platform) -> Option<Finding> {
+    let v = p.os_version.as_deref().filter(|v| !v.is_empty())?;
+    if !p.is_windows() || WindowsVersion::is_well_formed(v) {
+        return None;
+    }
+    let message = format!(
+        "entry {}: os.version '{v}' is not MAJOR.MINOR.BUILD[.REVISION] (digits only); \
+         containerd reads {}, other tools compare the whole string",
+        d.digest,
+        WindowsVersion::parse(v)
+            .map_or("0.0.0 (it matches no host)".to_string(), |w| w.to_string())
+    );
+    Some(entry_finding(Rule::PlatformMismatch, message, d))
+}
+
+/// A Windows entry that states an `os.version` its image config does not have: the list
+/// claims a build the image does not.
+fn not_in_config(d: &Descriptor, p: &Platform, cfg: &Platform) -> Option<Finding> {
+    let v = p.os_version.as_deref().filter(|v| !v.is_empty())?;
+    if !p.is_windows() || !cfg.os_version.as_deref().unwrap_or("").is_empty() {
+        return None;
+    }
+    let message = format!(
+        "windows entry {} says os.version {v} but its image config has none",
+        d.digest
+    );
+    Some(entry_finding(Rule::OsVersionNotInConfig, message, d))
 }
 
 /// An entry whose platform disagrees with its image config.
@@ -75,15 +119,16 @@ fn platform_mismatch(d: &Descriptor, p: &Platform, cfg: &Platform) -> Option<Fin
     Some(entry_finding(Rule::PlatformMismatch, message, d))
 }
 
-/// The platforms claimed so far: normalised os/arch/variant, build and os.features → the
-/// first entry claiming them.
+/// The platforms claimed so far: normalised os/arch/variant, build, os.features and
+/// compression → the first entry claiming them (its digest and os.version).
 #[derive(Debug, Default)]
-struct Claims(BTreeMap<String, String>);
+struct Claims(BTreeMap<String, (String, String)>);
 
 impl Claims {
     /// Records `d`'s claim; a finding when an earlier entry made the same one. Windows
     /// entries without a version are left out: reported as `os-version-missing`, they claim
-    /// every build.
+    /// every build. The zstd instance of a gzip/zstd pair ([`ANNOTATION_ZSTD`]) is an
+    /// alternate of its twin, not a second claim.
     fn duplicate(&mut self, d: &Descriptor, p: &Platform) -> Option<Finding> {
         if p.is_windows() && p.windows_version().is_none() {
             return None;
@@ -95,12 +140,28 @@ impl Claims {
             .unwrap_or_default();
         let mut features = p.os_features.clone();
         features.sort();
-        let key = format!("{os}/{arch}/{variant}:{build}:{}", features.join(","));
-        if let Some(first) = self.0.get(&key) {
-            let message = format!("entries {first} and {} both claim {}", d.digest, p);
+        let zstd = d.annotations.get(ANNOTATION_ZSTD).map(String::as_str) == Some("true");
+        let key = format!(
+            "{os}/{arch}/{variant}:{build}:{}:{zstd}",
+            features.join(",")
+        );
+        let version = |p: &Platform| match &p.os_version {
+            Some(v) if p.is_windows() => format!(" ({v})"),
+            _ => String::new(),
+        };
+        if let Some((first, first_version)) = self.0.get(&key) {
+            let claim = match p.windows_version() {
+                Some(v) if p.is_windows() => format!("{} build {}", p.os_arch(), v.build),
+                _ => p.os_arch(),
+            };
+            let message = format!(
+                "entries {first}{first_version} and {}{} both claim {claim}",
+                d.digest,
+                version(p),
+            );
             return Some(entry_finding(Rule::DuplicatePlatform, message, d));
         }
-        self.0.insert(key, d.digest.clone());
+        self.0.insert(key, (d.digest.clone(), version(p)));
         None
     }
 }
@@ -155,7 +216,12 @@ fn platform_disagreement(entry: &Platform, config: &Platform) -> Option<String> 
         }
     }
     let set = |v: &Vec<String>| v.iter().cloned().collect::<BTreeSet<_>>();
-    if set(&entry.os_features) != set(&config.os_features) {
+    let mut config_features = set(&config.os_features);
+    // containerd sets `win32k` aside: one only the config lists is no disagreement.
+    if !entry.os_features.iter().any(|f| f == "win32k") {
+        config_features.remove("win32k");
+    }
+    if set(&entry.os_features) != config_features {
         return Some(format!(
             "the list says os.features [{}] but the image config says [{}]",
             entry.os_features.join(","),
@@ -216,6 +282,17 @@ mod tests {
             ),
             (feat.clone(), win(Some("10.0.17763.1")), Some("os.features")),
             (feat.clone(), feat.clone(), None),
+            // Issue 12: a win32k only the config lists is no disagreement (containerd sets
+            // it aside); another feature only the config lists still is.
+            (win(Some("10.0.17763.1")), feat.clone(), None),
+            (
+                win(Some("10.0.17763.1")),
+                Platform {
+                    os_features: vec!["win32k".into(), "hyperv".into()],
+                    ..win(Some("10.0.17763.1"))
+                },
+                Some("os.features"),
+            ),
         ];
         for (entry, config, want) in cases {
             let got = platform_disagreement(&entry, &config);
@@ -291,6 +368,88 @@ mod tests {
         }
     }
 
+    /// Issue 12: a descriptor that states an os.version its config lacks is a warning
+    /// (under either isolation); a config that has one, or a Linux entry, is not.
+    #[test]
+    fn os_version_not_in_config() {
+        let cases: &[(Platform, Platform, bool)] = &[
+            (win(Some("10.0.17763.1")), win(None), true),
+            (win(Some("10.0.17763.1")), win(Some("")), true),
+            (win(Some("10.0.17763.1")), win(Some("10.0.17763.1")), false),
+            (win(None), win(None), false),
+            (win(Some("")), win(None), false),
+            (
+                Platform::new("linux", "amd64").with_os_version("x"),
+                Platform::new("linux", "amd64"),
+                false,
+            ),
+        ];
+        for (p, cfg, want) in cases {
+            let got = not_in_config(&entry(Some(p.clone())), p, cfg);
+            assert_eq!(got.is_some(), *want, "{p} / {cfg}");
+            if let Some(f) = got {
+                assert_eq!(f.rule, Rule::OsVersionNotInConfig);
+                assert_eq!(f.severity, crate::engine::Severity::Warning);
+                assert!(
+                    f.message.contains("its image config has none"),
+                    "{}",
+                    f.message
+                );
+            }
+        }
+    }
+
+    /// Issue 12: trailing junk in os.version (`10.0.17763.5329,`) no longer passes silently.
+    #[test]
+    fn malformed_os_versions_are_platform_mismatches() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("10.0.17763.5329,", Some("containerd reads 10.0.17763")),
+            ("10.0.17763 ", Some("containerd reads 0.0.0")),
+            ("ltsc2019", Some("0.0.0 (it matches no host)")),
+            ("10.0.20348.2461.7", Some("containerd reads 10.0.20348")),
+            ("10.0.17763.5329", None),
+            ("10.0.17763", None),
+        ];
+        for (v, want) in cases {
+            let p = win(Some(v));
+            let got = malformed_version(&entry(Some(p.clone())), &p);
+            assert_eq!(
+                got.as_ref().map(|f| f.rule),
+                want.map(|_| Rule::PlatformMismatch),
+                "{v}"
+            );
+            if let (Some(f), Some(w)) = (got, want) {
+                assert!(
+                    f.message.contains(w) && f.message.contains(v),
+                    "{}",
+                    f.message
+                );
+            }
+        }
+        let linux = Platform::new("linux", "amd64").with_os_version("junk,");
+        assert!(malformed_version(&entry(Some(linux.clone())), &linux).is_none());
+    }
+
+    /// Issue 12: the gzip and zstd instances of one platform (`podman manifest push
+    /// --add-compression zstd`) are alternates, not duplicates; two zstd ones are.
+    #[test]
+    fn zstd_twins_are_alternates() {
+        let zstd = |mut d: Descriptor| {
+            d.annotations.insert(ANNOTATION_ZSTD.into(), "true".into());
+            d
+        };
+        let p = Platform::new("linux", "amd64");
+        let mut claims = Claims::default();
+        assert!(claims.duplicate(&entry(Some(p.clone())), &p).is_none());
+        assert!(
+            claims
+                .duplicate(&zstd(entry(Some(p.clone()))), &p)
+                .is_none()
+        );
+        let again = claims.duplicate(&zstd(entry(Some(p.clone()))), &p);
+        assert_eq!(again.map(|f| f.rule), Some(Rule::DuplicatePlatform));
+    }
+
     #[test]
     fn platform_mismatch_names_the_entry_and_the_disagreement() {
         let p = win(Some("10.0.17763.1"));
@@ -348,10 +507,16 @@ mod tests {
                 "{first} then {second}"
             );
             if let Some(f) = got {
-                assert_eq!(
-                    f.message,
-                    format!("entries {D} and {D} both claim {second}")
-                );
+                // Issue 12: each entry's own os.version, not the second one twice.
+                let message = match (&first.os_version, &second.os_version) {
+                    (Some(a), Some(b)) => format!(
+                        "entries {D} ({a}) and {D} ({b}) both claim {} build {}",
+                        second.os_arch(),
+                        second.windows_version().unwrap().build
+                    ),
+                    _ => format!("entries {D} and {D} both claim {}", second.os_arch()),
+                };
+                assert_eq!(f.message, message);
             }
         }
     }

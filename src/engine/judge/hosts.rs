@@ -9,7 +9,7 @@ use crate::engine::resolve::config_platform;
 use crate::engine::{Finding, HostResult, Resolution, Rule, resolve};
 use crate::graph::{Content, Graph, Node, Problem};
 use crate::platform::{Platform, RuntimeProfile, matches};
-use crate::policy::{Host, Policy};
+use crate::policy::{Host, Isolation, Policy};
 
 /// The host matrix of one graph.
 #[derive(Debug, Default)]
@@ -32,7 +32,7 @@ pub(super) fn matrix(graph: &Graph, policy: &Policy, runtimes: &[RuntimeProfile]
         Content::Image(_) if hosts.len() > 1 => matrix.findings.push(not_an_index(root, &hosts)),
         Content::Image(_) | Content::Index { .. } => {
             for host in &hosts {
-                judge_host(graph, host, runtimes, &mut matrix);
+                judge_host(graph, host, policy, runtimes, &mut matrix);
             }
         }
         Content::Schema1 | Content::Problem(_) => {}
@@ -58,38 +58,56 @@ fn not_an_index(root: &Node, hosts: &[Host]) -> Finding {
     )
 }
 
-/// The runtime profiles a host is resolved under, with the build text of the image it would
-/// wrongly pull (for `wrong-build-selected`).
-type Hits = Vec<(Option<RuntimeProfile>, Option<String>)>;
+/// The hint of `no-match` for a Linux host (the rule's own hint speaks of Windows builds).
+const LINUX_NO_MATCH_HINT: &str = "add an entry for this host's architecture (and variant) to the list: build and push that platform, then re-assemble the list";
 
-/// Resolves one host under each profile (Windows) or once (Linux, where profiles agree), adds
-/// its rows, and one finding per distinct failing outcome naming the profiles that share it.
-fn judge_host(graph: &Graph, host: &Host, runtimes: &[RuntimeProfile], m: &mut HostMatrix) {
-    let profiles: Vec<Option<RuntimeProfile>> = if host.platform.is_windows() {
-        runtimes.iter().copied().map(Some).collect()
+/// One profile under which a host shares an outcome: the profile, the build text of the image
+/// it would wrongly pull, and the nested indexes the selection walked.
+#[derive(Debug, Clone, Default)]
+struct Hit {
+    profile: Option<RuntimeProfile>,
+    built: Option<String>,
+    descended_into: Vec<String>,
+}
+
+/// Resolves one host under each runtime its nodes may run (Windows hosts: the containerd
+/// generations of `runtimes`; Linux hosts: the policy's `linux.runtimes`), adds its rows, and
+/// one finding per distinct failing outcome naming the profiles that share it.
+fn judge_host(
+    graph: &Graph,
+    host: &Host,
+    policy: &Policy,
+    runtimes: &[RuntimeProfile],
+    m: &mut HostMatrix,
+) {
+    let windows = host.platform.is_windows();
+    let profiles: Vec<RuntimeProfile> = if windows {
+        windows_runtimes(policy, runtimes)
     } else {
-        vec![None]
+        policy.linux_runtimes()
     };
-    let mut outcomes: BTreeMap<(Rule, Option<String>), Hits> = BTreeMap::new();
+    let isolation = windows.then(|| policy.isolation());
+    let mut outcomes: BTreeMap<(Rule, Option<String>), Vec<Hit>> = BTreeMap::new();
     for profile in profiles {
-        let effective = profile.unwrap_or(RuntimeProfile::DEFAULT);
-        let r = resolve(graph, &host.platform, effective);
-        let (status, built) = status(&r, &host.platform, effective);
+        let r = resolve(graph, &host.platform, profile);
+        let (status, built) = status(&r, &host.platform, profile, isolation);
         if let Some(d) = &r.digest {
             m.selected.insert(d.clone());
         }
         m.results.push(HostResult {
             platform: host.label(),
-            runtime: profile,
+            runtime: Some(profile),
+            isolation,
             selected: r.digest.clone(),
             os_version: r.config_platform.and_then(|p| p.os_version),
             status: status.map_or("ok", Rule::id).to_string(),
         });
         if let Some(rule @ (Rule::NoMatch | Rule::WrongBuildSelected)) = status {
-            outcomes
-                .entry((rule, r.digest))
-                .or_default()
-                .push((profile, built));
+            outcomes.entry((rule, r.digest)).or_default().push(Hit {
+                profile: Some(profile),
+                built,
+                descended_into: r.descended_into,
+            });
         }
     }
     for ((rule, digest), hits) in outcomes {
@@ -97,12 +115,31 @@ fn judge_host(graph: &Graph, host: &Host, runtimes: &[RuntimeProfile], m: &mut H
     }
 }
 
+/// The runtimes a Windows host is resolved under: those of `runtimes` that run Windows nodes,
+/// or the policy's own when none does (`cri-o` alone never leaves a Windows host unjudged).
+fn windows_runtimes(policy: &Policy, runtimes: &[RuntimeProfile]) -> Vec<RuntimeProfile> {
+    let usable: Vec<RuntimeProfile> = runtimes
+        .iter()
+        .copied()
+        .filter(|p| p.runs_windows())
+        .collect();
+    if usable.is_empty() {
+        policy.runtimes.clone()
+    } else {
+        usable
+    }
+}
+
 /// A host's status under one profile: `None` when it pulls an image it can run, else the
-/// rule it breaks, with the pulled image's build text for `wrong-build-selected`.
+/// rule it breaks, with the pulled image's build text for `wrong-build-selected`. Whether
+/// the image runs: Windows, process isolation: the profile's compatibility window; Windows,
+/// HostProcess: any build; Linux: what containerd's platform vector accepts (the kernel runs
+/// 386 on amd64, arm on arm64), whichever runtime pulled it.
 fn status(
     r: &Resolution,
     host: &Platform,
     profile: RuntimeProfile,
+    isolation: Option<Isolation>,
 ) -> (Option<Rule>, Option<String>) {
     match (&r.digest, &r.child_problem) {
         (None, _) => (Some(Rule::NoMatch), None),
@@ -110,47 +147,88 @@ fn status(
         (Some(_), Some(Problem::DigestMismatch(_))) => (Some(Rule::DigestMismatch), None),
         (Some(_), Some(Problem::Unavailable(_))) => (Some(Rule::FetchError), None),
         (Some(_), Some(Problem::Bad(_))) => (Some(Rule::BadManifest), None),
-        (Some(_), None) => match &r.config_platform {
-            Some(cfg) if !matches(profile, host, cfg) => {
-                (Some(Rule::WrongBuildSelected), Some(build_text(cfg)))
+        (Some(_), None) => {
+            let runner = if host.is_windows() {
+                profile
+            } else {
+                RuntimeProfile::DEFAULT
+            };
+            match &r.config_platform {
+                Some(cfg) if host.is_windows() && isolation == Some(Isolation::Hostprocess) => {
+                    // HostProcess pods run on the host: only os and architecture matter.
+                    let runs = matches(runner, host, &Platform::new(&cfg.os, &cfg.architecture));
+                    wrong_build(runs, cfg)
+                }
+                Some(cfg) => wrong_build(matches(runner, host, cfg), cfg),
+                None => (None, None),
             }
-            _ => (None, None),
-        },
+        }
+    }
+}
+
+/// `wrong-build-selected` with the image's build text, unless the image runs.
+fn wrong_build(runs: bool, cfg: &Platform) -> (Option<Rule>, Option<String>) {
+    if runs {
+        (None, None)
+    } else {
+        (Some(Rule::WrongBuildSelected), Some(build_text(cfg)))
     }
 }
 
 /// The `no-match` or `wrong-build-selected` finding for one outcome of one host.
-fn outcome_finding(host: &Host, rule: Rule, digest: Option<String>, hits: &Hits) -> Finding {
+fn outcome_finding(host: &Host, rule: Rule, digest: Option<String>, hits: &[Hit]) -> Finding {
     let names: Vec<&str> = hits
         .iter()
-        .filter_map(|(p, _)| p.map(RuntimeProfile::name))
+        .filter_map(|h| h.profile.map(RuntimeProfile::name))
         .collect();
     let under = if names.is_empty() {
         String::new()
     } else {
         format!(" under {}", names.join(", "))
     };
+    let nested = hits
+        .iter()
+        .find(|h| !h.descended_into.is_empty())
+        .map(|h| {
+            let short: Vec<String> = h
+                .descended_into
+                .iter()
+                .map(|d| d.parse::<Digest>().map_or(d.clone(), |d| d.short()))
+                .collect();
+            format!(" (inside nested index {})", short.join(" → "))
+        })
+        .unwrap_or_default();
     if rule == Rule::NoMatch {
-        let docker = format!(
-            "no matching manifest for {} {} in the manifest list entries",
-            host.platform.os_arch(),
-            host.platform.os_version.clone().unwrap_or_default()
-        );
-        let message = format!(
-            "{} would select nothing{under}: {}",
-            host.label(),
-            docker.trim_end()
-        );
-        return Finding::new(rule, message, None).on_host(host.label());
+        return no_match(host, &under, &nested);
     }
-    let built = hits[0].1.as_deref().unwrap_or("");
+    let built = hits[0].built.as_deref().unwrap_or("");
     let d: Option<Digest> = digest.as_deref().and_then(|d| d.parse().ok());
     let message = format!(
-        "{} would pull {}{under}, an image built for {built}: it fails at container start",
+        "{} would pull {}{nested}{under}, an image built for {built}: it fails at container start",
         host.label(),
         d.as_ref().map_or("?".into(), |d| d.short()),
     );
     Finding::new(rule, message, d.as_ref()).on_host(host.label())
+}
+
+/// The `no-match` finding: Docker's wording (with the host's os.version for Windows), the
+/// nested index the selection walked, and for Linux hosts a hint of their own.
+fn no_match(host: &Host, under: &str, nested: &str) -> Finding {
+    let p = &host.platform;
+    let wanted = match &p.os_version {
+        Some(v) if p.is_windows() => format!("{} {v}", p.os_arch()),
+        _ => p.os_arch(),
+    };
+    let message = format!(
+        "{} would select nothing{nested}{under}: no matching manifest for {wanted} in the manifest list entries",
+        host.label(),
+    );
+    let f = Finding::new(Rule::NoMatch, message, None).on_host(host.label());
+    if p.is_windows() {
+        f
+    } else {
+        f.with_hint(LINUX_NO_MATCH_HINT)
+    }
 }
 
 #[cfg(test)]
@@ -165,6 +243,7 @@ mod tests {
             platform: None,
             config_platform: config,
             candidates: vec![],
+            descended_into: vec![],
             child_problem: problem,
         }
     }
@@ -226,9 +305,85 @@ mod tests {
             (resolution(true, None, None), None, None),
         ];
         for (r, rule, built) in cases {
-            let (got, text) = status(&r, &w17763, RuntimeProfile::DEFAULT);
+            let process = Some(Isolation::Process);
+            let (got, text) = status(&r, &w17763, RuntimeProfile::DEFAULT, process);
             assert_eq!(got, rule, "{r:?}");
             assert_eq!(text.as_deref(), built, "{r:?}");
+        }
+    }
+
+    /// Issue 12, HostProcess: a pulled image of another build runs (no wrong-build-selected),
+    /// but an image of another OS or architecture still does not; process isolation unchanged.
+    #[test]
+    fn hostprocess_runs_any_build_once_pulled() {
+        let w17763 = host("windows/amd64:10.0.17763").platform;
+        let built = |p: Platform| resolution(true, None, Some(p));
+        let ws2022 = Platform::new("windows", "amd64").with_os_version("10.0.20348.1");
+        let cases = [
+            (built(ws2022.clone()), Isolation::Hostprocess, None),
+            (
+                built(ws2022),
+                Isolation::Process,
+                Some(Rule::WrongBuildSelected),
+            ),
+            (
+                built(Platform::new("windows", "arm64")),
+                Isolation::Hostprocess,
+                Some(Rule::WrongBuildSelected),
+            ),
+            (
+                resolution(false, None, None),
+                Isolation::Hostprocess,
+                Some(Rule::NoMatch),
+            ),
+        ];
+        for (r, isolation, want) in cases {
+            for profile in RuntimeProfile::CONTAINERD {
+                let (got, _) = status(&r, &w17763, profile, Some(isolation));
+                assert_eq!(got, want, "{profile} {isolation}: {r:?}");
+            }
+        }
+    }
+
+    /// Linux hosts: an image the kernel runs (386 on amd64) is fine whichever runtime pulled it.
+    #[test]
+    fn linux_runnability_follows_the_platform_vector() {
+        let amd64 = host("linux/amd64").platform;
+        let cases = [
+            (Platform::new("linux", "386"), None),
+            (Platform::new("linux", "amd64"), None),
+            (
+                Platform::new("linux", "arm64"),
+                Some(Rule::WrongBuildSelected),
+            ),
+        ];
+        for (cfg, want) in cases {
+            let r = resolution(true, None, Some(cfg.clone()));
+            let (got, _) = status(&r, &amd64, RuntimeProfile::CriO, None);
+            assert_eq!(got, want, "{cfg}");
+        }
+    }
+
+    #[test]
+    fn windows_hosts_never_run_cri_o() {
+        use RuntimeProfile::*;
+        let policy = Policy::default_policy();
+        let cases: &[(&[RuntimeProfile], &[RuntimeProfile])] = &[
+            (&[Containerd16], &[Containerd16]),
+            (&[CriO, Containerd23], &[Containerd23]),
+            (&[CriO], &policy.runtimes),
+            (&[], &policy.runtimes),
+        ];
+        for (given, want) in cases {
+            assert_eq!(windows_runtimes(&policy, given), *want, "{given:?}");
+        }
+    }
+
+    fn hit(profile: RuntimeProfile, built: &str, nested: &[&str]) -> Hit {
+        Hit {
+            profile: Some(profile),
+            built: Some(built.to_string()),
+            descended_into: nested.iter().map(ToString::to_string).collect(),
         }
     }
 
@@ -237,23 +392,19 @@ mod tests {
         let linux = host("linux/amd64");
         let windows = host("windows/amd64:10.0.17763");
         let profiles = vec![
-            (
-                Some(RuntimeProfile::Containerd16),
-                Some("10.0.20348.1 (x)".to_string()),
-            ),
-            (
-                Some(RuntimeProfile::Containerd23),
-                Some("ignored".to_string()),
-            ),
+            hit(RuntimeProfile::Containerd16, "10.0.20348.1 (x)", &[]),
+            hit(RuntimeProfile::Containerd23, "ignored", &[]),
         ];
+        let nested = vec![hit(RuntimeProfile::Containerd23, "", &[D])];
         let cases = [
             (
                 &linux,
                 Rule::NoMatch,
                 None,
-                vec![(None, None)],
-                // Linux hosts have no os.version: Docker's wording keeps its two spaces.
-                "linux/amd64 would select nothing: no matching manifest for linux/amd64  in the manifest list entries".to_string(),
+                vec![hit(RuntimeProfile::CriO, "", &[])],
+                // Issue 12: one space, not two, where a Windows host has its os.version.
+                "linux/amd64 would select nothing under cri-o: no matching manifest for linux/amd64 in the manifest list entries".to_string(),
+                LINUX_NO_MATCH_HINT,
             ),
             (
                 &windows,
@@ -263,6 +414,17 @@ mod tests {
                 "windows/amd64:10.0.17763 would select nothing under containerd-1.6, containerd-2.3: \
                  no matching manifest for windows/amd64 10.0.17763 in the manifest list entries"
                     .to_string(),
+                Rule::NoMatch.hint(),
+            ),
+            (
+                &windows,
+                Rule::NoMatch,
+                None,
+                nested,
+                "windows/amd64:10.0.17763 would select nothing (inside nested index sha256:e3b0c44298fc) \
+                 under containerd-2.3: no matching manifest for windows/amd64 10.0.17763 in the manifest list entries"
+                    .to_string(),
+                Rule::NoMatch.hint(),
             ),
             (
                 &windows,
@@ -272,14 +434,17 @@ mod tests {
                 "windows/amd64:10.0.17763 would pull sha256:e3b0c44298fc under containerd-1.6, containerd-2.3, \
                  an image built for 10.0.20348.1 (x): it fails at container start"
                     .to_string(),
+                Rule::WrongBuildSelected.hint(),
             ),
         ];
-        for (host, rule, digest, hits, message) in cases {
+        for (host, rule, digest, hits, message, hint) in cases {
             let f = outcome_finding(host, rule, digest.clone(), &hits);
             assert_eq!(f.rule, rule);
             assert_eq!(f.message, message);
+            assert_eq!(f.hint, hint);
             assert_eq!(f.host, Some(host.label()));
             assert_eq!(f.digest, digest);
         }
+        assert!(!LINUX_NO_MATCH_HINT.contains("Windows"));
     }
 }
