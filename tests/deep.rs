@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use common::proxy::{Fault, FaultProxy, Match, Rule};
 use common::{Registry, fixture, imgcheck, sha256_digest};
 use serde_json::{Value, json};
 
@@ -129,15 +130,10 @@ fn verify_deep(dir: &Path, reference: &str, extra: &[&str], limit: Duration) -> 
     let policy = dir.join("policy.yaml");
     std::fs::write(&policy, POLICY).unwrap();
     let mut command = imgcheck();
-    command.args([
-        "verify",
-        reference,
-        "--deep",
-        "--format",
-        "json",
-        "--retries",
-        "0",
-    ]);
+    command.args(["verify", reference, "--deep", "--format", "json"]);
+    if !extra.contains(&"--retries") {
+        command.args(["--retries", "0"]);
+    }
     if !extra.contains(&"--policy") {
         command.arg("--policy").arg(&policy);
     }
@@ -329,4 +325,62 @@ fn foreign_layers_are_reported_as_not_checked() {
         .map(|f| f["rule"].as_str().unwrap().to_string())
         .collect();
     assert!(rules.iter().any(|r| r == "layer-not-checked"), "{doc:#}");
+}
+
+/// A layer body that breaks off half-way is asked for again and the bytes already checked
+/// are skipped (the image passes, one retry); bytes damaged on the way or a registry naming
+/// other bytes in `Docker-Content-Digest` are a digest mismatch, never a pass.
+#[test]
+fn streamed_layers_resume_and_are_checked_on_the_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let registry = Registry::start();
+    // About 2 MiB of files that do not compress, so the body comes in many pieces.
+    let mut names = vec!["Files".to_string()];
+    let mut data = Vec::new();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for i in 0..64 {
+        names.push(format!("Files/f{i}"));
+        let bytes: Vec<u8> = (0..32 * 1024)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        data.push(bytes);
+    }
+    let mut b = tar::Builder::new(Vec::new());
+    for (name, bytes) in names.iter().skip(1).zip(&data) {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(bytes.len() as u64);
+        b.append_data(&mut h, name, &bytes[..]).unwrap();
+    }
+    let layer = gzip(&b.into_inner().unwrap());
+    let digest = sha256_digest(&layer);
+    let layout = windows_layout(dir.path(), "resume", &[(TAR_GZIP, layer, None)]);
+    registry.push_layout(&layout, "resume", "v1");
+    let on_layer = || Match::PathContains(digest.clone());
+
+    let proxy = FaultProxy::start(
+        &registry.base_url(),
+        vec![Rule::times(on_layer(), Fault::Truncate, 1)],
+    );
+    let reference = format!("{}/resume:v1", proxy.host());
+    let (code, doc) = verify_deep(dir.path(), &reference, &["--retries", "2"], MINUTE);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(proxy.faults_injected(), 1);
+
+    for fault in [Fault::FlipByte, Fault::LyingDigestHeader] {
+        proxy.set_rules(vec![Rule::always(on_layer(), fault.clone())]);
+        let (code, doc) = verify_deep(dir.path(), &reference, &["--retries", "1"], MINUTE);
+        assert_eq!(code, 1, "{fault:?}: {doc:#}");
+        let found = findings(&doc);
+        assert!(
+            found
+                .iter()
+                .any(|(r, m)| r == "digest-mismatch" && m.contains(&digest)),
+            "{fault:?}: {found:?}"
+        );
+    }
 }
