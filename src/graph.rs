@@ -13,9 +13,14 @@ use crate::manifest::{
 };
 use crate::source::{FetchError, Source};
 
+pub mod layer;
+
+pub use layer::{classify_layer, is_windows_layout_path};
+
 /// How deep nested indexes may go before the walk refuses them.
 pub const MAX_DEPTH: usize = 4;
-/// Largest layer `--deep` will read.
+/// Largest layer fetched whole or spooled to a file (`push`); `--deep` streams layers up to
+/// [`layer::fetch::MAX_DEEP_LAYER_BYTES`].
 pub const MAX_LAYER_BYTES: u64 = 2 * 1024 * 1024 * 1024;
 
 /// Options for the walk.
@@ -84,8 +89,11 @@ pub enum LayerFormat {
         /// Up to three of their names.
         examples: Vec<String>,
     },
-    /// The layer was not read (foreign, unsupported compression, …) and why.
+    /// The layer holds nothing to check (no entries), and why.
     Skipped(String),
+    /// The layer was not read, so its format is unknown, and why (a foreign layer: `--deep`
+    /// does not fetch it).
+    NotChecked(String),
     /// Reading it failed.
     Failed(Problem),
 }
@@ -360,158 +368,19 @@ async fn load_image<S: Source>(source: &S, options: WalkOptions, manifest: Image
 
 async fn layer_format<S: Source>(source: &S, d: &Descriptor) -> LayerFormat {
     if d.is_foreign_layer() {
-        return LayerFormat::Skipped("foreign layer: not fetched".to_string());
+        return LayerFormat::NotChecked(
+            "foreign layer: --deep does not fetch it from its urls".to_string(),
+        );
     }
-    let digest = match d.digest() {
-        Ok(x) => x,
-        Err(e) => return LayerFormat::Failed(Problem::Bad(e.with_causes())),
-    };
-    let bytes = match source.blob(&digest, MAX_LAYER_BYTES).await {
-        Ok(b) => b,
-        Err(e) => return LayerFormat::Failed(Problem::from_fetch(e)),
-    };
-    if let Err(p) = verify(&bytes, &digest, u64::try_from(d.size).ok()) {
-        return LayerFormat::Failed(p);
-    }
-    tokio::task::spawn_blocking(move || classify_layer(&bytes))
-        .await
-        .unwrap_or_else(|e| LayerFormat::Failed(Problem::Bad(format!("layer check crashed: {e}"))))
-}
-
-/// Is `name` inside the Windows layer layout?
-pub fn is_windows_layout_path(name: &str) -> bool {
-    let name = name.trim_start_matches("./");
-    ["Files", "Hives", "UtilityVM"]
-        .iter()
-        .any(|top| name == *top || name.strip_prefix(top).is_some_and(|r| r.starts_with('/')))
-}
-
-/// Reads a (possibly gzip-compressed) tar layer and checks every entry is in the Windows
-/// layout (see `docs/images.md`, section "Windows layer format").
-pub fn classify_layer(bytes: &[u8]) -> LayerFormat {
-    let reader: Box<dyn std::io::Read> = if bytes.starts_with(&[0x1f, 0x8b]) {
-        Box::new(flate2::read::GzDecoder::new(bytes))
-    } else if bytes.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-        match ruzstd::decoding::StreamingDecoder::new(bytes) {
-            Ok(d) => Box::new(d),
-            Err(e) => {
-                return LayerFormat::Failed(Problem::Bad(format!("corrupt zstd stream: {e}")));
-            }
-        }
-    } else {
-        Box::new(bytes)
-    };
-    let mut archive = tar::Archive::new(reader);
-    let entries = match archive.entries() {
-        Ok(e) => e,
-        Err(e) => return LayerFormat::Failed(Problem::Bad(format!("not a tar archive: {e}"))),
-    };
-    let mut outside = 0;
-    let mut examples = Vec::new();
-    let mut seen = 0usize;
-    for entry in entries {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                return LayerFormat::Failed(Problem::Bad(format!("corrupt tar archive: {e}")));
-            }
-        };
-        seen += 1;
-        let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        if !is_windows_layout_path(&name) {
-            outside += 1;
-            if examples.len() < 3 {
-                examples.push(name);
-            }
-        }
-    }
-    if seen == 0 {
-        return LayerFormat::Skipped("empty layer".to_string());
-    }
-    if outside == 0 {
-        LayerFormat::Windows
-    } else {
-        LayerFormat::NotWindows { outside, examples }
+    match d.digest() {
+        Ok(digest) => layer::fetch::check_blob(source, d, &digest).await,
+        Err(e) => LayerFormat::Failed(Problem::Bad(e.with_causes())),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tar_of(names: &[&str], gzip: bool) -> Vec<u8> {
-        let mut b = tar::Builder::new(Vec::new());
-        for n in names {
-            let mut h = tar::Header::new_gnu();
-            h.set_size(1);
-            h.set_mode(0o644);
-            h.set_cksum();
-            b.append_data(&mut h, n, &b"x"[..]).unwrap();
-        }
-        let raw = b.into_inner().unwrap();
-        if !gzip {
-            return raw;
-        }
-        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        std::io::Write::write_all(&mut enc, &raw).unwrap();
-        enc.finish().unwrap()
-    }
-
-    #[test]
-    fn windows_layout_paths() {
-        for ok in [
-            "Files",
-            "Files/",
-            "Files/a.exe",
-            "./Hives/Software",
-            "UtilityVM/Files/x",
-        ] {
-            assert!(is_windows_layout_path(ok), "{ok}");
-        }
-        for bad in ["csi.exe", "Filesystem/x", "files/a", "bin/app", ""] {
-            assert!(!is_windows_layout_path(bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn classifies_layers() {
-        assert_eq!(
-            classify_layer(&tar_of(&["Files/a.exe", "Hives/Software_Base"], true)),
-            LayerFormat::Windows
-        );
-        assert_eq!(
-            classify_layer(&tar_of(
-                &["Files/a.exe", "csi.exe", "bin/x", "c", "d"],
-                false
-            )),
-            LayerFormat::NotWindows {
-                outside: 4,
-                examples: vec!["csi.exe".into(), "bin/x".into(), "c".into()]
-            }
-        );
-        assert!(matches!(
-            classify_layer(&[0x1f, 0x8b, 1, 2, 3]),
-            LayerFormat::Failed(_)
-        ));
-        assert!(matches!(
-            classify_layer(&[0x28, 0xb5, 0x2f, 0xfd]),
-            LayerFormat::Failed(_)
-        ));
-        assert!(matches!(classify_layer(&[]), LayerFormat::Skipped(_)));
-        let zstd = ruzstd::encoding::compress_to_vec(
-            &tar_of(&["Files/a.exe", "Hives/x"], false)[..],
-            ruzstd::encoding::CompressionLevel::Fastest,
-        );
-        assert_eq!(classify_layer(&zstd), LayerFormat::Windows);
-        let zstd = ruzstd::encoding::compress_to_vec(
-            &tar_of(&["csi.exe"], false)[..],
-            ruzstd::encoding::CompressionLevel::Fastest,
-        );
-        assert!(matches!(
-            classify_layer(&zstd),
-            LayerFormat::NotWindows { outside: 1, .. }
-        ));
-    }
 
     #[test]
     fn verify_checks_size_and_digest() {

@@ -65,6 +65,15 @@ const ROWS: &[Row] = &[
     },
     row("attestation", Verdict::Pass, &[Rule::Attestation], &[]),
     row("foreign-layer", Verdict::Pass, &[Rule::ForeignLayer], &[]),
+    Row {
+        deep: true,
+        ..row(
+            "foreign-layer",
+            Verdict::Pass,
+            &[Rule::ForeignLayer, Rule::LayerNotChecked],
+            &[],
+        )
+    },
     row(
         "with-ltsc2025",
         Verdict::Pass,

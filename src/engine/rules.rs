@@ -42,6 +42,8 @@ pub enum Rule {
     FetchError,
     /// A list entry states an os.version its image config does not have.
     OsVersionNotInConfig,
+    /// With `--deep`, a Windows layer that was not read (foreign): its format is unknown.
+    LayerNotChecked,
     /// No mirror configuration entry covers the reference (mirror-check).
     MirrorNotConfigured,
     /// A tag reference whose mirrors serve digest pulls only (mirror-check).
@@ -62,7 +64,7 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in declaration order: the verify rules, then the mirror-check rules.
-    pub const ALL: [Rule; 24] = [
+    pub const ALL: [Rule; 25] = [
         Rule::NotAnIndex,
         Rule::NoMatch,
         Rule::OsVersionMissing,
@@ -79,6 +81,7 @@ impl Rule {
         Rule::Attestation,
         Rule::FetchError,
         Rule::OsVersionNotInConfig,
+        Rule::LayerNotChecked,
         Rule::MirrorNotConfigured,
         Rule::MirrorTagIgnored,
         Rule::MirrorMissing,
@@ -123,6 +126,7 @@ impl Rule {
             Rule::Attestation => "attestation",
             Rule::FetchError => "fetch-error",
             Rule::OsVersionNotInConfig => "os-version-not-in-config",
+            Rule::LayerNotChecked => "layer-not-checked",
             Rule::MirrorNotConfigured => "mirror-not-configured",
             Rule::MirrorTagIgnored => "mirror-tag-ignored",
             Rule::MirrorMissing => "mirror-missing",
@@ -137,9 +141,10 @@ impl Rule {
     /// How serious a finding of this rule is.
     pub fn severity(self) -> Severity {
         match self {
-            Rule::ForeignLayer | Rule::MirrorTagIgnored | Rule::OsVersionNotInConfig => {
-                Severity::Warning
-            }
+            Rule::ForeignLayer
+            | Rule::LayerNotChecked
+            | Rule::MirrorTagIgnored
+            | Rule::OsVersionNotInConfig => Severity::Warning,
             Rule::UnsupportedBuild | Rule::Attestation | Rule::MirrorResolved => Severity::Info,
             _ => Severity::Error,
         }
@@ -193,6 +198,9 @@ impl Rule {
             }
             Rule::OsVersionNotInConfig => {
                 "build the image with that os.version (buildah build --os-version, or FROM a base that has it), or drop os.version from the entry if the image runs on every build (HostProcess)"
+            }
+            Rule::LayerNotChecked => {
+                "check the image the foreign layer comes from (its publisher's base image), or mirror it with its blobs so --deep can read it"
             }
             Rule::MirrorNotConfigured => {
                 "add the source (or a parent namespace) to an ImageDigestMirrorSet, or reference the image from the mirror directly"
@@ -294,20 +302,21 @@ mod tests {
             Rule::Attestation => 13,
             Rule::FetchError => 14,
             Rule::OsVersionNotInConfig => 15,
-            Rule::MirrorNotConfigured => 16,
-            Rule::MirrorTagIgnored => 17,
-            Rule::MirrorMissing => 18,
-            Rule::MirrorDigestDiffers => 19,
-            Rule::MirrorChildMissing => 20,
-            Rule::MirrorWindowsDropped => 21,
-            Rule::ForeignLayerNotMirrored => 22,
-            Rule::MirrorResolved => 23,
+            Rule::LayerNotChecked => 16,
+            Rule::MirrorNotConfigured => 17,
+            Rule::MirrorTagIgnored => 18,
+            Rule::MirrorMissing => 19,
+            Rule::MirrorDigestDiffers => 20,
+            Rule::MirrorChildMissing => 21,
+            Rule::MirrorWindowsDropped => 22,
+            Rule::ForeignLayerNotMirrored => 23,
+            Rule::MirrorResolved => 24,
         };
         for (i, r) in Rule::ALL.iter().enumerate() {
             assert_eq!(position(*r), i, "{r:?}");
             assert_eq!(r.to_string(), r.id());
             assert_eq!(serde_json::to_value(r).unwrap(), r.id());
-            assert_eq!(r.is_mirror(), i >= 16, "{r}");
+            assert_eq!(r.is_mirror(), i >= 17, "{r}");
         }
         let ids: BTreeSet<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
         assert_eq!(ids.len(), Rule::ALL.len());
@@ -318,9 +327,10 @@ mod tests {
     fn severities() {
         for r in Rule::ALL {
             let want = match r {
-                Rule::ForeignLayer | Rule::MirrorTagIgnored | Rule::OsVersionNotInConfig => {
-                    Severity::Warning
-                }
+                Rule::ForeignLayer
+                | Rule::LayerNotChecked
+                | Rule::MirrorTagIgnored
+                | Rule::OsVersionNotInConfig => Severity::Warning,
                 Rule::UnsupportedBuild | Rule::Attestation | Rule::MirrorResolved => Severity::Info,
                 _ => Severity::Error,
             };

@@ -4,7 +4,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::{BlobFile, FetchError, Fetched, Source};
+use super::{BlobFile, BlobStream, FetchError, Fetched, Source};
 use crate::digest::Digest;
 use crate::manifest::{Descriptor, MAX_MANIFEST_BYTES};
 use crate::reference::LayoutRef;
@@ -219,6 +219,52 @@ impl Source for LayoutSource {
     async fn blob(&self, digest: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
         self.read_blob(digest, limit)
     }
+
+    async fn blob_stream(&self, digest: &Digest, limit: u64) -> Result<BlobStream, FetchError> {
+        let what = format!("blob {digest}");
+        let path = self.checked(&self.blob_path(digest), &what)?;
+        let file = tokio::fs::File::open(&path)
+            .await
+            .map_err(|e| FetchError::BadInput(format!("{what}: cannot open: {e}")))?;
+        Ok(BlobStream {
+            chunks: Box::pin(file_chunks(file, what, limit)),
+            deadline: None,
+        })
+    }
+}
+
+/// Bytes read from a stream chunk by chunk.
+const STREAM_CHUNK: usize = 256 * 1024;
+
+/// The file's bytes in chunks of at most [`STREAM_CHUNK`]; an error once it passes `limit`.
+fn file_chunks(
+    file: tokio::fs::File,
+    what: String,
+    limit: u64,
+) -> impl futures::Stream<Item = Result<Vec<u8>, FetchError>> + Send + 'static {
+    use tokio::io::AsyncReadExt;
+    let state = Some((file, 0u64));
+    futures::stream::unfold(state, move |state| {
+        let what = what.clone();
+        async move {
+            let (mut file, read) = state?;
+            let mut chunk = vec![0u8; STREAM_CHUNK];
+            match file.read(&mut chunk).await {
+                Ok(0) => None,
+                Ok(n) if read + n as u64 > limit => {
+                    Some((Err(FetchError::TooLarge { what, limit }), None))
+                }
+                Ok(n) => {
+                    chunk.truncate(n);
+                    Some((Ok(chunk), Some((file, read + n as u64))))
+                }
+                Err(e) => Some((
+                    Err(FetchError::BadInput(format!("{what}: cannot read: {e}"))),
+                    None,
+                )),
+            }
+        }
+    })
 }
 
 /// The digest and size of the file at `path`; `None` when it is longer than `limit`.

@@ -5,6 +5,9 @@
 //! size itself, so no source is trusted and the engine cannot tell sources apart.
 
 use std::future::Future;
+use std::time::Instant;
+
+use futures::stream::BoxStream;
 
 use crate::digest::Digest;
 
@@ -80,6 +83,26 @@ impl BlobFile {
     }
 }
 
+/// A blob read piece by piece (`verify --deep` reads layers of any size this way). The source
+/// does not check the pieces against the blob's digest: the reader hashes them as they pass.
+pub struct BlobStream {
+    /// The bytes in order; an error ends the stream (what was read so far is incomplete).
+    pub chunks: BoxStream<'static, Result<Vec<u8>, FetchError>>,
+    /// When the run must be over (`--timeout`), if it has a deadline: work on the bytes
+    /// (decompression) must end by then too.
+    pub deadline: Option<Instant>,
+}
+
+impl BlobStream {
+    /// A stream of bytes already in memory, with no deadline.
+    pub fn from_bytes(bytes: Vec<u8>) -> BlobStream {
+        BlobStream {
+            chunks: Box::pin(futures::stream::iter([Ok(bytes)])),
+            deadline: None,
+        }
+    }
+}
+
 /// A place that serves one image reference.
 pub trait Source: Send + Sync {
     /// The reference as shown to users.
@@ -104,4 +127,15 @@ pub trait Source: Send + Sync {
         digest: &Digest,
         limit: u64,
     ) -> impl Future<Output = Result<Vec<u8>, FetchError>> + Send;
+
+    /// Streams a blob (a layer) by digest, at most `limit` bytes, in bounded memory. The
+    /// default reads it whole through [`Source::blob`]: sources of large blobs (layouts,
+    /// registries) override it.
+    fn blob_stream(
+        &self,
+        digest: &Digest,
+        limit: u64,
+    ) -> impl Future<Output = Result<BlobStream, FetchError>> + Send {
+        async move { self.blob(digest, limit).await.map(BlobStream::from_bytes) }
+    }
 }

@@ -60,6 +60,15 @@ fn format_finding(node: &Node, layer: &Layer) -> Option<Finding> {
             ))
         }
         LayerFormat::Failed(p) => Some(problem_finding("layer", &d.digest().ok()?, p)),
+        LayerFormat::NotChecked(why) => Some(Finding::new(
+            Rule::LayerNotChecked,
+            format!(
+                "layer {} of windows image {} was not checked ({why}): its format is unknown",
+                d.digest,
+                node.digest.short()
+            ),
+            d.digest().ok().as_ref(),
+        )),
         LayerFormat::Windows | LayerFormat::Skipped(_) => None,
     }
 }
@@ -131,6 +140,11 @@ mod tests {
                 Some(LayerFormat::Failed(Problem::Bad("not a tar".into()))),
                 Some(Rule::BadManifest),
                 "unusable: not a tar",
+            ),
+            (
+                Some(LayerFormat::NotChecked("foreign layer".into())),
+                Some(Rule::LayerNotChecked),
+                "was not checked (foreign layer): its format is unknown",
             ),
             (Some(LayerFormat::Windows), None, ""),
             (Some(LayerFormat::Skipped("empty layer".into())), None, ""),

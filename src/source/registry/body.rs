@@ -25,6 +25,8 @@ pub(super) struct Body {
     pub(super) media_type: Option<String>,
     /// The spooled body and its length, for `spool` requests.
     pub(super) file: Option<(tempfile::TempPath, u64)>,
+    /// The unread answer, for `stream` requests.
+    pub(super) response: Option<reqwest::Response>,
 }
 
 impl Body {
@@ -34,6 +36,7 @@ impl Body {
             bytes: Vec::new(),
             media_type: None,
             file: None,
+            response: None,
         }
     }
 }
@@ -142,6 +145,7 @@ impl RegistryClient {
             bytes: received.bytes,
             media_type,
             file: received.file,
+            response: None,
         })
     }
 

@@ -16,6 +16,7 @@
 //! - `token`: bearer tokens, cached, batched over the run's repositories, fetched;
 //! - `body`: bodies read under their size cap (refused before they are buffered) and
 //!   checked against the digests that name them;
+//! - `stream`: blobs handed on piece by piece (`--deep`), resumed when they break off;
 //! - `cache`: manifests and configs fetched once per (repository, digest);
 //! - `writes`: writes ([`crate::push`]) still go through oci-client: [`RegistryClient::oci`].
 
@@ -25,7 +26,7 @@ use std::time::Instant;
 
 use tokio::sync::Semaphore;
 
-use super::{BlobFile, FetchError, Fetched, Source};
+use super::{BlobFile, BlobStream, FetchError, Fetched, Source};
 use crate::auth::{AuthError, AuthStore, Credentials};
 use crate::digest::Digest;
 use crate::manifest::MAX_MANIFEST_BYTES;
@@ -38,6 +39,7 @@ mod options;
 mod ping;
 mod request;
 mod retry;
+mod stream;
 mod tls;
 mod token;
 mod writes;
@@ -207,5 +209,9 @@ impl Source for RegistrySource {
         } else {
             fetch.await
         }
+    }
+
+    async fn blob_stream(&self, digest: &Digest, limit: u64) -> Result<BlobStream, FetchError> {
+        self.stream_blob(digest, limit).await
     }
 }

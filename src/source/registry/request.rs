@@ -53,6 +53,8 @@ pub(super) struct Request<'a> {
     pub(super) what: String,
     /// Write the body to a temporary file instead of memory (large layers); needs `expected`.
     pub(super) spool: bool,
+    /// Leave a 200 answer's body unread, for the caller to stream (`stream.rs`).
+    pub(super) stream: bool,
 }
 
 impl RegistrySource {
@@ -72,6 +74,7 @@ impl RegistrySource {
             limit,
             what,
             spool: false,
+            stream: false,
         }
     }
 
@@ -116,6 +119,9 @@ impl RegistryClient {
         let status = resp.status();
         if status == StatusCode::OK && req.kind == Kind::BlobHead {
             return Ok(Body::empty());
+        }
+        if status == StatusCode::OK && req.stream {
+            return Ok(Body::streaming(resp));
         }
         if status == StatusCode::OK {
             return self.read_body(req, resp).await;

@@ -1,0 +1,217 @@
+//! Blobs read as streams (`verify --deep` reads layers this way, in bounded memory): the
+//! answer is got like any request (a request slot, authentication, redirects, retries), then
+//! its body is handed on piece by piece, each piece within the request timeout and the run's
+//! deadline. A body that breaks off is asked for again (within `--retries`) and the bytes
+//! already handed on are skipped. The reader hashes the pieces: a body that does not hash to
+//! its digest is found there, whichever attempts its bytes came from.
+
+use std::sync::Arc;
+
+use futures::Stream;
+
+use super::body::Body;
+use super::request::{Kind, Request};
+use super::retry::{Failure, backoff, gave_up};
+use super::{RegistryClient, RegistrySource, Stats};
+use crate::digest::Digest;
+use crate::source::{BlobStream, FetchError};
+
+impl Body {
+    /// A 200 answer whose body is left unread, for a streamed request.
+    pub(super) fn streaming(response: reqwest::Response) -> Body {
+        Body {
+            response: Some(response),
+            ..Body::empty()
+        }
+    }
+}
+
+impl RegistrySource {
+    /// The blob `digest` as a stream of at most `limit` bytes.
+    pub(super) async fn stream_blob(
+        &self,
+        digest: &Digest,
+        limit: u64,
+    ) -> Result<BlobStream, FetchError> {
+        let creds = self.credentials()?.cloned();
+        let mut reader = BodyReader {
+            source: RegistrySource {
+                client: Arc::clone(&self.client),
+                reference: self.reference.clone(),
+                creds: Ok(creds),
+            },
+            digest: digest.clone(),
+            limit,
+            response: None,
+            received: 0,
+            attempt: 0,
+        };
+        // The first answer is awaited here, so that a missing blob or a refusal is an error of
+        // this call rather than of the stream.
+        reader.response = Some(reader.open().await?);
+        Ok(BlobStream {
+            chunks: Box::pin(reader.into_stream()),
+            deadline: self.client.deadline,
+        })
+    }
+}
+
+/// Reads one blob's body, asking again when it breaks off.
+struct BodyReader {
+    source: RegistrySource,
+    digest: Digest,
+    limit: u64,
+    /// The answer being read; `None` once it broke off.
+    response: Option<reqwest::Response>,
+    /// Bytes handed on so far.
+    received: u64,
+    /// Retries so far.
+    attempt: u32,
+}
+
+impl BodyReader {
+    fn client(&self) -> &RegistryClient {
+        &self.source.client
+    }
+
+    fn what(&self) -> String {
+        format!("blob {}", self.digest)
+    }
+
+    /// Asks for the blob (with the request machinery's own retries) and checks what the
+    /// answer's headers claim.
+    async fn open(&self) -> Result<reqwest::Response, FetchError> {
+        let req = Request {
+            stream: true,
+            ..self.source.by_digest(Kind::Blob, &self.digest, self.limit)
+        };
+        let body = self.source.get(req).await?;
+        let response = body.response.ok_or_else(|| {
+            FetchError::Unavailable(format!("{}: the answer had no body to stream", self.what()))
+        })?;
+        if response.content_length().is_some_and(|n| n > self.limit) {
+            return Err(FetchError::TooLarge {
+                what: self.what(),
+                limit: self.limit,
+            });
+        }
+        let claimed = response
+            .headers()
+            .get("docker-content-digest")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<Digest>().ok());
+        if let Some(claimed) = claimed
+            && claimed.algorithm() == self.digest.algorithm()
+            && claimed != self.digest
+        {
+            return Err(FetchError::DigestMismatch {
+                expected: self.digest.to_string(),
+                actual: format!("{claimed} (the registry's Docker-Content-Digest)"),
+            });
+        }
+        Ok(response)
+    }
+
+    fn into_stream(self) -> impl Stream<Item = Result<Vec<u8>, FetchError>> + Send + 'static {
+        futures::stream::unfold(Some(self), |state| async move {
+            let mut reader = state?;
+            match reader.next().await {
+                Ok(Some(chunk)) => Some((Ok(chunk), Some(reader))),
+                Ok(None) => None,
+                Err(e) => Some((Err(e), None)),
+            }
+        })
+    }
+
+    /// The next piece of the body, `None` at its end.
+    async fn next(&mut self) -> Result<Option<Vec<u8>>, FetchError> {
+        let mut skip = 0u64;
+        loop {
+            if self.response.is_none() {
+                self.response = Some(self.open().await?);
+                skip = self.received;
+            }
+            let chunk = match self.piece().await {
+                Ok(chunk) => chunk,
+                Err(Failure::Retry(e, _)) if self.attempt < self.client().options.retries => {
+                    self.retry_after(e).await?;
+                    continue;
+                }
+                Err(Failure::Retry(e, _) | Failure::Fatal(e)) => {
+                    return Err(gave_up(e, self.attempt + 1));
+                }
+            };
+            let Some(chunk) = chunk else {
+                return Ok(None);
+            };
+            // After a retry, the bytes already handed on come again first.
+            let fresh = &chunk[skip.min(chunk.len() as u64) as usize..];
+            skip -= (chunk.len() - fresh.len()) as u64;
+            if fresh.is_empty() {
+                continue;
+            }
+            self.received += fresh.len() as u64;
+            if self.received > self.limit {
+                return Err(FetchError::TooLarge {
+                    what: self.what(),
+                    limit: self.limit,
+                });
+            }
+            return Ok(Some(fresh.to_vec()));
+        }
+    }
+
+    /// Waits before asking again, unless the deadline would pass first.
+    async fn retry_after(&mut self, err: FetchError) -> Result<(), FetchError> {
+        let client = Arc::clone(&self.source.client);
+        let delay = backoff(client.options.backoff, self.attempt);
+        if client.remaining().is_some_and(|left| left <= delay) {
+            return Err(gave_up(err, self.attempt + 1));
+        }
+        self.attempt += 1;
+        Stats::count(&client.stats.retries);
+        tracing::info!(
+            "retry {}/{} in {:.1}s: {err}",
+            self.attempt,
+            client.options.retries,
+            delay.as_secs_f64()
+        );
+        tokio::time::sleep(delay).await;
+        self.response = None;
+        Ok(())
+    }
+
+    /// One piece of the current answer, within the request timeout and the deadline.
+    async fn piece(&mut self) -> Result<Option<Vec<u8>>, Failure> {
+        let what = self.what();
+        let (client, response) = (&self.source.client, &mut self.response);
+        let Some(response) = response.as_mut() else {
+            return Ok(None);
+        };
+        let step = client.within(&what, response.chunk());
+        let got = match client.remaining() {
+            None => step.await?,
+            Some(left) => tokio::time::timeout(left, step).await.map_err(|_| {
+                Failure::Fatal(FetchError::Unavailable(format!(
+                    "{what}: the overall deadline (--timeout {}s) passed",
+                    client.options.deadline.unwrap_or_default().as_secs_f64()
+                )))
+            })??,
+        };
+        match got {
+            Ok(Some(chunk)) => {
+                Stats::add(&client.stats.bytes, chunk.len() as u64);
+                Ok(Some(chunk.to_vec()))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => Err(Failure::Retry(
+                FetchError::Unavailable(format!(
+                    "{what}: the answer broke off after {} bytes: {}",
+                    self.received,
+                    super::request::error_chain(&e)
+                )),
+                None,
+            )),
+        }
+    }
+}
