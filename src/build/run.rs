@@ -220,12 +220,14 @@ pub fn default_log_dir() -> PathBuf {
 /// `target`. Implemented over the assemble code ([`crate::assemble`]), not `buildah manifest`,
 /// so every entry's platform (os.version included) is copied from the image's config.
 pub trait Assembler {
-    /// Assembles and pushes the list; returns its digest.
+    /// Assembles and pushes the list by digest; moves `target` to it when it passes
+    /// `policy`. Returns its digest.
     fn assemble(
         &self,
         session: &Session,
         children: &[RegistryRef],
         target: &RegistryRef,
+        policy: &Policy,
     ) -> impl std::future::Future<Output = Result<Digest, StepError>>;
 }
 
@@ -452,7 +454,10 @@ impl ListStep<'_> {
             }
         }
         let list = self.list;
-        let digest = match assembler.assemble(self.session, &children, list).await {
+        let digest = match assembler
+            .assemble(self.session, &children, list, self.policy)
+            .await
+        {
             Ok(d) => d,
             Err(e) => {
                 let message = format!("assembling {list}: {}", with_causes(&e));

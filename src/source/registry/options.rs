@@ -57,14 +57,25 @@ pub struct Stats {
     pub retries: AtomicU64,
     /// Tokens fetched from token services.
     pub token_requests: AtomicU64,
+    /// Write requests sent (upload POST/PATCH/PUT, mounts, manifest PUTs; retries included).
+    pub write_requests: AtomicU64,
+    /// Body bytes sent by writes (retries included).
+    pub bytes_sent: AtomicU64,
 }
 
 impl Stats {
     /// A one-line summary.
     pub fn summary(&self) -> String {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let writes = match get(&self.write_requests) {
+            0 => String::new(),
+            n => format!(
+                "; writes: {n} requests, {} bytes sent",
+                get(&self.bytes_sent)
+            ),
+        };
         format!(
-            "requests: {} manifest, {} blob, {} token; {} retries; {} bytes; {} cache hits; {:.3}s queued, {:.3}s in requests",
+            "requests: {} manifest, {} blob, {} token; {} retries; {} bytes; {} cache hits; {:.3}s queued, {:.3}s in requests{writes}",
             get(&self.manifest_requests),
             get(&self.blob_requests),
             get(&self.token_requests),

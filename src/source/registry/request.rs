@@ -53,6 +53,9 @@ pub(super) struct Request<'a> {
     pub(super) what: String,
     /// Write the body to a temporary file instead of memory (large layers); needs `expected`.
     pub(super) spool: bool,
+    /// What a write sends (`upload`): its method, headers and body; `None` for reads. A
+    /// write asks for a `pull,push` token.
+    pub(super) payload: Option<super::upload::Payload>,
 }
 
 impl RegistrySource {
@@ -72,6 +75,7 @@ impl RegistrySource {
             limit,
             what,
             spool: false,
+            payload: None,
         }
     }
 
@@ -236,7 +240,7 @@ fn same_origin(a: &Url, b: &Url) -> bool {
         && a.port_or_known_default() == b.port_or_known_default()
 }
 
-fn origin_is_registry(url: &Url, reference: &RegistryRef) -> bool {
+pub(super) fn origin_is_registry(url: &Url, reference: &RegistryRef) -> bool {
     host_port(url) == api_host(&reference.registry)
 }
 
