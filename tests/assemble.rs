@@ -687,24 +687,41 @@ fn a_child_missing_from_its_registry_is_refused() {
     assert_eq!(reg.manifest_digest("out", "v1"), None);
 }
 
+/// A list that fails its policy is pushed by digest only: the tag keeps naming the good list
+/// until `--force` moves it (and says so); the exit code is the verdict's either way.
 #[test]
-fn a_policy_failure_exits_1_and_the_list_stays_pushed() {
+fn a_policy_failing_list_never_replaces_a_good_tag() {
     let reg = Registry::start();
     reg.push_layout(&fixture("good"), "src", "latest");
+    let target = format!("{}/partial:v1", reg.host());
+    let good = assemble(&target, &refs(&reg, "src", &GOOD_ORDER), &[]);
+    expect(&good, 0, "the good list");
+    assert_eq!(reg.manifest_digest("partial", "v1"), Some(good.pushed()));
     // No ltsc2022 child: the default policy needs one.
-    let r = assemble(
-        &format!("{}/partial:v1", reg.host()),
-        &refs(&reg, "src", &[AMD64, WS2019]),
-        &[],
-    );
+    let r = assemble(&target, &refs(&reg, "src", &[AMD64, WS2019]), &[]);
     expect(&r, 1, "policy failure");
     assert!(r.stdout.contains("no-match"), "{}", r.stdout);
     assert!(
-        r.stderr.contains("fails policy 'openshift'"),
+        r.stderr.contains("fails policy 'openshift'")
+            && r.stderr.contains("the tag was left as it was"),
         "{}",
         r.stderr
     );
-    assert!(r.stderr.contains("the list stays pushed"), "{}", r.stderr);
+    assert_ne!(r.pushed(), good.pushed());
+    assert_eq!(
+        reg.manifest_digest("partial", "v1"),
+        Some(good.pushed()),
+        "the good tag was replaced"
+    );
+    assert_in_repo(&reg, "partial", &r.pushed());
+    // --force moves the tag anyway, says so, and still exits with the verdict.
+    let forced = assemble(&target, &refs(&reg, "src", &[AMD64, WS2019]), &["--force"]);
+    expect(&forced, 1, "forced policy failure");
+    assert!(
+        forced.stderr.contains("--force: ") && forced.stderr.contains("--force moved the tag"),
+        "{}",
+        forced.stderr
+    );
     assert_eq!(reg.manifest_digest("partial", "v1"), Some(r.pushed()));
     // The same list passes a policy that does not need Windows Server 2022.
     let policy = tempfile::NamedTempFile::new().unwrap();
@@ -714,12 +731,13 @@ fn a_policy_failure_exits_1_and_the_list_stays_pushed() {
     )
     .unwrap();
     let again = assemble(
-        &format!("{}/partial:v1", reg.host()),
+        &format!("{}/partial:v2", reg.host()),
         &refs(&reg, "src", &[WS2019, AMD64]),
         &["--policy", &policy.path().display().to_string()],
     );
     expect(&again, 0, "policy with ltsc2019 only");
     assert_eq!(again.pushed(), r.pushed());
+    assert_eq!(reg.manifest_digest("partial", "v2"), Some(r.pushed()));
 }
 
 /// Removes a buildah manifest list when the test ends, passed or not.

@@ -42,6 +42,9 @@ pub struct AssembleArgs {
     /// verified (said on standard error; the exit code is still the verdict's).
     #[arg(long)]
     force: bool,
+    /// Print request counters (reads and writes) to standard error at the end.
+    #[arg(long)]
+    stats: bool,
 }
 
 /// The kind of list to write (`--format`).
@@ -87,7 +90,15 @@ pub async fn run(global: &GlobalArgs, args: &AssembleArgs) -> Result<ExitKind, C
         policy,
         force: args.force,
     };
-    let outcome = push::assemble(&session, &request).await?;
+    let result = push::assemble(&session, &request).await;
+    if args.stats {
+        let line = session.stats().map_or_else(
+            || "requests: none (no registry references)".to_string(),
+            |s| s.summary(),
+        );
+        eprintln!("imgcheck: {line}");
+    }
+    let outcome = result?;
     if args.dry_run {
         return dry_run(&request, &outcome);
     }

@@ -45,34 +45,49 @@ impl RegistryClient {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, Failure>>,
     {
-        let retries = self.options.retries;
-        let mut attempt_no: u32 = 0;
+        let mut attempts: u32 = 0;
         loop {
             let (err, retry_after) = match self.counted_attempt(what, attempt()).await? {
                 Ok(body) => return Ok(body),
                 Err(Failure::Fatal(e)) => return Err(e),
                 Err(Failure::Retry(e, after)) => (e, after),
             };
-            if attempt_no >= retries {
-                return Err(gave_up(err, attempt_no + 1));
+            attempts += 1;
+            if !self.before_retry(attempts, retry_after, &err).await {
+                return Err(gave_up(err, attempts));
             }
-            let delay = retry_after.unwrap_or_else(|| backoff(self.options.backoff, attempt_no));
-            if self.remaining().is_some_and(|left| left <= delay) {
-                return Err(gave_up(err, attempt_no + 1));
-            }
-            attempt_no += 1;
-            Stats::count(&self.stats.retries);
-            let why = if retry_after.is_some() {
-                " (Retry-After)"
-            } else {
-                ""
-            };
-            tracing::info!(
-                "retry {attempt_no}/{retries} in {:.1}s{why}: {err}",
-                delay.as_secs_f64()
-            );
-            tokio::time::sleep(delay).await;
         }
+    }
+
+    /// After `attempts` failed attempts (the last with `err`): waits the backoff step (or
+    /// the server's `Retry-After`), counting and telling the retry, and returns true; or
+    /// returns false at once when the retries are used up or the deadline would pass first.
+    pub(super) async fn before_retry(
+        &self,
+        attempts: u32,
+        retry_after: Option<Duration>,
+        err: &FetchError,
+    ) -> bool {
+        let retries = self.options.retries;
+        if attempts > retries {
+            return false;
+        }
+        let delay = retry_after.unwrap_or_else(|| backoff(self.options.backoff, attempts - 1));
+        if self.remaining().is_some_and(|left| left <= delay) {
+            return false;
+        }
+        Stats::count(&self.stats.retries);
+        let why = if retry_after.is_some() {
+            " (Retry-After)"
+        } else {
+            ""
+        };
+        tracing::info!(
+            "retry {attempts}/{retries} in {:.1}s{why}: {err}",
+            delay.as_secs_f64()
+        );
+        tokio::time::sleep(delay).await;
+        true
     }
 
     /// One attempt in a request slot, its time counted in the stats. The outer error ends

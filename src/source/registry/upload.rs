@@ -9,7 +9,7 @@ use tokio::io::AsyncReadExt;
 
 use super::body::{colon, read_small, summarize_error_body};
 use super::request::{Kind, Request, api_host, origin_is_registry, transport_failure};
-use super::retry::{Failure, is_retryable_status, retry_after_of};
+use super::retry::{Failure, gave_up, is_retryable_status, retry_after_of};
 use super::token::PULL;
 use super::{RegistrySource, Stats};
 use crate::digest::Digest;
@@ -87,10 +87,54 @@ impl RegistrySource {
         Url::parse(&url).map_err(|e| FetchError::BadInput(format!("{url}: bad URL: {e}")))
     }
 
-    /// Sends one write and returns its 2xx answer. The registry's own origin gets the
-    /// run's credentials (answering its challenge, with a `pull,push` token); an upload
-    /// location elsewhere gets none. Counted in the stats.
+    /// Sends one write and returns its 2xx answer, or what its refusal means.
     pub(super) async fn send_write(
+        &self,
+        url: &Url,
+        payload: Payload,
+        what: &str,
+    ) -> Result<reqwest::Response, Failure> {
+        let resp = self.send_write_raw(url, payload, what).await?;
+        if resp.status().is_success() {
+            return Ok(resp);
+        }
+        Err(write_refusal(what, resp, self.client.options.request_timeout).await)
+    }
+
+    /// Sends one write of an upload session and returns its 2xx answer. A registry that
+    /// answers with a status that may heal (429, 5xx) did not take the request, so it is
+    /// sent again to the same location (the session is where it was); after the retries,
+    /// that is final. Any other fault ends the attempt, to start over from the POST.
+    async fn upload_step(
+        &self,
+        url: &Url,
+        payload: &Payload,
+        what: &str,
+    ) -> Result<reqwest::Response, Failure> {
+        let mut attempts = 0;
+        loop {
+            let resp = self.send_write_raw(url, payload.clone(), what).await?;
+            let status = resp.status();
+            if status.is_success() {
+                return Ok(resp);
+            }
+            let timeout = self.client.options.request_timeout;
+            match write_refusal(what, resp, timeout).await {
+                Failure::Retry(e, after) if is_retryable_status(status.as_u16()) => {
+                    attempts += 1;
+                    if !self.client.before_retry(attempts, after, &e).await {
+                        return Err(Failure::Fatal(gave_up(e, attempts)));
+                    }
+                }
+                other => return Err(other),
+            }
+        }
+    }
+
+    /// Sends one write and returns the answer, whatever its status. The registry's own
+    /// origin gets the run's credentials (answering its challenge, with a `pull,push`
+    /// token); an upload location elsewhere gets none. Counted in the stats.
+    async fn send_write_raw(
         &self,
         url: &Url,
         payload: Payload,
@@ -112,10 +156,7 @@ impl RegistrySource {
                 .await?
                 .map_err(|e| transport_failure(what, &e))?
         };
-        if resp.status().is_success() {
-            return Ok(resp);
-        }
-        Err(write_refusal(what, resp, client.options.request_timeout).await)
+        Ok(resp)
     }
 
     /// One attempt at uploading `blob` as `digest`: start a session (POST), send the file
@@ -130,7 +171,7 @@ impl RegistrySource {
     ) -> Result<(), Failure> {
         let start = self.api_url("blobs/uploads/").map_err(Failure::Fatal)?;
         let resp = self
-            .send_write(&start, Payload::empty(Method::POST), what)
+            .upload_step(&start, &Payload::empty(Method::POST), what)
             .await?;
         let mut at = location(&resp, &start, what)?;
         let mut file = tokio::fs::File::open(&blob.path)
@@ -144,14 +185,14 @@ impl RegistrySource {
                 range: Some(format!("{offset}-{end}")),
                 ..Payload::with_body(Method::PATCH, octet_stream(), chunk)
             };
-            let resp = self.send_write(&at, payload, what).await?;
+            let resp = self.upload_step(&at, &payload, what).await?;
             at = location(&resp, &at, what)?;
             offset = end + 1;
         }
         at.query_pairs_mut()
             .append_pair("digest", &digest.to_string());
         let commit = Payload::with_body(Method::PUT, octet_stream(), bytes::Bytes::new());
-        let resp = self.send_write(&at, commit, what).await?;
+        let resp = self.upload_step(&at, &commit, what).await?;
         check_stored_digest(&resp, digest, None)
     }
 }
@@ -284,7 +325,12 @@ mod tests {
     }
 
     /// Status, headers, body, what the answer means.
-    type Case = (u16, &'static [(&'static str, &'static str)], &'static str, &'static str);
+    type Case = (
+        u16,
+        &'static [(&'static str, &'static str)],
+        &'static str,
+        &'static str,
+    );
 
     #[tokio::test]
     async fn write_refusals() {
