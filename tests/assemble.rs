@@ -8,6 +8,7 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use common::secure::{Secured, TokenServer};
 use common::{DOCKER_LIST, OCI_INDEX, Registry, fixture, fixtures_dir, imgcheck, sha256_digest};
 use serde_json::{Value, json};
 
@@ -738,6 +739,69 @@ fn a_policy_failing_list_never_replaces_a_good_tag() {
     expect(&again, 0, "policy with ltsc2019 only");
     assert_eq!(again.pushed(), r.pushed());
     assert_eq!(reg.manifest_digest("partial", "v2"), Some(r.pushed()));
+}
+
+/// Writes authenticate like reads: an identity token goes through the OAuth2 refresh-token
+/// grant for a `pull,push` token, and a credential helper that fails ends the run with the
+/// helper's error (exit 3) instead of anonymous access and a bare 401. No secret is printed.
+#[test]
+fn writes_authenticate_like_reads() {
+    const IDENTITY: &str = "carol-identity-4b2e";
+    let tokens = TokenServer::start(
+        &[("carol", "carol-pw-81c0", &["out"])],
+        &[(IDENTITY, "carol")],
+    );
+    let mut reg = Registry::start();
+    reg.restart_with(&Secured {
+        token: Some(&tokens),
+        ..Secured::default()
+    });
+    let home = tempfile::tempdir().unwrap();
+    let idfile = home.path().join("identity.json");
+    let auths = json!({"auths": {reg.host(): {"auth": "", "identitytoken": IDENTITY}}});
+    fs::write(&idfile, auths.to_string()).unwrap();
+    let child = format!("oci:{}", fixture("good").display());
+    let target = format!("{}/out:v1", reg.host());
+    let idfile = idfile.to_string_lossy();
+    let r = run(&[
+        "assemble",
+        "--target",
+        &target,
+        "--authfile",
+        &idfile,
+        &child,
+    ]);
+    expect(&r, 0, "assemble with an identity token");
+    let asked = tokens.requests();
+    assert!(
+        asked.iter().any(|t| t.user == "carol"
+            && t.status == 200
+            && t.scopes.iter().any(|s| s == "repository:out:pull,push")),
+        "{asked:?}"
+    );
+
+    let helpers = home.path().join("helpers.json");
+    let config = json!({"credHelpers": {reg.host(): "imgcheck-absent-helper"}});
+    fs::write(&helpers, config.to_string()).unwrap();
+    let helpers = helpers.to_string_lossy();
+    let target = format!("{}/out:v2", reg.host());
+    let failed = run(&[
+        "assemble",
+        "--target",
+        &target,
+        "--authfile",
+        &helpers,
+        &child,
+    ]);
+    expect(&failed, 3, "assemble with a failing credential helper");
+    assert!(
+        failed.stderr.contains("imgcheck-absent-helper") && !failed.stderr.contains("HTTP 401"),
+        "{}",
+        failed.stderr
+    );
+    for out in [&r.stdout, &r.stderr, &failed.stdout, &failed.stderr] {
+        assert!(!out.contains(IDENTITY), "{out}");
+    }
 }
 
 /// Removes a buildah manifest list when the test ends, passed or not.
