@@ -741,12 +741,11 @@ fn a_policy_failing_list_never_replaces_a_good_tag() {
     assert_eq!(reg.manifest_digest("partial", "v2"), Some(r.pushed()));
 }
 
-/// Writes authenticate like reads: an identity token goes through the OAuth2 refresh-token
-/// grant for a `pull,push` token, and a credential helper that fails ends the run with the
-/// helper's error (exit 3) instead of anonymous access and a bare 401. No secret is printed.
-#[test]
-fn writes_authenticate_like_reads() {
-    const IDENTITY: &str = "carol-identity-4b2e";
+/// A registry behind a token server that knows carol (password and identity token), her
+/// auth file with `entry` for the registry, and the good fixture as one layout child.
+fn token_registry(
+    entry: impl Fn(String) -> Value,
+) -> (TokenServer, Registry, tempfile::TempDir, String) {
     let tokens = TokenServer::start(
         &[("carol", "carol-pw-81c0", &["out"])],
         &[(IDENTITY, "carol")],
@@ -757,18 +756,29 @@ fn writes_authenticate_like_reads() {
         ..Secured::default()
     });
     let home = tempfile::tempdir().unwrap();
-    let idfile = home.path().join("identity.json");
-    let auths = json!({"auths": {reg.host(): {"auth": "", "identitytoken": IDENTITY}}});
-    fs::write(&idfile, auths.to_string()).unwrap();
+    let config = entry(reg.host());
+    fs::write(home.path().join("auth.json"), config.to_string()).unwrap();
     let child = format!("oci:{}", fixture("good").display());
+    (tokens, reg, home, child)
+}
+
+const IDENTITY: &str = "carol-identity-4b2e";
+
+/// Writes authenticate like reads: an identity token goes through the OAuth2 refresh-token
+/// grant for a `pull,push` token. No secret is printed.
+#[test]
+fn identity_tokens_push_through_the_refresh_token_grant() {
+    let (tokens, reg, home, child) =
+        token_registry(|host| json!({"auths": {host: {"auth": "", "identitytoken": IDENTITY}}}));
+    let authfile = home.path().join("auth.json");
     let target = format!("{}/out:v1", reg.host());
-    let idfile = idfile.to_string_lossy();
+    let authfile = authfile.to_string_lossy();
     let r = run(&[
         "assemble",
         "--target",
         &target,
         "--authfile",
-        &idfile,
+        &authfile,
         &child,
     ]);
     expect(&r, 0, "assemble with an identity token");
@@ -779,18 +789,26 @@ fn writes_authenticate_like_reads() {
             && t.scopes.iter().any(|s| s == "repository:out:pull,push")),
         "{asked:?}"
     );
+    for out in [&r.stdout, &r.stderr] {
+        assert!(!out.contains(IDENTITY), "{out}");
+    }
+}
 
-    let helpers = home.path().join("helpers.json");
-    let config = json!({"credHelpers": {reg.host(): "imgcheck-absent-helper"}});
-    fs::write(&helpers, config.to_string()).unwrap();
-    let helpers = helpers.to_string_lossy();
-    let target = format!("{}/out:v2", reg.host());
+/// A credential helper that fails ends a write with the helper's error (exit 3), as it
+/// ends a read, instead of anonymous access and a bare 401.
+#[test]
+fn a_failing_credential_helper_fails_writes_like_reads() {
+    let (_tokens, reg, home, child) =
+        token_registry(|host| json!({"credHelpers": {host: "imgcheck-absent-helper"}}));
+    let authfile = home.path().join("auth.json");
+    let target = format!("{}/out:v1", reg.host());
+    let authfile = authfile.to_string_lossy();
     let failed = run(&[
         "assemble",
         "--target",
         &target,
         "--authfile",
-        &helpers,
+        &authfile,
         &child,
     ]);
     expect(&failed, 3, "assemble with a failing credential helper");
@@ -799,9 +817,6 @@ fn writes_authenticate_like_reads() {
         "{}",
         failed.stderr
     );
-    for out in [&r.stdout, &r.stderr, &failed.stdout, &failed.stderr] {
-        assert!(!out.contains(IDENTITY), "{out}");
-    }
 }
 
 /// Removes a buildah manifest list when the test ends, passed or not.
