@@ -8,6 +8,7 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use common::proxy::{Fault, FaultProxy, Match, Rule};
 use common::secure::{Secured, TokenServer};
 use common::{DOCKER_LIST, OCI_INDEX, Registry, fixture, fixtures_dir, imgcheck, sha256_digest};
 use serde_json::{Value, json};
@@ -983,4 +984,58 @@ fn a_large_layer_is_copied_in_bounded_memory() {
         "--deep",
     ]);
     expect(&r, 0, "verify --deep of the copy");
+}
+
+/// Faults during a large layer's upload do not fail the copy: a chunk the registry refuses
+/// (503, on every chunk) is sent again to the same location; a connection reset mid-upload
+/// starts the upload again from its POST. The layer arrives intact.
+#[test]
+fn faults_during_a_large_layer_upload_heal() {
+    const LAYER_MIB: usize = 20;
+    let dir = tempfile::tempdir().unwrap();
+    let layer: Vec<u8> = (0..LAYER_MIB * 1024 * 1024 / 8)
+        .flat_map(|i: usize| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes())
+        .collect();
+    let m = write_layout_with(
+        dir.path(),
+        &json!({"architecture": "amd64", "os": "linux"}),
+        &layer,
+    );
+    drop(layer);
+    let reg = Registry::start();
+    let proxy = FaultProxy::start(
+        &reg.base_url(),
+        vec![
+            Rule::times(Match::Request("PATCH ".into()), Fault::Reset, 1),
+            Rule::per_request(Match::Request("PATCH ".into()), Fault::Status(503), 1),
+        ],
+    );
+    let r = run(&[
+        "assemble",
+        "--target",
+        &format!("{}/big:v1", proxy.host()),
+        "--policy",
+        "linux-only",
+        "-v",
+        &format!("oci:{}@{m}", dir.path().display()),
+    ]);
+    expect(&r, 0, "large layer through faults");
+    let seen = proxy.seen();
+    let refused = seen
+        .iter()
+        .filter(|s| s.fault == Some(Fault::Status(503)))
+        .count();
+    assert!(
+        refused >= 3,
+        "every chunk of the layer was refused once: {refused}"
+    );
+    assert!(seen.iter().any(|s| s.fault == Some(Fault::Reset)));
+    let deep = run(&[
+        "verify",
+        &format!("{}/big:v1", reg.host()),
+        "--policy",
+        "linux-only",
+        "--deep",
+    ]);
+    expect(&deep, 0, "verify --deep of the copy");
 }
