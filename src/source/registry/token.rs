@@ -1,6 +1,7 @@
 //! Bearer tokens (distribution's token spec): cached per (registry, repository,
-//! credentials, actions: `pull`, or `pull,push` for writes) and reused until shortly before they expire; one token request asks for up
-//! to [`MAX_SCOPES`] of the run's repositories on that registry with the same credentials
+//! credentials, actions: `pull`, or `pull,push` for writes) and reused until shortly before
+//! they expire; one token request asks for up to [`MAX_SCOPES`] of the run's repositories on
+//! that registry with the same credentials
 //! (one fetch at a time per registry, so concurrent requests wait for it instead of each
 //! asking); a token the registry refuses is replaced by one for that repository alone; a
 //! token service that refuses is reported as such, not as a bare 401.

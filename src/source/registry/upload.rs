@@ -1,7 +1,8 @@
 //! One write request on the read path's machinery: the same HTTP clients, challenges and
 //! tokens (asking for `pull,push`), per-step timeout and stats; what a write's refusal
-//! means; and one attempt at a blob upload (POST, PATCH per chunk, PUT with the digest),
-//! which a fault restarts from its POST.
+//! means; and one attempt at a blob upload (POST, PATCH per chunk, PUT with the digest). A
+//! step answered 429/5xx is sent again to the same location; any other fault ends the
+//! attempt, and the next one starts from a new POST.
 
 use reqwest::header::{CONTENT_RANGE, CONTENT_TYPE, HeaderValue, LOCATION};
 use reqwest::{Method, StatusCode, Url};
