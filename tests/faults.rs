@@ -478,6 +478,59 @@ fn writes_heal_through_503_twice_per_request() {
         r.stderr
     );
     verifies(&registry, "v1", &r.pushed());
+    // Children in another repository of the same registry are mounted, through the same
+    // faults.
+    let children: Vec<String> = registry_children(&registry, &r.pushed())
+        .iter()
+        .map(|d| format!("{}/out@{d}", proxy.host()))
+        .collect();
+    let again = assemble(&format!("{}/other:v1", proxy.host()), &children, &[]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(again.stderr.contains("0 uploaded, "), "{}", again.stderr);
+    assert!(
+        proxy
+            .seen()
+            .iter()
+            .any(|s| s.fault.is_some() && s.request.contains("?mount=")),
+        "no fault on a mount"
+    );
+    assert_eq!(again.pushed(), r.pushed());
+}
+
+/// The child manifests of the list `digest` in `out`.
+fn registry_children(registry: &Registry, digest: &str) -> Vec<String> {
+    let (status, body) = registry.get_manifest("out", digest);
+    assert_eq!(status, 200);
+    let list: Value = serde_json::from_slice(&body).expect("list JSON");
+    list["manifests"]
+        .as_array()
+        .expect("manifests")
+        .iter()
+        .map(|m| m["digest"].as_str().expect("digest").to_string())
+        .collect()
+}
+
+/// An upload that stalls every time ends at the overall deadline (`--timeout`), exit 3,
+/// saying so.
+#[test]
+fn a_write_that_never_ends_stops_at_the_deadline() {
+    let (registry, proxy) = proxied(vec![Rule::always(
+        Match::Request("PATCH ".into()),
+        Fault::Stall(Duration::from_secs(5)),
+    )]);
+    let out = imgcheck()
+        .args(["assemble", "--target", &format!("{}/out:v1", proxy.host())])
+        .args(["--timeout", "2s", "--request-timeout", "30s"])
+        .args(good_layout())
+        .output()
+        .expect("imgcheck runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("the overall deadline (--timeout 2s) passed"),
+        "{stderr}"
+    );
+    assert_eq!(registry.manifest_digest("out", "v1"), None);
 }
 
 /// 429 with Retry-After on an upload chunk and on the tag's PUT: waited out, then healed.
