@@ -1,12 +1,14 @@
-//! The I/O of `imgcheck assemble`: read each child through the [`crate::source`] layer, copy it
-//! into the target repository by digest, push the list built by [`crate::assemble`] as raw
-//! bytes, and read it back for the verify engine.
+//! The I/O of `imgcheck assemble` (and of `imgcheck build`'s lists): read each child through
+//! the [`crate::source`] layer, copy it into the target repository by digest, push the list
+//! built by [`crate::assemble`] as raw bytes by digest, read it back by digest for the verify
+//! engine, and only then move the tag to it. A list that fails its policy (or cannot be
+//! verified) never replaces what the tag names, unless the caller forces it.
 //!
-//! Writes go through oci-client's `blob_exists`, `mount_blob`, `push_blob` and
-//! `push_manifest_raw`; never `push_manifest_list`, which re-serialises the list and so changes
-//! its digest (docs/decisions.md). Every byte copied is checked against its digest (and size) first,
-//! so a corrupt layout or a lying registry cannot make us publish other content under a digest.
-//! Foreign layers (`urls`, non-distributable types) are never copied: they live elsewhere.
+//! Writes go through the run's registry client ([`RegistrySource::upload_blob`] and its
+//! siblings), retried like reads. Every byte copied is checked against its digest (and size)
+//! first, so a corrupt layout or a lying registry cannot make us publish other content under a
+//! digest. Foreign layers (`urls`, non-distributable types) are never copied: they live
+//! elsewhere.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
@@ -16,7 +18,7 @@ use reqwest::header::HeaderValue;
 
 use crate::assemble::{AssembledIndex, ChildImage, ChildSpec, IndexFormat, Refusal, build_index};
 use crate::digest::Digest;
-use crate::engine::{ImageReport, judge};
+use crate::engine::{ImageReport, Verdict, judge};
 use crate::graph::{Content, Image, MAX_LAYER_BYTES, Node, Problem, WalkOptions, walk};
 use crate::manifest::{Descriptor, MAX_MANIFEST_BYTES, OCI_MANIFEST};
 use crate::platform::Platform;
@@ -29,8 +31,6 @@ use crate::source::{BlobFile, FetchError, Fetched, Source};
 
 /// Blob copies in flight at once.
 const COPY_JOBS: usize = 4;
-/// Bytes per piece of an upload (oci-client sends each as one PATCH, at most 4 MiB).
-const UPLOAD_CHUNK: usize = 4 * 1024 * 1024;
 
 /// Why assemble stopped. The first four are bad input (exit 2), raised before anything is
 /// written except for a child whose blobs turn out unreadable while copying; the others mean a
@@ -77,9 +77,9 @@ pub enum Failure {
         target: String,
         /// What was being done (`upload blob DIGEST`, `push manifest REF`, …).
         action: String,
-        /// The registry client's error.
+        /// The registry client's error (after its retries).
         #[source]
-        source: Arc<oci_client::errors::OciDistributionError>,
+        source: FetchError,
     },
     /// The session cannot write to registries (it was made without the target).
     #[error("{target}: no registry client")]
@@ -87,11 +87,11 @@ pub enum Failure {
         /// The target, as given.
         target: String,
     },
-    /// The pushed list cannot be read back.
-    #[error("{target}: cannot read the pushed list back")]
+    /// The pushed list cannot be read back; the tag was not moved to it.
+    #[error("{pushed}: cannot read the pushed list back")]
     ReadBack {
-        /// The target, as given.
-        target: String,
+        /// What was pushed: `TARGET@DIGEST` (or the tag just moved).
+        pushed: String,
         /// Why.
         #[source]
         source: FetchError,
@@ -135,6 +135,22 @@ pub struct Request {
     pub annotations: BTreeMap<String, String>,
     /// Build and print only; write nothing.
     pub dry_run: bool,
+    /// The policy the list must pass (read back by digest) before the tag moves to it.
+    pub policy: Policy,
+    /// Move the tag even when the list fails the policy or cannot be fully verified.
+    pub force: bool,
+}
+
+/// What became of the target tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tag {
+    /// It names the new list, which passed its policy.
+    Moved,
+    /// It names the new list, which did not pass: the caller forced it.
+    Forced,
+    /// It was left as it was (dry run, or the list did not pass); the list is in the
+    /// repository by digest only.
+    Held,
 }
 
 /// What happened to the blobs and manifests of the children.
@@ -169,6 +185,10 @@ pub struct Outcome {
     pub index: AssembledIndex,
     /// What was copied.
     pub copied: CopyStats,
+    /// The list's report, read back by digest (none for a dry run).
+    pub report: Option<ImageReport>,
+    /// What became of the tag.
+    pub tag: Tag,
 }
 
 /// Where a child is read from.
@@ -404,19 +424,18 @@ enum BlobCopy {
     Uploaded,
 }
 
-/// Writes into the target repository.
+/// Writes into the target repository, through the run's registry client.
 struct Writer<'a> {
-    client: &'a oci_client::Client,
-    target: &'a RegistryRef,
-    oci_target: oci_client::Reference,
+    target: RegistrySource,
+    name: &'a RegistryRef,
 }
 
 impl Writer<'_> {
-    fn failed(&self, action: String, e: oci_client::errors::OciDistributionError) -> Failure {
+    fn failed(&self, action: String, source: FetchError) -> Failure {
         Failure::Write {
-            target: self.target.to_string(),
+            target: self.name.to_string(),
             action,
-            source: Arc::new(e),
+            source,
         }
     }
 
@@ -428,26 +447,26 @@ impl Writer<'_> {
     ) -> Result<BlobCopy, Failure> {
         let digest = d.digest().map_err(|e| unreadable(origin, None, e))?;
         let exists = self
-            .client
-            .blob_exists(&self.oci_target, &digest.to_string())
+            .target
+            .blob_exists(&digest)
             .await
             .map_err(|e| self.failed(format!("check blob {digest}"), e))?;
         if exists {
             return Ok(BlobCopy::Present);
         }
         if let ChildSource::Registry(_, from) = source
-            && from.registry == self.target.registry
-            && self
-                .client
-                .mount_blob(&self.oci_target, &from.to_oci(), &digest.to_string())
-                .await
-                .is_ok()
+            && from.registry == self.name.registry
         {
-            return Ok(BlobCopy::Mounted);
+            match self.target.mount_blob(&digest, from).await {
+                Ok(true) => return Ok(BlobCopy::Mounted),
+                Ok(false) => {}
+                // A registry that cannot mount can still take an upload.
+                Err(e) => tracing::info!("mount of blob {digest} failed, uploading it: {e}"),
+            }
         }
-        // Through a file (the layout's own, or a spooled download) and streamed to the
-        // registry in chunks: layers of any size in bounded memory. The registry checks the
-        // digest again when the upload is committed.
+        // Through a file (the layout's own, or a spooled download) and sent in chunks:
+        // layers of any size in bounded memory. The registry checks the digest again when
+        // the upload is committed.
         let blob = source
             .blob_file(&digest, MAX_LAYER_BYTES)
             .await
@@ -461,52 +480,28 @@ impl Writer<'_> {
                 ),
             ));
         }
-        let file = tokio::fs::File::open(&blob.path).await.map_err(|e| {
-            let why = ReadFailure::File(Arc::new(e));
-            unreadable(origin, Some(format!("blob {digest}")), why)
-        })?;
-        let chunks = tokio_util::io::ReaderStream::with_capacity(file, UPLOAD_CHUNK)
-            .map(|r| r.map_err(oci_client::errors::OciDistributionError::from));
-        self.client
-            .push_blob_stream(
-                &self.oci_target,
-                chunks,
-                &digest.to_string(),
-                Some(blob.size),
-            )
+        self.target
+            .upload_blob(&digest, &blob)
             .await
             .map_err(|e| self.failed(format!("upload blob {digest}"), e))?;
-        drop(blob);
         Ok(BlobCopy::Uploaded)
     }
 
+    /// PUTs `bytes` as the manifest `reference_part` (a digest or the tag) of the target.
     async fn put_manifest(
         &self,
-        reference: &RegistryRef,
-        bytes: Vec<u8>,
+        reference_part: &str,
+        bytes: &[u8],
         media_type: &str,
     ) -> Result<(), Failure> {
         let content_type = HeaderValue::from_str(media_type).map_err(|e| Failure::MediaType {
             media_type: media_type.to_string(),
             source: Arc::new(e),
         })?;
-        // By digest, the tag is set to the digest too: the URL is the same, and oci-client
-        // 0.18 then survives registries that answer without a Location header (it rebuilds
-        // the URL by stripping the tag, and panics when there is none).
-        let oci_ref = match &reference.digest {
-            Some(d) => oci_client::Reference::with_tag_and_digest(
-                reference.registry.clone(),
-                reference.repository.clone(),
-                d.to_string(),
-                d.to_string(),
-            ),
-            None => reference.to_oci(),
-        };
-        self.client
-            .push_manifest_raw(&oci_ref, bytes, content_type)
+        self.target
+            .put_manifest(reference_part, bytes, &content_type)
             .await
-            .map_err(|e| self.failed(format!("push manifest {reference}"), e))?;
-        Ok(())
+            .map_err(|e| self.failed(format!("push manifest {reference_part}"), e))
     }
 
     /// Copies one image into the target repository: blobs first, then its manifest by digest.
@@ -538,17 +533,19 @@ impl Writer<'_> {
                 BlobCopy::Uploaded => stats.uploaded += 1,
             }
         }
-        let at = self.target.with_digest(&piece.image.digest);
-        self.put_manifest(&at, piece.manifest.clone(), &piece.image.media_type)
+        let digest = piece.image.digest.to_string();
+        self.put_manifest(&digest, &piece.manifest, &piece.image.media_type)
             .await?;
         stats.manifests += 1;
         Ok(())
     }
 }
 
-/// Reads every child, builds the list, and (unless `dry_run`) copies the children into the
-/// target repository and pushes the list under the target tag. Nothing is written when a child
-/// is refused or the list cannot be built.
+/// Reads every child and builds the list; unless `dry_run`, copies the children into the
+/// target repository, pushes the list by digest, verifies it by digest against the policy,
+/// and only then moves the tag to it (when it passes, or with `force`). Nothing is written
+/// when a child is refused or the list cannot be built; the tag is never moved to a list
+/// that was not verified (unless `force`).
 pub async fn assemble(session: &Session, request: &Request) -> Result<Outcome, Failure> {
     let mut sources = Vec::with_capacity(request.children.len());
     let mut pieces = Vec::new();
@@ -561,25 +558,22 @@ pub async fn assemble(session: &Session, request: &Request) -> Result<Outcome, F
     let index = build_index(&images, request.format, &request.annotations)?;
     let mut copied = CopyStats::default();
     if request.dry_run {
-        return Ok(Outcome { index, copied });
+        return Ok(Outcome {
+            index,
+            copied,
+            report: None,
+            tag: Tag::Held,
+        });
     }
+    let target = &request.target;
     let client = session
         .registry_client()
         .ok_or_else(|| Failure::NoRegistryClient {
-            target: request.target.to_string(),
+            target: target.to_string(),
         })?;
-    let oci_target = request.target.to_oci();
-    client
-        .oci()
-        .store_auth_if_needed(
-            oci_target.resolve_registry(),
-            &client.auth_for(&request.target),
-        )
-        .await;
     let writer = Writer {
-        client: client.oci(),
-        target: &request.target,
-        oci_target,
+        target: client.source(target),
+        name: target,
     };
     // Blobs shared between children (base layers) are copied once. build_index refused
     // duplicate platforms, so no manifest appears twice.
@@ -587,7 +581,7 @@ pub async fn assemble(session: &Session, request: &Request) -> Result<Outcome, F
     for piece in &pieces {
         let source = &sources[piece.source];
         let in_target = matches!(source, ChildSource::Registry(_, r)
-            if r.registry == request.target.registry && r.repository == request.target.repository);
+            if r.registry == target.registry && r.repository == target.repository);
         if in_target {
             continue;
         }
@@ -595,38 +589,72 @@ pub async fn assemble(session: &Session, request: &Request) -> Result<Outcome, F
             .copy_piece(source, piece, &mut done, &mut copied)
             .await?;
     }
+    let media_type = index.format.media_type();
     writer
-        .put_manifest(
-            &request.target,
-            index.bytes.clone(),
-            index.format.media_type(),
-        )
+        .put_manifest(&index.digest.to_string(), &index.bytes, media_type)
         .await?;
-    Ok(Outcome { index, copied })
+    let report = verify_by_digest(session, target, &index.digest, &request.policy).await?;
+    let tag = if report.verdict == Verdict::Pass {
+        Tag::Moved
+    } else if request.force {
+        Tag::Forced
+    } else {
+        return Ok(Outcome {
+            index,
+            copied,
+            report: Some(report),
+            tag: Tag::Held,
+        });
+    };
+    writer
+        .put_manifest(&target.reference_part(), &index.bytes, media_type)
+        .await?;
+    check_tag(&writer.target, target, &index.digest).await?;
+    Ok(Outcome {
+        index,
+        copied,
+        report: Some(report),
+        tag,
+    })
 }
 
-/// Reads the pushed tag back and judges it. Fails when the tag no longer names `digest`
-/// (someone pushed over it) or cannot be read.
-pub async fn verify_pushed(
+/// Reads the list pushed as `target@digest` back and judges it.
+async fn verify_by_digest(
     session: &Session,
     target: &RegistryRef,
     digest: &Digest,
     policy: &Policy,
 ) -> Result<ImageReport, Failure> {
-    let reference = ImageRef::Registry(target.clone());
+    let pinned = target.with_digest(digest);
     let graph = session
-        .graph(&reference, WalkOptions::default())
+        .graph(&ImageRef::Registry(pinned.clone()), WalkOptions::default())
         .await
         .map_err(|source| Failure::ReadBack {
-            target: target.to_string(),
+            pushed: pinned.to_string(),
             source,
         })?;
-    if graph.root.digest != *digest {
+    let mut report = judge(&graph, policy, &policy.runtimes);
+    report.reference = pinned.to_string();
+    Ok(report)
+}
+
+/// The tag must now name `digest`: otherwise another push replaced it in between.
+async fn check_tag(
+    source: &RegistrySource,
+    target: &RegistryRef,
+    digest: &Digest,
+) -> Result<(), Failure> {
+    let top = source.top().await.map_err(|source| Failure::ReadBack {
+        pushed: target.to_string(),
+        source,
+    })?;
+    let now = Digest::compute(digest.algorithm(), &top.bytes);
+    if now != *digest {
         return Err(Failure::Replaced {
             target: target.to_string(),
-            now: graph.root.digest.clone(),
+            now,
             pushed: digest.clone(),
         });
     }
-    Ok(judge(&graph, policy, &policy.runtimes))
+    Ok(())
 }

@@ -45,22 +45,6 @@ impl RegistryRef {
         }
     }
 
-    /// The oci-client reference for this image.
-    pub fn to_oci(&self) -> oci_client::Reference {
-        match &self.digest {
-            Some(d) => oci_client::Reference::with_digest(
-                self.registry.clone(),
-                self.repository.clone(),
-                d.to_string(),
-            ),
-            None => oci_client::Reference::with_tag(
-                self.registry.clone(),
-                self.repository.clone(),
-                self.tag.clone().unwrap_or_else(|| "latest".into()),
-            ),
-        }
-    }
-
     /// True for hosts where plain HTTP is allowed without asking (loopback).
     pub fn is_loopback(&self) -> bool {
         let host = match self.registry.rsplit_once(':') {
@@ -542,7 +526,7 @@ mod tests {
         #[test]
         fn agrees_with_oci_spec(s in reference_like()) {
             let ours = s.parse::<ImageRef>();
-            let theirs = s.parse::<oci_client::Reference>();
+            let theirs = s.parse::<oci_spec::distribution::Reference>();
             match (&ours, &theirs) {
                 (Ok(ImageRef::Registry(o)), Ok(t)) => {
                     prop_assert_eq!(&o.registry, t.registry());

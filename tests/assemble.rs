@@ -8,6 +8,8 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use common::proxy::{Fault, FaultProxy, Match, Rule};
+use common::secure::{Secured, TokenServer};
 use common::{DOCKER_LIST, OCI_INDEX, Registry, fixture, fixtures_dir, imgcheck, sha256_digest};
 use serde_json::{Value, json};
 
@@ -687,24 +689,41 @@ fn a_child_missing_from_its_registry_is_refused() {
     assert_eq!(reg.manifest_digest("out", "v1"), None);
 }
 
+/// A list that fails its policy is pushed by digest only: the tag keeps naming the good list
+/// until `--force` moves it (and says so); the exit code is the verdict's either way.
 #[test]
-fn a_policy_failure_exits_1_and_the_list_stays_pushed() {
+fn a_policy_failing_list_never_replaces_a_good_tag() {
     let reg = Registry::start();
     reg.push_layout(&fixture("good"), "src", "latest");
+    let target = format!("{}/partial:v1", reg.host());
+    let good = assemble(&target, &refs(&reg, "src", &GOOD_ORDER), &[]);
+    expect(&good, 0, "the good list");
+    assert_eq!(reg.manifest_digest("partial", "v1"), Some(good.pushed()));
     // No ltsc2022 child: the default policy needs one.
-    let r = assemble(
-        &format!("{}/partial:v1", reg.host()),
-        &refs(&reg, "src", &[AMD64, WS2019]),
-        &[],
-    );
+    let r = assemble(&target, &refs(&reg, "src", &[AMD64, WS2019]), &[]);
     expect(&r, 1, "policy failure");
     assert!(r.stdout.contains("no-match"), "{}", r.stdout);
     assert!(
-        r.stderr.contains("fails policy 'openshift'"),
+        r.stderr.contains("fails policy 'openshift'")
+            && r.stderr.contains("the tag was left as it was"),
         "{}",
         r.stderr
     );
-    assert!(r.stderr.contains("the list stays pushed"), "{}", r.stderr);
+    assert_ne!(r.pushed(), good.pushed());
+    assert_eq!(
+        reg.manifest_digest("partial", "v1"),
+        Some(good.pushed()),
+        "the good tag was replaced"
+    );
+    assert_in_repo(&reg, "partial", &r.pushed());
+    // --force moves the tag anyway, says so, and still exits with the verdict.
+    let forced = assemble(&target, &refs(&reg, "src", &[AMD64, WS2019]), &["--force"]);
+    expect(&forced, 1, "forced policy failure");
+    assert!(
+        forced.stderr.contains("--force: ") && forced.stderr.contains("--force moved the tag"),
+        "{}",
+        forced.stderr
+    );
     assert_eq!(reg.manifest_digest("partial", "v1"), Some(r.pushed()));
     // The same list passes a policy that does not need Windows Server 2022.
     let policy = tempfile::NamedTempFile::new().unwrap();
@@ -714,12 +733,91 @@ fn a_policy_failure_exits_1_and_the_list_stays_pushed() {
     )
     .unwrap();
     let again = assemble(
-        &format!("{}/partial:v1", reg.host()),
+        &format!("{}/partial:v2", reg.host()),
         &refs(&reg, "src", &[WS2019, AMD64]),
         &["--policy", &policy.path().display().to_string()],
     );
     expect(&again, 0, "policy with ltsc2019 only");
     assert_eq!(again.pushed(), r.pushed());
+    assert_eq!(reg.manifest_digest("partial", "v2"), Some(r.pushed()));
+}
+
+/// A registry behind a token server that knows carol (password and identity token), her
+/// auth file with `entry` for the registry, and the good fixture as one layout child.
+fn token_registry(
+    entry: impl Fn(String) -> Value,
+) -> (TokenServer, Registry, tempfile::TempDir, String) {
+    let tokens = TokenServer::start(
+        &[("carol", "carol-pw-81c0", &["out"])],
+        &[(IDENTITY, "carol")],
+    );
+    let mut reg = Registry::start();
+    reg.restart_with(&Secured {
+        token: Some(&tokens),
+        ..Secured::default()
+    });
+    let home = tempfile::tempdir().unwrap();
+    let config = entry(reg.host());
+    fs::write(home.path().join("auth.json"), config.to_string()).unwrap();
+    let child = format!("oci:{}", fixture("good").display());
+    (tokens, reg, home, child)
+}
+
+const IDENTITY: &str = "carol-identity-4b2e";
+
+/// Writes authenticate like reads: an identity token goes through the OAuth2 refresh-token
+/// grant for a `pull,push` token. No secret is printed.
+#[test]
+fn identity_tokens_push_through_the_refresh_token_grant() {
+    let (tokens, reg, home, child) =
+        token_registry(|host| json!({"auths": {host: {"auth": "", "identitytoken": IDENTITY}}}));
+    let authfile = home.path().join("auth.json");
+    let target = format!("{}/out:v1", reg.host());
+    let authfile = authfile.to_string_lossy();
+    let r = run(&[
+        "assemble",
+        "--target",
+        &target,
+        "--authfile",
+        &authfile,
+        &child,
+    ]);
+    expect(&r, 0, "assemble with an identity token");
+    let asked = tokens.requests();
+    assert!(
+        asked.iter().any(|t| t.user == "carol"
+            && t.status == 200
+            && t.scopes.iter().any(|s| s == "repository:out:pull,push")),
+        "{asked:?}"
+    );
+    for out in [&r.stdout, &r.stderr] {
+        assert!(!out.contains(IDENTITY), "{out}");
+    }
+}
+
+/// A credential helper that fails ends a write with the helper's error (exit 3), as it
+/// ends a read, instead of anonymous access and a bare 401.
+#[test]
+fn a_failing_credential_helper_fails_writes_like_reads() {
+    let (_tokens, reg, home, child) =
+        token_registry(|host| json!({"credHelpers": {host: "imgcheck-absent-helper"}}));
+    let authfile = home.path().join("auth.json");
+    let target = format!("{}/out:v1", reg.host());
+    let authfile = authfile.to_string_lossy();
+    let failed = run(&[
+        "assemble",
+        "--target",
+        &target,
+        "--authfile",
+        &authfile,
+        &child,
+    ]);
+    expect(&failed, 3, "assemble with a failing credential helper");
+    assert!(
+        failed.stderr.contains("imgcheck-absent-helper") && !failed.stderr.contains("HTTP 401"),
+        "{}",
+        failed.stderr
+    );
 }
 
 /// Removes a buildah manifest list when the test ends, passed or not.
@@ -886,4 +984,58 @@ fn a_large_layer_is_copied_in_bounded_memory() {
         "--deep",
     ]);
     expect(&r, 0, "verify --deep of the copy");
+}
+
+/// Faults during a large layer's upload do not fail the copy: a chunk the registry refuses
+/// (503, on every chunk) is sent again to the same location; a connection reset mid-upload
+/// starts the upload again from its POST. The layer arrives intact.
+#[test]
+fn faults_during_a_large_layer_upload_heal() {
+    const LAYER_MIB: usize = 20;
+    let dir = tempfile::tempdir().unwrap();
+    let layer: Vec<u8> = (0..LAYER_MIB * 1024 * 1024 / 8)
+        .flat_map(|i: usize| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes())
+        .collect();
+    let m = write_layout_with(
+        dir.path(),
+        &json!({"architecture": "amd64", "os": "linux"}),
+        &layer,
+    );
+    drop(layer);
+    let reg = Registry::start();
+    let proxy = FaultProxy::start(
+        &reg.base_url(),
+        vec![
+            Rule::times(Match::Request("PATCH ".into()), Fault::Reset, 1),
+            Rule::per_request(Match::Request("PATCH ".into()), Fault::Status(503), 1),
+        ],
+    );
+    let r = run(&[
+        "assemble",
+        "--target",
+        &format!("{}/big:v1", proxy.host()),
+        "--policy",
+        "linux-only",
+        "-v",
+        &format!("oci:{}@{m}", dir.path().display()),
+    ]);
+    expect(&r, 0, "large layer through faults");
+    let seen = proxy.seen();
+    let refused = seen
+        .iter()
+        .filter(|s| s.fault == Some(Fault::Status(503)))
+        .count();
+    assert!(
+        refused >= 3,
+        "every chunk of the layer was refused once: {refused}"
+    );
+    assert!(seen.iter().any(|s| s.fault == Some(Fault::Reset)));
+    let deep = run(&[
+        "verify",
+        &format!("{}/big:v1", reg.host()),
+        "--policy",
+        "linux-only",
+        "--deep",
+    ]);
+    expect(&deep, 0, "verify --deep of the copy");
 }

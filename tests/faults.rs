@@ -381,3 +381,266 @@ fn stats_count_retries() {
     // Without -v, retries are counted but not told.
     assert!(!stderr.contains("imgcheck: retry"), "{stderr}");
 }
+
+// ---- Writes: `assemble` through the proxy ----
+
+/// An `assemble` run.
+struct Assembled {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Assembled {
+    /// The digest of the pushed list, from the first stdout line `REF@DIGEST`.
+    fn pushed(&self) -> String {
+        let line = self.stdout.lines().next().unwrap_or_default();
+        match line.rsplit_once('@') {
+            Some((_, d)) if d.starts_with("sha256:") => d.to_string(),
+            _ => panic!("no REF@DIGEST line:\n{}\n{}", self.stdout, self.stderr),
+        }
+    }
+}
+
+/// `assemble -v --stats` of `children` to `TARGET` (`HOST/out:TAG`), with quick retries.
+fn assemble(target: &str, children: &[String], extra: &[&str]) -> Assembled {
+    let out = imgcheck()
+        .args(["assemble", "--target", target, "-v", "--stats"])
+        .args(QUICK)
+        .args(extra)
+        .args(children)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("imgcheck runs");
+    let run = Assembled {
+        code: out.status.code().expect("exit code"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    run
+}
+
+/// The good fixture's images, as one OCI layout child.
+fn good_layout() -> Vec<String> {
+    vec![format!("oci:{}", fixture("good").display())]
+}
+
+/// A new registry behind a proxy with `rules`.
+fn proxied(rules: Vec<Rule>) -> (Registry, FaultProxy) {
+    let registry = Registry::start();
+    let proxy = FaultProxy::start(&registry.base_url(), rules);
+    (registry, proxy)
+}
+
+/// The list `digest` under `HOST/out:TAG` passes `verify` read straight from the registry.
+fn verifies(registry: &Registry, tag: &str, digest: &str) {
+    assert_eq!(
+        registry.manifest_digest("out", tag).as_deref(),
+        Some(digest),
+        "the tag names the pushed list"
+    );
+    let run = verify(&format!("{}/out:{tag}", registry.host()), &[]);
+    assert_eq!((run.code, run.verdict()), (0, "pass"), "{:#}", run.doc);
+}
+
+/// A registry that answers 503 to every request twice before it serves it: the writes (and
+/// the reads around them) heal, `assemble` exits 0, every retry is told and counted, and the
+/// list verifies.
+#[test]
+fn writes_heal_through_503_twice_per_request() {
+    let (registry, proxy) = proxied(vec![Rule::per_request(Match::All, Fault::Status(503), 2)]);
+    let r = assemble(&format!("{}/out:v1", proxy.host()), &good_layout(), &[]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let seen = proxy.seen();
+    for kind in [
+        "POST ",
+        "PATCH ",
+        "PUT /v2/out/blobs/uploads/",
+        "PUT /v2/out/manifests/",
+    ] {
+        assert!(
+            seen.iter().any(|s| s.fault.is_some()
+                && s.request.starts_with(kind.split_once(' ').unwrap().0)
+                && s.request.contains(kind.split_once(' ').unwrap().1)),
+            "no fault on a {kind} request"
+        );
+    }
+    assert!(r.stderr.contains("imgcheck: retry "), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("writes: "),
+        "--stats counts writes: {}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("upload blob sha256:") && r.stderr.contains("put manifest "),
+        "-v tells the writes: {}",
+        r.stderr
+    );
+    verifies(&registry, "v1", &r.pushed());
+    // Children in another repository of the same registry are mounted, through the same
+    // faults.
+    let children: Vec<String> = registry_children(&registry, &r.pushed())
+        .iter()
+        .map(|d| format!("{}/out@{d}", proxy.host()))
+        .collect();
+    let again = assemble(&format!("{}/other:v1", proxy.host()), &children, &[]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(again.stderr.contains("0 uploaded, "), "{}", again.stderr);
+    assert!(
+        proxy
+            .seen()
+            .iter()
+            .any(|s| s.fault.is_some() && s.request.contains("?mount=")),
+        "no fault on a mount"
+    );
+    assert_eq!(again.pushed(), r.pushed());
+}
+
+/// The child manifests of the list `digest` in `out`.
+fn registry_children(registry: &Registry, digest: &str) -> Vec<String> {
+    let (status, body) = registry.get_manifest("out", digest);
+    assert_eq!(status, 200);
+    let list: Value = serde_json::from_slice(&body).expect("list JSON");
+    list["manifests"]
+        .as_array()
+        .expect("manifests")
+        .iter()
+        .map(|m| m["digest"].as_str().expect("digest").to_string())
+        .collect()
+}
+
+/// An upload that stalls every time ends at the overall deadline (`--timeout`), exit 3,
+/// saying so.
+#[test]
+fn a_write_that_never_ends_stops_at_the_deadline() {
+    let (registry, proxy) = proxied(vec![Rule::always(
+        Match::Request("PATCH ".into()),
+        Fault::Stall(Duration::from_secs(5)),
+    )]);
+    let out = imgcheck()
+        .args(["assemble", "--target", &format!("{}/out:v1", proxy.host())])
+        .args(["--timeout", "2s", "--request-timeout", "30s"])
+        .args(good_layout())
+        .output()
+        .expect("imgcheck runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("the overall deadline (--timeout 2s) passed"),
+        "{stderr}"
+    );
+    assert_eq!(registry.manifest_digest("out", "v1"), None);
+}
+
+/// 429 with Retry-After on an upload chunk and on the tag's PUT: waited out, then healed.
+#[test]
+fn rate_limited_writes_honour_retry_after() {
+    let too_many = Fault::TooMany {
+        retry_after: "1".into(),
+    };
+    let (registry, proxy) = proxied(vec![
+        Rule::times(Match::Request("PATCH ".into()), too_many.clone(), 1),
+        Rule::times(
+            Match::Request("PUT /v2/out/manifests/v1".into()),
+            too_many,
+            1,
+        ),
+    ]);
+    let r = assemble(&format!("{}/out:v1", proxy.host()), &good_layout(), &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(proxy.faults_injected(), 2);
+    assert_eq!(r.stderr.matches("(Retry-After)").count(), 2, "{}", r.stderr);
+    verifies(&registry, "v1", &r.pushed());
+}
+
+/// A connection reset during an upload (a chunk, then the commit) and a stall mid-upload
+/// (no answer to a chunk): each upload starts again from its POST and the list verifies.
+#[test]
+fn resets_and_stalls_mid_upload_start_the_upload_again() {
+    for fault in [Fault::Reset, Fault::Stall(Duration::from_secs(5))] {
+        let (registry, proxy) = proxied(vec![
+            Rule::times(Match::Request("PATCH ".into()), fault.clone(), 1),
+            Rule::times(Match::Request("&digest=".into()), fault.clone(), 1),
+        ]);
+        let r = assemble(&format!("{}/out:v1", proxy.host()), &good_layout(), &[]);
+        assert_eq!(r.code, 0, "{fault:?}: {}", r.stderr);
+        assert_eq!(proxy.faults_injected(), 2, "{fault:?}");
+        let seen = proxy.seen();
+        let posts = seen
+            .iter()
+            .filter(|s| s.request.starts_with("POST /v2/out/blobs/uploads/"))
+            .count();
+        let uploaded: usize = r
+            .stderr
+            .split("blobs: ")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no blob count: {}", r.stderr));
+        assert_eq!(
+            posts,
+            uploaded + 2,
+            "{fault:?}: each of the two interrupted uploads started again with a POST"
+        );
+        if fault != Fault::Reset {
+            assert!(r.stderr.contains("--request-timeout"), "{}", r.stderr);
+        }
+        verifies(&registry, "v1", &r.pushed());
+    }
+}
+
+/// A manifest PUT whose answer is lost (the registry stored it) is sent again and heals; a
+/// tag PUT that never gets through exits 3 without replacing the good tag, and prints no
+/// secret.
+#[test]
+fn dropped_manifest_puts_heal_or_leave_the_good_tag() {
+    let (registry, proxy) = proxied(vec![Rule::times(
+        Match::Request("PUT /v2/out/manifests/".into()),
+        Fault::DropAnswer,
+        2,
+    )]);
+    let target = format!("{}/out:v1", proxy.host());
+    let good = assemble(&target, &good_layout(), &[]);
+    assert_eq!(good.code, 0, "{}", good.stderr);
+    assert_eq!(proxy.faults_injected(), 2);
+    verifies(&registry, "v1", &good.pushed());
+
+    proxy.set_rules(vec![Rule::always(
+        Match::Request("PUT /v2/out/manifests/v1".into()),
+        Fault::Reset,
+    )]);
+    let amd64 = format!(
+        "oci:{}@sha256:6fcf813d4eb7845e239cee66bcb6de35e33e1f69ea98eb8ff7b48dbe7de7ab00",
+        fixture("good").display()
+    );
+    let secret = "pw-never-printed";
+    let r = assemble(
+        &target,
+        &[amd64],
+        &[
+            "--policy",
+            "linux-only",
+            "--creds",
+            &format!("pusher:{secret}"),
+        ],
+    );
+    assert_eq!(r.code, 3, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("push manifest v1") && r.stderr.contains("gave up after"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        registry.manifest_digest("out", "v1"),
+        Some(good.pushed()),
+        "the good tag was replaced"
+    );
+    let b64 = {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(format!("pusher:{secret}"))
+    };
+    for text in [&r.stdout, &r.stderr] {
+        assert!(!text.contains(secret) && !text.contains(&b64), "{text}");
+    }
+}

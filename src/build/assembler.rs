@@ -9,11 +9,14 @@ use crate::assemble::ChildSpec;
 use crate::build::error::StepError;
 use crate::build::run::Assembler;
 use crate::digest::Digest;
+use crate::policy::Policy;
 use crate::push::{Request, assemble};
 use crate::reference::{ImageRef, RegistryRef};
 use crate::session::Session;
 
-/// Assembles through [`crate::push::assemble`] and pushes the list by tag.
+/// Assembles through [`crate::push::assemble`]: the list is pushed by digest and verified
+/// against the image's policy before the tag moves to it (never forced: a failing list
+/// leaves the tag as it was, and the build's own verification reports it by digest).
 pub struct PushAssembler;
 
 impl Assembler for PushAssembler {
@@ -22,6 +25,7 @@ impl Assembler for PushAssembler {
         session: &Session,
         children: &[RegistryRef],
         target: &RegistryRef,
+        policy: &Policy,
     ) -> Result<Digest, StepError> {
         let request = Request {
             target: target.clone(),
@@ -36,6 +40,8 @@ impl Assembler for PushAssembler {
             format: None,
             annotations: BTreeMap::new(),
             dry_run: false,
+            policy: policy.clone(),
+            force: false,
         };
         let outcome = assemble(session, &request)
             .await

@@ -222,12 +222,14 @@ pub fn default_log_dir() -> PathBuf {
 /// `target`. Implemented over the assemble code ([`crate::assemble`]), not `buildah manifest`,
 /// so every entry's platform (os.version included) is copied from the image's config.
 pub trait Assembler {
-    /// Assembles and pushes the list; returns its digest.
+    /// Assembles and pushes the list by digest; moves `target` to it when it passes
+    /// `policy`. Returns its digest.
     fn assemble(
         &self,
         session: &Session,
         children: &[RegistryRef],
         target: &RegistryRef,
+        policy: &Policy,
     ) -> impl std::future::Future<Output = Result<Digest, StepError>>;
 }
 
@@ -503,7 +505,10 @@ impl ListStep<'_> {
         }
         let deep = mine.iter().any(|(j, _)| j.target.os == "windows");
         let list = self.list;
-        let digest = match assembler.assemble(self.session, &children, list).await {
+        let digest = match assembler
+            .assemble(self.session, &children, list, self.policy)
+            .await
+        {
             Ok(d) => d,
             Err(e) => return Ok(step_failed(&format!("assembling {list}"), &e)),
         };

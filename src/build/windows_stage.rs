@@ -342,6 +342,11 @@ async fn push(
         format: None,
         annotations: Default::default(),
         dry_run: false,
+        // A per-platform tag is a step of the build, not a release: its one-entry list is
+        // tagged whatever a list policy says of it; the image's own list is judged (with
+        // --deep) once every platform is pushed.
+        policy: crate::policy::Policy::default_policy(),
+        force: true,
     };
     assemble(session, &request)
         .await

@@ -1,4 +1,5 @@
-//! `imgcheck assemble`: build a manifest list from per-platform images, push it, verify it.
+//! `imgcheck assemble`: build a manifest list from per-platform images, push it by digest,
+//! verify it by digest, and only then move the tag.
 //! The work is in `imgcheck::push`; this reads the arguments, prints and picks the exit kind.
 
 use clap::ValueEnum;
@@ -6,12 +7,10 @@ use imgcheck::assemble::{ChildSpec, IndexFormat, parse_annotations, target_ref};
 use imgcheck::engine::Verdict;
 use imgcheck::exit::ExitKind;
 use imgcheck::policy::{DEFAULT_POLICY, Policy};
-use imgcheck::push::{self, Outcome, Request};
+use imgcheck::push::{self, Outcome, Request, Tag};
 use imgcheck::reference::ImageRef;
 use imgcheck::report;
-use imgcheck::session::Session;
 
-use super::error::AfterPush;
 use super::{CliError, GlobalArgs, output};
 
 /// Arguments of `imgcheck assemble`.
@@ -34,9 +33,16 @@ pub struct AssembleArgs {
     /// Print the list and the digest it would have; push nothing.
     #[arg(long)]
     dry_run: bool,
-    /// Policy the pushed list is verified against.
+    /// Policy the pushed list is verified against (by digest) before the tag moves to it.
     #[arg(long, default_value = DEFAULT_POLICY)]
     policy: String,
+    /// Move the tag to the new list even when it fails the policy or cannot be fully
+    /// verified (said on standard error; the exit code is still the verdict's).
+    #[arg(long)]
+    force: bool,
+    /// Print request counters (reads and writes) to standard error at the end.
+    #[arg(long)]
+    stats: bool,
 }
 
 /// The kind of list to write (`--format`).
@@ -58,7 +64,8 @@ impl From<ListFormat> for IndexFormat {
     }
 }
 
-/// Assembles the list; unless `--dry-run`, pushes it and verifies what was pushed.
+/// Assembles the list; unless `--dry-run`, pushes it by digest, verifies it, and moves the
+/// tag when it passes (or with `--force`).
 pub async fn run(global: &GlobalArgs, args: &AssembleArgs) -> Result<ExitKind, CliError> {
     let target = target_ref(&args.target)?;
     let children = args
@@ -78,14 +85,24 @@ pub async fn run(global: &GlobalArgs, args: &AssembleArgs) -> Result<ExitKind, C
         format: args.format.map(IndexFormat::from),
         annotations,
         dry_run: args.dry_run,
+        policy,
+        force: args.force,
     };
-    let outcome = push::assemble(&session, &request).await?;
+    let result = push::assemble(&session, &request).await;
+    if args.stats {
+        let line = session.stats().map_or_else(
+            || "requests: none (no registry references)".to_string(),
+            |s| s.summary(),
+        );
+        eprintln!("imgcheck: {line}");
+    }
+    let outcome = result?;
     if args.dry_run {
         return dry_run(&request, &outcome);
     }
     output::eprintln(format_args!("imgcheck: {}", outcome.copied.summary()));
     output::println(format_args!("{}@{}", request.target, outcome.index.digest))?;
-    verify(&session, &request, &outcome, &policy).await
+    verdict(&request, &outcome)
 }
 
 /// Prints the list that would be pushed (stdout) and what it is (stderr).
@@ -102,28 +119,33 @@ fn dry_run(request: &Request, outcome: &Outcome) -> Result<ExitKind, CliError> {
     Ok(ExitKind::Pass)
 }
 
-/// Reads the pushed list back, prints its report, and fails unless it passes.
-async fn verify(
-    session: &Session,
-    request: &Request,
-    outcome: &Outcome,
-    policy: &Policy,
-) -> Result<ExitKind, CliError> {
-    let (target, digest) = (&request.target, &outcome.index.digest);
-    let pushed = format!("{target}@{digest}");
-    let report = push::verify_pushed(session, target, digest, policy)
-        .await
-        .map_err(|failure| AfterPush {
-            pushed: pushed.clone(),
-            failure,
-        })?;
-    output::print(report::text(std::slice::from_ref(&report)))?;
+/// Prints the report of the list (read back by digest), says what became of the tag, and
+/// fails unless the list passes.
+fn verdict(request: &Request, outcome: &Outcome) -> Result<ExitKind, CliError> {
+    let pushed = format!("{}@{}", request.target, outcome.index.digest);
+    let Some(report) = &outcome.report else {
+        return Err(CliError::PushedUnverified {
+            pushed,
+            tag: outcome.tag,
+        });
+    };
+    output::print(report::text(std::slice::from_ref(report)))?;
+    if outcome.tag == Tag::Forced {
+        output::eprintln(format_args!(
+            "imgcheck: --force: {} now names {}, which did not pass policy '{}'",
+            request.target, outcome.index.digest, request.policy.name
+        ));
+    }
     match report.verdict {
         Verdict::Pass => Ok(ExitKind::Pass),
         Verdict::Fail => Err(CliError::PushedFails {
             pushed,
-            policy: policy.name.clone(),
+            policy: request.policy.name.clone(),
+            tag: outcome.tag,
         }),
-        Verdict::Error => Err(CliError::PushedUnverified { pushed }),
+        Verdict::Error => Err(CliError::PushedUnverified {
+            pushed,
+            tag: outcome.tag,
+        }),
     }
 }

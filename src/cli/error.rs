@@ -3,7 +3,6 @@
 //! the kind `imgcheck::exit` gives it. [`print`] writes it the way cargo and uv do.
 
 use std::error::Error as _;
-use std::fmt;
 use std::path::PathBuf;
 
 use imgcheck::exit::{Classify, ExitKind};
@@ -43,9 +42,6 @@ pub enum CliError {
     /// `assemble` stopped.
     #[error(transparent)]
     Push(#[from] push::Failure),
-    /// `assemble` stopped after the list was pushed.
-    #[error(transparent)]
-    AfterPush(#[from] AfterPush),
     /// The library found the user's input wrong (a batch reference, a mirror target).
     #[error("{0}")]
     BadInput(String),
@@ -81,21 +77,22 @@ pub enum CliError {
     #[error("cannot write to standard output")]
     Stdout(#[source] std::io::Error),
     /// `assemble`: the pushed list fails its policy.
-    #[error(
-        "{pushed} was pushed but fails policy '{policy}'; the list stays pushed: fix the \
-         children and run assemble again"
-    )]
+    #[error("{pushed} fails policy '{policy}'; {}", tag_note(*tag))]
     PushedFails {
         /// `TARGET@DIGEST`.
         pushed: String,
         /// The policy's name.
         policy: String,
+        /// What became of the tag.
+        tag: push::Tag,
     },
     /// `assemble`: the pushed list could not be fully verified.
-    #[error("{pushed} was pushed but could not be fully verified; the list stays pushed")]
+    #[error("{pushed} could not be fully verified; {}", tag_note(*tag))]
     PushedUnverified {
         /// `TARGET@DIGEST`.
         pushed: String,
+        /// What became of the tag.
+        tag: push::Tag,
     },
     /// `build` stopped before it had results for every image.
     #[error(transparent)]
@@ -127,7 +124,6 @@ impl Classify for CliError {
             CliError::MirrorTarget(e) => e.exit_kind(),
             CliError::Fetch(e) => e.exit_kind(),
             CliError::Push(e) => e.exit_kind(),
-            CliError::AfterPush(e) => e.failure.exit_kind(),
             CliError::BadInput(_)
             | CliError::CertDir(_)
             | CliError::NoReferences
@@ -144,25 +140,14 @@ impl Classify for CliError {
     }
 }
 
-/// `assemble` failed after the list was pushed: the failure, and that the list stays.
-#[derive(Debug)]
-pub struct AfterPush {
-    /// `TARGET@DIGEST` of the pushed list.
-    pub pushed: String,
-    /// What failed.
-    pub failure: push::Failure,
-}
-
-impl fmt::Display for AfterPush {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (the list {} was pushed)", self.failure, self.pushed)
-    }
-}
-
-/// The failure's own message is part of this one; its causes follow.
-impl std::error::Error for AfterPush {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.failure.source()
+/// What became of the tag, for the messages of a list that did not pass.
+fn tag_note(tag: push::Tag) -> &'static str {
+    match tag {
+        push::Tag::Forced => "--force moved the tag to it anyway",
+        push::Tag::Moved | push::Tag::Held => {
+            "it is in the repository by digest only and the tag was left as it was: fix the \
+             children and run assemble again, or pass --force to move the tag anyway"
+        }
     }
 }
 
@@ -203,6 +188,7 @@ mod tests {
             (
                 CliError::PushedUnverified {
                     pushed: "r@d".into(),
+                    tag: push::Tag::Forced,
                 },
                 ExitKind::Incomplete,
             ),
@@ -217,21 +203,26 @@ mod tests {
     }
 
     #[test]
-    fn after_a_push_the_failure_keeps_its_causes() {
-        let failure = push::Failure::ReadBack {
-            target: "127.0.0.1:5000/app:v1".into(),
-            source: source::FetchError::Unavailable("connection reset".into()),
-        };
-        let error = CliError::from(AfterPush {
+    fn a_failure_after_the_push_by_digest_keeps_its_causes() {
+        let error = CliError::from(push::Failure::ReadBack {
             pushed: "127.0.0.1:5000/app:v1@sha256:ab".into(),
-            failure,
+            source: source::FetchError::Unavailable("connection reset".into()),
         });
         assert_eq!(
             error.to_string(),
-            "127.0.0.1:5000/app:v1: cannot read the pushed list back \
-             (the list 127.0.0.1:5000/app:v1@sha256:ab was pushed)"
+            "127.0.0.1:5000/app:v1@sha256:ab: cannot read the pushed list back"
         );
         assert_eq!(error.source().unwrap().to_string(), "connection reset");
         assert_eq!(error.exit_kind(), ExitKind::Incomplete);
+        let held = CliError::PushedFails {
+            pushed: "r@d".into(),
+            policy: "p".into(),
+            tag: push::Tag::Held,
+        };
+        assert!(
+            held.to_string().contains("the tag was left as it was"),
+            "{held}"
+        );
+        assert_eq!(held.exit_kind(), ExitKind::Fail);
     }
 }

@@ -32,6 +32,9 @@ pub enum Fault {
     Truncate,
     /// Forward the headers and half the body, then stall this long (bounded) and close.
     StallBody(Duration),
+    /// Forward (upstream acts on the request), then close without any answer: a write
+    /// that happened but whose answer was lost.
+    DropAnswer,
     /// Forward with one body byte flipped (same length).
     FlipByte,
     /// Forward with this Content-Type instead of upstream's.
@@ -62,15 +65,18 @@ pub enum Match {
     Blobs,
     /// Paths containing this text.
     PathContains(String),
+    /// Requests whose `METHOD path` contains this text (`"PATCH "`, `"PUT /v2/x/manifests/v1"`).
+    Request(String),
 }
 
 impl Match {
-    fn hits(&self, path: &str) -> bool {
+    fn hits(&self, method: &str, path: &str) -> bool {
         match self {
             Match::All => true,
             Match::Manifests => path.contains("/manifests/"),
             Match::Blobs => path.contains("/blobs/"),
             Match::PathContains(s) => path.contains(s.as_str()),
+            Match::Request(s) => format!("{method} {path}").contains(s.as_str()),
         }
     }
 }
@@ -84,6 +90,9 @@ pub struct Rule {
     pub fault: Fault,
     /// How many more times; `None` for every matching request.
     pub times: Option<usize>,
+    /// With `times`: count each `METHOD path` apart (each gets the fault `times` times);
+    /// the counts so far.
+    pub per_request: Option<std::collections::HashMap<String, usize>>,
 }
 
 impl Rule {
@@ -93,6 +102,18 @@ impl Rule {
             on,
             fault,
             times: Some(n),
+            per_request: None,
+        }
+    }
+
+    /// A fault for the first `n` times each distinct matching `METHOD path` is asked (a
+    /// registry that fails every request twice before it answers).
+    pub fn per_request(on: Match, fault: Fault, n: usize) -> Rule {
+        Rule {
+            on,
+            fault,
+            times: Some(n),
+            per_request: Some(std::collections::HashMap::new()),
         }
     }
 
@@ -102,6 +123,7 @@ impl Rule {
             on,
             fault,
             times: None,
+            per_request: None,
         }
     }
 }
@@ -123,6 +145,8 @@ const MAX_STALL: Duration = Duration::from_secs(5);
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 struct Shared {
+    /// The proxy's own base URL: upstream `Location`s are rewritten to it.
+    base: String,
     huge_sent: std::sync::atomic::AtomicUsize,
     upstream: String,
     upstream_auth: Option<String>,
@@ -166,6 +190,7 @@ impl FaultProxy {
             .build()
             .expect("proxy upstream client");
         let shared = Arc::new(Shared {
+            base: format!("http://127.0.0.1:{port}"),
             huge_sent: std::sync::atomic::AtomicUsize::new(0),
             upstream: upstream.trim_end_matches('/').to_string(),
             upstream_auth,
@@ -240,11 +265,19 @@ impl Drop for FaultProxy {
     }
 }
 
-fn take_fault(shared: &Shared, path: &str) -> Option<Fault> {
+fn take_fault(shared: &Shared, method: &str, path: &str) -> Option<Fault> {
     let mut rules = shared.rules.lock().unwrap();
     for rule in rules.iter_mut() {
-        if !rule.on.hits(path) {
+        if !rule.on.hits(method, path) {
             continue;
+        }
+        if let (Some(n), Some(counts)) = (rule.times, rule.per_request.as_mut()) {
+            let seen = counts.entry(format!("{method} {path}")).or_insert(0);
+            if *seen >= n {
+                continue;
+            }
+            *seen += 1;
+            return Some(rule.fault.clone());
         }
         match &mut rule.times {
             Some(0) => continue,
@@ -272,7 +305,7 @@ fn handle(stream: TcpStream, shared: &Shared) {
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.clone())
     };
-    let fault = take_fault(shared, &path);
+    let fault = take_fault(shared, &method, &path);
     shared.seen.lock().unwrap().push(Seen {
         request: format!("{method} {path}"),
         authorization: header("authorization"),
@@ -381,12 +414,22 @@ fn handle(stream: TcpStream, shared: &Shared) {
         })
         .filter_map(|(k, v)| Some((k.to_string(), v.to_str().ok()?.to_string())))
         .collect();
+    // Upload sessions continue at the upstream's absolute Location: keep them on the proxy.
+    for (k, v) in resp_headers.iter_mut() {
+        if k.eq_ignore_ascii_case("location") && v.starts_with(&shared.upstream) {
+            *v = format!("{}{}", shared.base, &v[shared.upstream.len()..]);
+        }
+    }
     let mut bytes = resp.bytes().map(|b| b.to_vec()).unwrap_or_default();
     let set = |hs: &mut Vec<(String, String)>, name: &str, value: String| {
         hs.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
         hs.push((name.to_string(), value));
     };
     match &fault {
+        Some(Fault::DropAnswer) => {
+            let _ = out.shutdown(Shutdown::Both);
+            return;
+        }
         Some(Fault::FlipByte) if !bytes.is_empty() => {
             let at = bytes.len() / 2;
             bytes[at] ^= 0x01;

@@ -246,8 +246,8 @@ struct TokenState {
 }
 
 /// A token server (distribution's token-auth spec) signing ES256 JWTs with an `x5c` chain
-/// that the registry's `rootcertbundle` trusts. Users may pull only repositories under their
-/// listed prefixes. Stops when dropped.
+/// that the registry's `rootcertbundle` trusts. Users may pull (and push) only repositories
+/// under their listed prefixes. Stops when dropped.
 pub struct TokenServer {
     port: u16,
     dir: TempDir,
@@ -381,7 +381,7 @@ fn sign_token(state: &TokenState, user: &str, repos: &[String]) -> String {
     });
     let access: Vec<serde_json::Value> = repos
         .iter()
-        .map(|r| serde_json::json!({"type": "repository", "name": r, "actions": ["pull"]}))
+        .map(|r| serde_json::json!({"type": "repository", "name": r, "actions": ["pull", "push"]}))
         .collect();
     let claims = serde_json::json!({
         "iss": ISSUER,

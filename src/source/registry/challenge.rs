@@ -46,8 +46,11 @@ impl RegistryClient {
         };
         let mut answered_challenge = false;
         loop {
-            let mut builder = client.request(req.kind.method(), url.clone());
-            if req.kind == Kind::Manifest {
+            let mut builder = match &req.payload {
+                Some(payload) => payload.build(&client, url),
+                None => client.request(req.kind.method(), url.clone()),
+            };
+            if req.kind == Kind::Manifest && req.payload.is_none() {
                 builder = builder.header(ACCEPT, ACCEPTED_MANIFEST_TYPES.join(", "));
             }
             if let Some(h) = &header {

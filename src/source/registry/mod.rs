@@ -1,5 +1,5 @@
-//! A registry speaking the OCI distribution API, read through our own small client on
-//! `reqwest` (docs/decisions.md says why not oci-client for reads).
+//! A registry speaking the OCI distribution API, read and written through our own small
+//! client on `reqwest` (docs/decisions.md says why not oci-client).
 //!
 //! One job per file:
 //! - `options`: how to reach registries, and the run's request counters;
@@ -18,7 +18,10 @@
 //!   checked against the digests that name them;
 //! - `stream`: blobs handed on piece by piece (`--deep`), resumed when they break off;
 //! - `cache`: manifests and configs fetched once per (repository, digest);
-//! - `writes`: writes ([`crate::push`]) still go through oci-client: [`RegistryClient::oci`].
+//! - `upload`: one write request (authenticated like a read, with a `pull,push` token),
+//!   what a write's refusal means, one attempt at a blob upload (POST, PATCH, PUT);
+//! - `writes`: the writes [`crate::push`] makes (mount, upload, manifest PUT), each retried
+//!   like a read.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -42,6 +45,7 @@ mod retry;
 mod stream;
 mod tls;
 mod token;
+mod upload;
 mod writes;
 
 pub use options::{ClientOptions, Stats};
@@ -53,8 +57,6 @@ use request::Kind;
 /// requests are bounded by a semaphore, and manifests/configs are fetched once per
 /// (repository, digest) — existence in one repository proves nothing about another.
 pub struct RegistryClient {
-    /// Writes, through oci-client.
-    writes: writes::Writes,
     auth: AuthStore,
     options: ClientOptions,
     /// Registries that speak plain HTTP; every other one is HTTPS.
@@ -83,7 +85,6 @@ impl RegistryClient {
         registries: &[RegistryRef],
     ) -> RegistryClient {
         let mut client = RegistryClient {
-            writes: writes::Writes::default(),
             auth,
             options: options.clone(),
             plain_http: HashSet::new(),
@@ -96,9 +97,6 @@ impl RegistryClient {
             stats: Stats::default(),
         };
         let plain_http = client.plain_http_hosts(registries).await;
-        client
-            .writes
-            .configure(options, registries, plain_http.clone());
         client.plain_http = plain_http.into_iter().collect();
         client
     }

@@ -57,6 +57,10 @@ pub struct Stats {
     pub retries: AtomicU64,
     /// Tokens fetched from token services.
     pub token_requests: AtomicU64,
+    /// Write requests sent (upload POST/PATCH/PUT, mounts, manifest PUTs; retries included).
+    pub write_requests: AtomicU64,
+    /// Body bytes sent by writes (retries included).
+    pub bytes_sent: AtomicU64,
 }
 
 impl Stats {
@@ -65,13 +69,20 @@ impl Stats {
     /// run's wall time and mean nothing on their own.)
     pub fn summary(&self) -> String {
         let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let writes = match get(&self.write_requests) {
+            0 => String::new(),
+            n => format!(
+                "; writes: {n} requests, {} bytes sent",
+                get(&self.bytes_sent)
+            ),
+        };
         let requests = get(&self.manifest_requests) + get(&self.blob_requests);
         let mean_ms = |micros: &AtomicU64| match requests {
             0 => 0.0,
             n => get(micros) as f64 / n as f64 / 1e3,
         };
         format!(
-            "requests: {} manifest, {} blob, {} token; {} retries; {} bytes; {} cache hits; per request: {:.1} ms waiting for a slot, {:.1} ms in flight (means)",
+            "requests: {} manifest, {} blob, {} token; {} retries; {} bytes; {} cache hits; per request: {:.1} ms waiting for a slot, {:.1} ms in flight (means){writes}",
             get(&self.manifest_requests),
             get(&self.blob_requests),
             get(&self.token_requests),

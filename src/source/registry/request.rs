@@ -55,6 +55,9 @@ pub(super) struct Request<'a> {
     pub(super) spool: bool,
     /// Leave a 200 answer's body unread, for the caller to stream (`stream.rs`).
     pub(super) stream: bool,
+    /// What a write sends (`upload`): its method, headers and body; `None` for reads. A
+    /// write asks for a `pull,push` token.
+    pub(super) payload: Option<super::upload::Payload>,
 }
 
 impl RegistrySource {
@@ -75,6 +78,7 @@ impl RegistrySource {
             what,
             spool: false,
             stream: false,
+            payload: None,
         }
     }
 
@@ -242,7 +246,7 @@ fn same_origin(a: &Url, b: &Url) -> bool {
         && a.port_or_known_default() == b.port_or_known_default()
 }
 
-fn origin_is_registry(url: &Url, reference: &RegistryRef) -> bool {
+pub(super) fn origin_is_registry(url: &Url, reference: &RegistryRef) -> bool {
     host_port(url) == api_host(&reference.registry)
 }
 

@@ -23,45 +23,83 @@ impl RegistryClient {
     /// One GET with retries. Each attempt takes a request slot, is bounded by the
     /// per-request timeout (and what is left of the deadline), and is counted.
     pub(super) async fn fetch(&self, req: &Request<'_>) -> Result<Body, FetchError> {
-        let retries = self.options.retries;
-        let mut attempt: u32 = 0;
+        self.retrying(&req.what, || async {
+            Stats::count(match req.kind {
+                Kind::Manifest => &self.stats.manifest_requests,
+                Kind::Blob | Kind::BlobHead => &self.stats.blob_requests,
+            });
+            self.attempt(req).await
+        })
+        .await
+    }
+
+    /// Runs attempts made by `attempt` until one succeeds, one fails for good, the retries
+    /// are used up or the deadline passes; between attempts, the backoff (or the server's
+    /// `Retry-After`), each retry counted and told. Reads and writes retry alike.
+    pub(super) async fn retrying<T, F, Fut>(
+        &self,
+        what: &str,
+        mut attempt: F,
+    ) -> Result<T, FetchError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, Failure>>,
+    {
+        let mut attempts: u32 = 0;
         loop {
-            let (err, retry_after) = match self.counted_attempt(req).await? {
+            let (err, retry_after) = match self.counted_attempt(what, attempt()).await? {
                 Ok(body) => return Ok(body),
                 Err(Failure::Fatal(e)) => return Err(e),
                 Err(Failure::Retry(e, after)) => (e, after),
             };
-            if attempt >= retries {
-                return Err(gave_up(err, attempt + 1));
+            attempts += 1;
+            if !self.before_retry(attempts, retry_after, &err).await {
+                return Err(gave_up(err, attempts));
             }
-            let delay = retry_after.unwrap_or_else(|| backoff(self.options.backoff, attempt));
-            if self.remaining().is_some_and(|left| left <= delay) {
-                return Err(gave_up(err, attempt + 1));
-            }
-            attempt += 1;
-            Stats::count(&self.stats.retries);
-            let why = if retry_after.is_some() {
-                " (Retry-After)"
-            } else {
-                ""
-            };
-            tracing::info!(
-                "retry {attempt}/{retries} in {:.1}s{why}: {err}",
-                delay.as_secs_f64()
-            );
-            tokio::time::sleep(delay).await;
         }
     }
 
-    /// One attempt in a request slot, counted in the stats. The outer error ends the
-    /// request at once (deadline passed before it began, slots closed).
-    async fn counted_attempt(
+    /// After `attempts` failed attempts (the last with `err`): waits the backoff step (or
+    /// the server's `Retry-After`), counting and telling the retry, and returns true; or
+    /// returns false at once when the retries are used up or the deadline would pass first.
+    pub(super) async fn before_retry(
         &self,
-        req: &Request<'_>,
-    ) -> Result<Result<Body, Failure>, FetchError> {
+        attempts: u32,
+        retry_after: Option<Duration>,
+        err: &FetchError,
+    ) -> bool {
+        let retries = self.options.retries;
+        if attempts > retries {
+            return false;
+        }
+        let delay = retry_after.unwrap_or_else(|| backoff(self.options.backoff, attempts - 1));
+        if self.remaining().is_some_and(|left| left <= delay) {
+            return false;
+        }
+        Stats::count(&self.stats.retries);
+        let why = if retry_after.is_some() {
+            " (Retry-After)"
+        } else {
+            ""
+        };
+        tracing::info!(
+            "retry {attempts}/{retries} in {:.1}s{why}: {err}",
+            delay.as_secs_f64()
+        );
+        tokio::time::sleep(delay).await;
+        true
+    }
+
+    /// One attempt in a request slot, its time counted in the stats. The outer error ends
+    /// the request at once (deadline passed before it began, slots closed).
+    async fn counted_attempt<T>(
+        &self,
+        what: &str,
+        attempt: impl Future<Output = Result<T, Failure>>,
+    ) -> Result<Result<T, Failure>, FetchError> {
         let left = self.remaining();
         if left.is_some_and(|l| l.is_zero()) {
-            return Err(self.deadline_error(&req.what));
+            return Err(self.deadline_error(what));
         }
         let queued = Instant::now();
         let permit = self
@@ -70,18 +108,14 @@ impl RegistryClient {
             .await
             .map_err(|_| FetchError::Unavailable("request slots closed".to_string()))?;
         Stats::add(&self.stats.queue_wait_micros, micros_since(queued));
-        Stats::count(match req.kind {
-            Kind::Manifest => &self.stats.manifest_requests,
-            Kind::Blob | Kind::BlobHead => &self.stats.blob_requests,
-        });
         let started = Instant::now();
         // Each step of the attempt (an answer, the next piece of a body) is bounded by
         // the request timeout; the whole attempt by what is left of the deadline.
         let result = match left {
-            None => self.attempt(req).await,
-            Some(left) => match tokio::time::timeout(left, self.attempt(req)).await {
+            None => attempt.await,
+            Some(left) => match tokio::time::timeout(left, attempt).await {
                 Ok(r) => r,
-                Err(_) => Err(Failure::Fatal(self.deadline_error(&req.what))),
+                Err(_) => Err(Failure::Fatal(self.deadline_error(what))),
             },
         };
         Stats::add(&self.stats.request_micros, micros_since(started));

@@ -1,6 +1,7 @@
 //! Bearer tokens (distribution's token spec): cached per (registry, repository,
-//! credentials) and reused until shortly before they expire; one token request asks for up
-//! to [`MAX_SCOPES`] of the run's repositories on that registry with the same credentials
+//! credentials, actions: `pull`, or `pull,push` for writes) and reused until shortly before
+//! they expire; one token request asks for up to [`MAX_SCOPES`] of the run's repositories on
+//! that registry with the same credentials
 //! (one fetch at a time per registry, so concurrent requests wait for it instead of each
 //! asking); a token the registry refuses is replaced by one for that repository alone; a
 //! token service that refuses is reported as such, not as a bare 401.
@@ -24,11 +25,13 @@ use crate::source::FetchError;
 
 /// Tokens shorter-lived than this are refreshed early; distribution's default is 60 s.
 const TOKEN_MARGIN: Duration = Duration::from_secs(10);
+/// The actions of a read's token.
+pub(super) const PULL: &str = "pull";
 /// Most repositories asked for in one token request (keeps the URL well under 8 KiB).
 const MAX_SCOPES: usize = 32;
 
-/// (registry, repository, credentials fingerprint).
-type TokenKey = (String, String, String);
+/// (registry, repository, credentials fingerprint, actions: `pull` or `pull,push`).
+type TokenKey = (String, String, String, &'static str);
 
 /// A bearer token and when to stop using it.
 struct Token {
@@ -65,14 +68,25 @@ impl Tokens {
             .map(|t| format!("Bearer {}", t.value))
     }
 
-    /// Caches `token` for every repository it was asked for; returns its header value.
-    fn keep(&self, registry: &str, repositories: &[String], fp: &str, token: Token) -> String {
+    /// Caches `token` for every repository it was asked for (the first with `actions`, the
+    /// others with `pull`); returns its header value.
+    fn keep(
+        &self,
+        registry: &str,
+        repositories: &[String],
+        (fp, actions): (&str, &'static str),
+        token: Token,
+    ) -> String {
         let value = format!("Bearer {}", token.value);
         let token = Arc::new(token);
         let mut cached = lock(&self.cached);
-        for repo in repositories {
+        let first = repositories.first().map(|r| (r, actions));
+        for (repo, actions) in first
+            .into_iter()
+            .chain(repositories.iter().map(|r| (r, PULL)))
+        {
             cached.insert(
-                (registry.to_string(), repo.clone(), fp.to_string()),
+                (registry.to_string(), repo.clone(), fp.to_string(), actions),
                 Arc::clone(&token),
             );
         }
@@ -98,10 +112,12 @@ impl RegistryClient {
     ) -> Result<String, Failure> {
         let reference = &req.source.reference;
         let fp = fingerprint(creds);
+        let actions = req.actions();
         let key = (
             reference.registry.clone(),
             reference.repository.clone(),
             fp.clone(),
+            actions,
         );
         if !refresh && let Some(t) = self.tokens.valid(&key) {
             return Ok(t);
@@ -134,7 +150,7 @@ impl RegistryClient {
         };
         Ok(self
             .tokens
-            .keep(&reference.registry, &repositories, &fp, token))
+            .keep(&reference.registry, &repositories, (&fp, actions), token))
     }
 
     /// `reference`'s repository, then up to [`MAX_SCOPES`]` - 1` other repositories of this
@@ -151,7 +167,12 @@ impl RegistryClient {
             if *repo == reference.repository {
                 continue;
             }
-            let key = (reference.registry.clone(), repo.clone(), fp.to_string());
+            let key = (
+                reference.registry.clone(),
+                repo.clone(),
+                fp.to_string(),
+                PULL,
+            );
             if self.tokens.valid(&key).is_some() {
                 continue;
             }
@@ -166,16 +187,18 @@ impl RegistryClient {
         batch
     }
 
-    /// Asks a token service for one pull token for `repositories` (the request's own
-    /// first).
+    /// Asks a token service for one token for `repositories`: the request's own first
+    /// (`pull,push` for a write), the others `pull`.
     async fn fetch_token(
         &self,
         ask: &TokenRequest<'_>,
         repositories: &[String],
     ) -> Result<Token, Failure> {
+        let actions = std::iter::once(ask.req.actions()).chain(std::iter::repeat(PULL));
         let scopes: Vec<String> = repositories
             .iter()
-            .map(|r| format!("repository:{r}:pull"))
+            .zip(actions)
+            .map(|(r, a)| format!("repository:{r}:{a}"))
             .collect();
         let scope = match scopes.len() {
             0 | 1 => scopes.concat(),

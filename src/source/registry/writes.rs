@@ -1,83 +1,86 @@
-//! Registry writes ([`crate::push`]) still go through oci-client: its configuration agrees
-//! with the read path on each registry's scheme and extra CAs (client certificates are not
-//! supported there), and it uses the run's credentials.
+//! Registry writes for [`crate::push`], through the same client as reads (docs/decisions.md
+//! says why not oci-client): a cross-repository mount, a blob upload, a manifest PUT. Each
+//! is retried like a read (backoff, `Retry-After`, the request timeout, the deadline),
+//! authenticated like a read (a failing credential helper fails the write the same way;
+//! tokens ask for `pull,push`), told as `tracing` events and counted in [`super::Stats`].
 
-use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
+use reqwest::Method;
+use reqwest::header::HeaderValue;
+use reqwest::{StatusCode, Url};
 
-use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol};
-use oci_client::secrets::RegistryAuth;
-
-use super::tls::tls_files;
-use super::{ClientOptions, RegistryClient, lock};
+use super::RegistrySource;
+use super::upload::{Payload, check_stored_digest};
+use crate::digest::Digest;
 use crate::reference::RegistryRef;
+use crate::source::{BlobFile, FetchError};
 
-/// The oci-client for writes, built on first use (building it loads the system CA bundle
-/// again).
-#[derive(Default)]
-pub(super) struct Writes {
-    client: OnceLock<oci_client::Client>,
-    /// oci-client's configuration, fixed once the plain-HTTP probes are done; taken when
-    /// the client is built (`ClientConfig` is not `Clone`).
-    config: Mutex<Option<ClientConfig>>,
-}
-
-impl Writes {
-    /// Writes to `registries` go over plain HTTP to the `plain_http` ones, trusting the
-    /// same extra CAs as reads.
-    pub(super) fn configure(
+impl RegistrySource {
+    /// Asks the registry to mount the blob `digest` from `from` (another repository of the
+    /// same registry) into this repository: `Ok(true)` when it did (201), `Ok(false)` when
+    /// it declined (it then opens an upload session, which is left to expire).
+    pub async fn mount_blob(
         &self,
-        options: &ClientOptions,
-        registries: &[RegistryRef],
-        plain_http: Vec<String>,
-    ) {
-        let mut extra_roots = Vec::new();
-        for r in registries {
-            for ca in tls_files(&r.registry, options.cert_dir.as_deref()).ca_files {
-                if let Ok(data) = std::fs::read(&ca) {
-                    extra_roots.push(Certificate {
-                        encoding: CertificateEncoding::Pem,
-                        data,
-                    });
-                }
-            }
+        digest: &Digest,
+        from: &RegistryRef,
+    ) -> Result<bool, FetchError> {
+        let what = format!("mount blob {digest} from {}", from.repository);
+        let mut url = self.api_url("blobs/uploads/")?;
+        url.query_pairs_mut()
+            .append_pair("mount", &digest.to_string())
+            .append_pair("from", &from.repository);
+        let mounted = self
+            .client
+            .retrying(&what, || async {
+                let resp = self
+                    .send_write(&url, Payload::empty(Method::POST), &what)
+                    .await?;
+                Ok(resp.status() == StatusCode::CREATED)
+            })
+            .await?;
+        if mounted {
+            tracing::info!(
+                "{}: mounted blob {digest} from {}",
+                self.reference,
+                from.repository
+            );
         }
-        *lock(&self.config) = Some(ClientConfig {
-            protocol: ClientProtocol::HttpsExcept(plain_http),
-            extra_root_certificates: extra_roots,
-            ..oci_config(options)
-        });
-    }
-}
-
-impl RegistryClient {
-    /// The credentials this run uses for `reference` (anonymous when none are stored), for
-    /// oci-client writes.
-    pub fn auth_for(&self, reference: &RegistryRef) -> RegistryAuth {
-        match self.auth.lookup(reference) {
-            Ok(Some(c)) => RegistryAuth::Basic(c.username, c.password),
-            _ => RegistryAuth::Anonymous,
-        }
+        Ok(mounted)
     }
 
-    /// The underlying oci-client, for registry writes ([`crate::push`]).
-    pub fn oci(&self) -> &oci_client::Client {
-        self.writes.client.get_or_init(|| {
-            let config = lock(&self.writes.config).take();
-            oci_client::Client::new(config.unwrap_or_else(|| oci_config(&self.options)))
-        })
+    /// Uploads `blob` (already checked against `digest`) into this repository. Each attempt
+    /// starts a new upload session and sends the whole file again; the registry checks the
+    /// digest when the upload is committed.
+    pub async fn upload_blob(&self, digest: &Digest, blob: &BlobFile) -> Result<(), FetchError> {
+        let what = format!("{}: upload blob {digest}", self.reference);
+        tracing::info!("{what} ({} bytes)", blob.size);
+        self.client
+            .retrying(&what, || self.upload_attempt(digest, blob, &what))
+            .await
     }
-}
 
-/// oci-client's configuration for writes (scheme per registry set by the caller).
-fn oci_config(options: &ClientOptions) -> ClientConfig {
-    ClientConfig {
-        protocol: ClientProtocol::HttpsExcept(Vec::new()),
-        accept_invalid_certificates: !options.tls_verify,
-        platform_resolver: None,
-        connect_timeout: Some(Duration::from_secs(10)),
-        read_timeout: Some(Duration::from_secs(60)),
-        user_agent: concat!("imgcheck/", env!("CARGO_PKG_VERSION")),
-        ..ClientConfig::default()
+    /// PUTs `bytes` as the manifest `reference_part` (a tag or a digest) of this repository,
+    /// with `media_type` as its Content-Type. The registry's `Docker-Content-Digest`, when
+    /// it sends one, must be the hash of `bytes`.
+    pub async fn put_manifest(
+        &self,
+        reference_part: &str,
+        bytes: &[u8],
+        media_type: &HeaderValue,
+    ) -> Result<(), FetchError> {
+        let what = format!(
+            "{}/{}: put manifest {reference_part}",
+            self.reference.registry, self.reference.repository
+        );
+        let url: Url = self.api_url(&format!("manifests/{reference_part}"))?;
+        let digest = Digest::sha256(bytes);
+        let body = bytes::Bytes::copy_from_slice(bytes);
+        tracing::info!("{what} ({} bytes, {digest})", bytes.len());
+        self.client
+            .retrying(&what, || async {
+                let payload = Payload::with_body(Method::PUT, media_type.clone(), body.clone());
+                let resp = self.send_write(&url, payload, &what).await?;
+                check_stored_digest(&resp, &digest, Some(bytes))
+            })
+            .await
     }
 }
