@@ -25,6 +25,7 @@ use crate::manifest::{
     DOCKER_LIST, DOCKER_MANIFEST, Descriptor, ImageConfig, OCI_INDEX, OCI_MANIFEST,
 };
 use crate::platform::{Platform, WindowsVersion};
+use crate::policy::Isolation;
 use crate::reference::{ImageRef, ReferenceError, RegistryRef};
 
 /// The kind of list to write.
@@ -201,7 +202,7 @@ struct IndexBody<'a> {
 /// The platform to write for a child: its config's, with the command-line os.version filling
 /// a missing one. Refuses a Windows child that would end up without a usable os.version, and a
 /// child whose index entry disagrees with its config.
-pub fn entry_platform(child: &ChildImage) -> Result<Platform, Refusal> {
+pub fn entry_platform(child: &ChildImage, isolation: Isolation) -> Result<Platform, Refusal> {
     let origin = &child.origin;
     let mut platform = child.config.platform();
     if let Some(given) = &child.os_version {
@@ -223,6 +224,9 @@ pub fn entry_platform(child: &ChildImage) -> Result<Platform, Refusal> {
     }
     if platform.is_windows() {
         match &platform.os_version {
+            // A HostProcess image runs on every Windows build: no os.version is its right
+            // shape (docs/matching.md, HostProcess pods).
+            None if isolation == Isolation::Hostprocess => {}
             None => {
                 return refuse(format!(
                     "child {origin} is a Windows image whose config has no os.version: its entry \
@@ -340,6 +344,7 @@ pub fn build_index(
     children: &[ChildImage],
     format: Option<IndexFormat>,
     annotations: &BTreeMap<String, String>,
+    isolation: Isolation,
 ) -> Result<AssembledIndex, Refusal> {
     if children.is_empty() {
         return refuse("no child images: give at least one CHILD_REF");
@@ -352,7 +357,7 @@ pub fn build_index(
                 child.origin, child.media_type
             ));
         }
-        entries.push((child, entry_platform(child)?));
+        entries.push((child, entry_platform(child, isolation)?));
     }
     let all_docker = children.iter().all(|c| c.media_type == DOCKER_MANIFEST);
     let format = format.unwrap_or(if all_docker {
@@ -510,7 +515,7 @@ mod tests {
         ];
         for (inputs, want) in cases {
             let children: Vec<_> = inputs.iter().map(|(n, c)| child(n, c)).collect();
-            let index = build_index(&children, None, &BTreeMap::new()).unwrap();
+            let index = build_index(&children, None, &BTreeMap::new(), Isolation::Process).unwrap();
             assert_eq!(order(&index), *want);
         }
     }
@@ -518,10 +523,10 @@ mod tests {
     #[test]
     fn same_inputs_in_any_order_give_the_same_digest() {
         let mut children = four();
-        let first = build_index(&children, None, &BTreeMap::new()).unwrap();
+        let first = build_index(&children, None, &BTreeMap::new(), Isolation::Process).unwrap();
         for rotation in 1..children.len() {
             children.rotate_left(1);
-            let again = build_index(&children, None, &BTreeMap::new()).unwrap();
+            let again = build_index(&children, None, &BTreeMap::new(), Isolation::Process).unwrap();
             assert_eq!(again.digest, first.digest, "rotation {rotation}");
             assert_eq!(again.bytes, first.bytes);
         }
@@ -537,7 +542,13 @@ mod tests {
         );
         c.media_type = DOCKER_MANIFEST.to_string();
         let ann = parse_annotations(&["org.opencontainers.image.source=https://x".into()]).unwrap();
-        let index = build_index(&[c.clone()], Some(IndexFormat::Oci), &ann).unwrap();
+        let index = build_index(
+            &[c.clone()],
+            Some(IndexFormat::Oci),
+            &ann,
+            Isolation::Process,
+        )
+        .unwrap();
         let v: serde_json::Value = serde_json::from_slice(&index.bytes).unwrap();
         assert_eq!(
             v,
@@ -585,7 +596,10 @@ mod tests {
             ),
         ];
         for (children, format, want) in cases {
-            match (build_index(children, *format, &none), want) {
+            match (
+                build_index(children, *format, &none, Isolation::Process),
+                want,
+            ) {
                 (Ok(index), Ok(f)) => {
                     assert_eq!(index.format, *f);
                     let v: serde_json::Value = serde_json::from_slice(&index.bytes).unwrap();
@@ -597,17 +611,20 @@ mod tests {
         }
         let mut mixed = docker.clone();
         mixed[0].media_type = OCI_MANIFEST.to_string();
-        let err = build_index(&mixed, Some(IndexFormat::Docker), &none).unwrap_err();
+        let err =
+            build_index(&mixed, Some(IndexFormat::Docker), &none, Isolation::Process).unwrap_err();
         assert!(
             one_line(&err).contains("child w17763 is an OCI image manifest"),
             "{err}"
         );
         assert_eq!(
-            build_index(&mixed, None, &none).unwrap().format,
+            build_index(&mixed, None, &none, Isolation::Process)
+                .unwrap()
+                .format,
             IndexFormat::Oci
         );
         let ann = parse_annotations(&["a=b".into()]).unwrap();
-        let err = build_index(&docker, None, &ann).unwrap_err();
+        let err = build_index(&docker, None, &ann, Isolation::Process).unwrap_err();
         assert!(one_line(&err).contains("no annotations"), "{err}");
     }
 
@@ -630,9 +647,25 @@ mod tests {
     /// Each set of children is refused with a message containing the text given.
     fn assert_refused(cases: Vec<(Vec<ChildImage>, &str)>) {
         for (children, want) in cases {
-            let err = build_index(&children, None, &BTreeMap::new()).unwrap_err();
+            let err =
+                build_index(&children, None, &BTreeMap::new(), Isolation::Process).unwrap_err();
             assert!(one_line(&err).contains(want), "want '{want}', got '{err}'");
         }
+    }
+
+    #[test]
+    fn a_hostprocess_list_takes_windows_children_without_os_version() {
+        let children = [child("hp", WIN_NONE), child("l", LINUX_AMD64)];
+        let index = build_index(&children, None, &BTreeMap::new(), Isolation::Hostprocess)
+            .expect("HostProcess children need no os.version");
+        let windows = index
+            .entries
+            .iter()
+            .find_map(|e| e.platform.as_ref().filter(|p| p.is_windows()))
+            .expect("a windows entry");
+        assert_eq!(windows.os_version, None);
+        // Under process isolation the same child is refused (see the refusal table).
+        assert!(build_index(&children, None, &BTreeMap::new(), Isolation::Process).is_err());
     }
 
     #[test]
@@ -731,7 +764,7 @@ mod tests {
         ] {
             let mut c = child("w", cfg);
             c.os_version = Some(given.to_string());
-            let index = build_index(&[c], None, &none).unwrap();
+            let index = build_index(&[c], None, &none, Isolation::Process).unwrap();
             assert_eq!(
                 index.entries[0]
                     .platform
@@ -750,7 +783,7 @@ mod tests {
         ] {
             let mut c = child("w", WIN_17763);
             c.listed = Some(listed);
-            let index = build_index(&[c], None, &none).unwrap();
+            let index = build_index(&[c], None, &none, Isolation::Process).unwrap();
             assert_eq!(
                 index.entries[0].platform.as_ref().unwrap().to_string(),
                 "windows/amd64:10.0.17763.5830"
@@ -761,7 +794,13 @@ mod tests {
             "b",
             r#"{"os":"windows","architecture":"amd64","os.version":"10.0.17763.1","os.features":["hyperv"]}"#,
         );
-        let index = build_index(&[child("a", WIN_17763), featured], None, &none).unwrap();
+        let index = build_index(
+            &[child("a", WIN_17763), featured],
+            None,
+            &none,
+            Isolation::Process,
+        )
+        .unwrap();
         assert_eq!(index.entries.len(), 2);
     }
 

@@ -555,7 +555,12 @@ pub async fn assemble(session: &Session, request: &Request) -> Result<Outcome, F
         sources.push(source);
     }
     let images: Vec<ChildImage> = pieces.iter().map(|p| p.image.clone()).collect();
-    let index = build_index(&images, request.format, &request.annotations)?;
+    let index = build_index(
+        &images,
+        request.format,
+        &request.annotations,
+        request.policy.isolation(),
+    )?;
     let mut copied = CopyStats::default();
     if request.dry_run {
         return Ok(Outcome {
