@@ -359,6 +359,43 @@ fn blob_redirects_to_another_host_are_followed() {
     assert!(run.error_rules().iter().any(|r| r == "digest-mismatch"));
 }
 
+/// A registry that sends a manifest one byte at a time, never quiet for a whole
+/// `--request-timeout`, is a stall: each attempt ends once a window passes below the
+/// minimum rate, and the run ends in `error` (exit 3) instead of never.
+#[test]
+fn trickling_bodies_are_stalls() {
+    let registry = seeded();
+    let run = never_passes(
+        &registry,
+        Match::Manifests,
+        Fault::Trickle(Duration::from_millis(50)),
+        &["--retries=1"],
+    );
+    assert_eq!((run.verdict(), run.code), ("error", 3), "{:#}", run.doc);
+    assert!(
+        run.doc.to_string().contains("trickled in"),
+        "the stall is named: {:#}",
+        run.doc
+    );
+}
+
+/// A manifest GET redirected to another host keeps its `Accept` header: without it the
+/// registry answers an OCI index with 404 (or an old format).
+#[test]
+fn manifest_redirects_to_another_host_keep_accept() {
+    let registry = seeded();
+    let front = FaultProxy::start(
+        &registry.base_url(),
+        vec![Rule::always(
+            Match::Manifests,
+            Fault::Redirect(registry.base_url()),
+        )],
+    );
+    let run = verify(&format!("{}/csi/driver:v1", front.host()), QUICK);
+    assert_eq!((run.verdict(), run.code), ("pass", 0), "{:#}", run.doc);
+    assert!(front.faults_injected() >= 1);
+}
+
 #[test]
 fn stats_count_retries() {
     let registry = seeded();
