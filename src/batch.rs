@@ -179,10 +179,15 @@ pub enum Outcome {
 
 impl Outcome {
     /// The outcome for a reference whose graph could not be fetched: bad input ends the run,
-    /// anything else is that image's `error` verdict.
+    /// a tag or repository that does not exist is that image's `fail` verdict (`not-found`:
+    /// retrying cannot fix it), anything else is its `error` verdict.
     pub fn fetch_failed(reference: &ImageRef, error: FetchError) -> Outcome {
         match error {
             FetchError::BadInput(m) => Outcome::BadInput(m),
+            e @ FetchError::NotFound(_) => Outcome::Report(ImageReport::not_found(
+                &reference.to_string(),
+                &crate::report::one_line(&e),
+            )),
             e => Outcome::Report(ImageReport::unavailable(
                 &reference.to_string(),
                 &crate::report::one_line(&e),

@@ -396,6 +396,28 @@ fn manifest_redirects_to_another_host_keep_accept() {
     assert!(front.faults_injected() >= 1);
 }
 
+/// A tag or repository that does not exist is `not-found`: verdict `fail`, exit 1, asked
+/// once (retrying cannot fix it), with a hint about typos and private repositories.
+#[test]
+fn missing_tags_and_repositories_fail_as_not_found() {
+    let registry = seeded();
+    // docker-registry 2.8 says MANIFEST_UNKNOWN for both (others say NAME_UNKNOWN).
+    for reference in ["csi/driver:no-such-tag", "csi/no-such-repo:v1"] {
+        let run = verify(&format!("{}/{reference}", registry.host()), QUICK);
+        assert_eq!((run.verdict(), run.code), ("fail", 1), "{:#}", run.doc);
+        assert_eq!(run.error_rules(), ["not-found"], "{:#}", run.doc);
+        let finding = &run.doc["images"][0]["findings"][0];
+        let message = finding["message"].as_str().unwrap_or("");
+        assert!(
+            message.contains("MANIFEST_UNKNOWN") || message.contains("NAME_UNKNOWN"),
+            "{message}"
+        );
+        let hint = finding["hint"].as_str().unwrap_or("");
+        assert!(hint.contains("typos") && hint.contains("private"), "{hint}");
+        assert_eq!(run.retries_told(), 0, "{}", run.stderr);
+    }
+}
+
 #[test]
 fn stats_count_retries() {
     let registry = seeded();

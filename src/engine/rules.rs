@@ -40,6 +40,9 @@ pub enum Rule {
     Attestation,
     /// Part of the graph could not be fetched.
     FetchError,
+    /// The reference's tag or repository does not exist (registry 404): asking again
+    /// cannot fix it.
+    NotFound,
     /// No mirror configuration entry covers the reference (mirror-check).
     MirrorNotConfigured,
     /// A tag reference whose mirrors serve digest pulls only (mirror-check).
@@ -60,7 +63,7 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in declaration order: the verify rules, then the mirror-check rules.
-    pub const ALL: [Rule; 23] = [
+    pub const ALL: [Rule; 24] = [
         Rule::NotAnIndex,
         Rule::NoMatch,
         Rule::OsVersionMissing,
@@ -76,6 +79,7 @@ impl Rule {
         Rule::BadManifest,
         Rule::Attestation,
         Rule::FetchError,
+        Rule::NotFound,
         Rule::MirrorNotConfigured,
         Rule::MirrorTagIgnored,
         Rule::MirrorMissing,
@@ -119,6 +123,7 @@ impl Rule {
             Rule::BadManifest => "bad-manifest",
             Rule::Attestation => "attestation",
             Rule::FetchError => "fetch-error",
+            Rule::NotFound => "not-found",
             Rule::MirrorNotConfigured => "mirror-not-configured",
             Rule::MirrorTagIgnored => "mirror-tag-ignored",
             Rule::MirrorMissing => "mirror-missing",
@@ -185,6 +190,9 @@ impl Rule {
             Rule::FetchError => {
                 "check network access, credentials (--authfile) and --tls-verify, then re-run"
             }
+            Rule::NotFound => {
+                "check the reference for typos (registry, repository, tag); a private repository answers 404 to anonymous clients, so pass --creds/--authfile or log in with 'podman login'"
+            }
             Rule::MirrorNotConfigured => {
                 "add the source (or a parent namespace) to an ImageDigestMirrorSet, or reference the image from the mirror directly"
             }
@@ -249,6 +257,7 @@ mod tests {
             Rule::BadManifest,
             Rule::Attestation,
             Rule::FetchError,
+            Rule::NotFound,
         ];
         let ids: BTreeSet<&str> = rules.iter().map(|r| r.id()).collect();
         assert_eq!(ids.len(), rules.len(), "ids are unique");
@@ -284,20 +293,21 @@ mod tests {
             Rule::BadManifest => 12,
             Rule::Attestation => 13,
             Rule::FetchError => 14,
-            Rule::MirrorNotConfigured => 15,
-            Rule::MirrorTagIgnored => 16,
-            Rule::MirrorMissing => 17,
-            Rule::MirrorDigestDiffers => 18,
-            Rule::MirrorChildMissing => 19,
-            Rule::MirrorWindowsDropped => 20,
-            Rule::ForeignLayerNotMirrored => 21,
-            Rule::MirrorResolved => 22,
+            Rule::NotFound => 15,
+            Rule::MirrorNotConfigured => 16,
+            Rule::MirrorTagIgnored => 17,
+            Rule::MirrorMissing => 18,
+            Rule::MirrorDigestDiffers => 19,
+            Rule::MirrorChildMissing => 20,
+            Rule::MirrorWindowsDropped => 21,
+            Rule::ForeignLayerNotMirrored => 22,
+            Rule::MirrorResolved => 23,
         };
         for (i, r) in Rule::ALL.iter().enumerate() {
             assert_eq!(position(*r), i, "{r:?}");
             assert_eq!(r.to_string(), r.id());
             assert_eq!(serde_json::to_value(r).unwrap(), r.id());
-            assert_eq!(r.is_mirror(), i >= 15, "{r}");
+            assert_eq!(r.is_mirror(), i >= 16, "{r}");
         }
         let ids: BTreeSet<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
         assert_eq!(ids.len(), Rule::ALL.len());
