@@ -538,7 +538,7 @@ mod tests {
         let mut pace = Pace::new(window, t0);
         assert_eq!(pace.record(100, t0 + s(1)), Ok(()));
         assert_eq!(pace.record(20_000, t0 + s(10)), Ok(()));
-        assert_eq!(pace.record(9 * 1024, t0 + s(20)), Ok(()));
+        assert_eq!(pace.record(11 * 1024, t0 + s(20)), Ok(()));
         let slow = pace.record(1, t0 + s(31)).unwrap_err();
         assert_eq!(slow.bytes, 1);
         assert!(slow.to_string().contains("below the minimum"), "{slow}");
