@@ -116,6 +116,7 @@ struct AdditionalImage {
 /// its `mirror.additionalImages[].name` references.
 pub fn parse_imageset(text: &str, origin: &str) -> Result<Vec<ImageRef>, ListError> {
     let err = |reason: String| ListError::new(origin, reason);
+    crate::yaml::check_nesting(text).map_err(|e| err(e.to_string()))?;
     let config: ImageSetConfiguration = serde_yaml_ng::from_str(text)
         .map_err(|e| err("cannot parse".to_string()).caused_by(ListCause::Yaml(Arc::new(e))))?;
     if config.kind != "ImageSetConfiguration" {
