@@ -1,6 +1,7 @@
 //! Hostile answers and content: bodies over the caps are refused while streaming (never
 //! buffered whole), and foreign layers' `urls` are never fetched — so never with the
-//! registry's credentials.
+//! registry's credentials. Hostile or mistaken inputs: deeply nested YAML is refused before
+//! the parser's quadratic work, a layout path without `oci:` never reaches the network.
 
 mod common;
 
@@ -205,5 +206,29 @@ fn deeply_nested_yaml_inputs_are_refused_naming_the_problem() {
                 "{args:?}: the file and the problem are named: {stderr}"
             );
         }
+    }
+}
+
+/// A layout path typed without `oci:` (relative, `./`, absolute) is refused before any
+/// network with "did you mean oci:PATH?" (exit 2), instead of asking Docker Hub for it.
+#[test]
+fn layout_paths_without_oci_get_a_hint_and_no_network() {
+    let absolute = fixture("good").display().to_string();
+    for path in [
+        "fixtures/layouts/good".to_string(),
+        "./fixtures/layouts/good".to_string(),
+        absolute,
+    ] {
+        let out = imgcheck()
+            .args(["verify", &path, "--retries", "0", "--timeout", "5s"])
+            .output()
+            .expect("imgcheck runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{path}: {stderr}");
+        assert!(
+            stderr.contains(&format!("did you mean oci:{path}?")),
+            "{path}: {stderr}"
+        );
+        assert!(!stderr.contains("docker.io"), "{path}: {stderr}");
     }
 }
