@@ -42,7 +42,7 @@ pub fn check_nesting(text: &str) -> Result<(), TooDeep> {
                 prev = Some('\n');
                 continue;
             }
-            '\'' | '"' if prev.is_none_or(|p| p.is_whitespace() || "[{,:-?".contains(p)) => {
+            '\'' | '"' if starts_token(prev) => {
                 line += skip_quoted(c, &mut chars);
             }
             '[' | '{' => {
@@ -59,6 +59,13 @@ pub fn check_nesting(text: &str) -> Result<(), TooDeep> {
     Ok(())
 }
 
+/// Can a quoted scalar start after `prev`? (At the start, after blanks and after flow or
+/// block indicators; a quote inside a plain scalar such as `it's` opens nothing.)
+fn starts_token(prev: Option<char>) -> bool {
+    const INDICATORS: &str = "[{,:-?";
+    prev.is_none_or(|p| p.is_whitespace() || INDICATORS.contains(p))
+}
+
 /// Skips a quoted scalar opened by `quote` (`''` escapes `'`, `\` escapes in `"…"`);
 /// returns the newlines it spanned.
 fn skip_quoted(quote: char, chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> usize {
@@ -66,11 +73,8 @@ fn skip_quoted(quote: char, chars: &mut std::iter::Peekable<std::str::Chars<'_>>
     while let Some(c) = chars.next() {
         match c {
             '\n' => lines += 1,
-            '\\' if quote == '"' => {
-                if chars.next() == Some('\n') {
-                    lines += 1;
-                }
-            }
+            // An escape: the next character is taken as it is.
+            '\\' if quote == '"' => lines += usize::from(chars.next() == Some('\n')),
             '\'' if quote == '\'' && chars.peek() == Some(&'\'') => {
                 chars.next();
             }
