@@ -105,6 +105,45 @@ struct ImageSetConfiguration {
 struct MirrorSection {
     #[serde(default)]
     additional_images: Vec<AdditionalImage>,
+    /// Sections oc-mirror reads and imgcheck does not (release payloads, operator catalogs,
+    /// Helm charts): their images are not checked, and a warning says so.
+    #[serde(default)]
+    platform: serde_yaml_ng::Value,
+    #[serde(default)]
+    operators: serde_yaml_ng::Value,
+    #[serde(default)]
+    helm: serde_yaml_ng::Value,
+}
+
+impl MirrorSection {
+    /// The sections present (not empty) that imgcheck does not read, as `mirror.NAME`.
+    fn unread(&self) -> Vec<&'static str> {
+        let present = |v: &serde_yaml_ng::Value| match v {
+            serde_yaml_ng::Value::Null => false,
+            serde_yaml_ng::Value::Sequence(s) => !s.is_empty(),
+            serde_yaml_ng::Value::Mapping(m) => !m.is_empty(),
+            _ => true,
+        };
+        [
+            ("mirror.platform", &self.platform),
+            ("mirror.operators", &self.operators),
+            ("mirror.helm", &self.helm),
+        ]
+        .into_iter()
+        .filter(|(_, v)| present(v))
+        .map(|(name, _)| name)
+        .collect()
+    }
+}
+
+/// The references of an ImageSetConfiguration, and what in it was not read.
+#[derive(Debug, Clone)]
+pub struct ImageSet {
+    /// `mirror.additionalImages[].name`, in order.
+    pub images: Vec<ImageRef>,
+    /// One line per section present that imgcheck does not check (`mirror.platform`,
+    /// `mirror.operators`, `mirror.helm`): the CLI prints them as warnings.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -112,10 +151,12 @@ struct AdditionalImage {
     name: String,
 }
 
-/// Parses an oc-mirror ImageSetConfiguration (`mirror.openshift.io/v2alpha1`) and returns
-/// its `mirror.additionalImages[].name` references.
-pub fn parse_imageset(text: &str, origin: &str) -> Result<Vec<ImageRef>, ListError> {
+/// Parses an oc-mirror ImageSetConfiguration (`mirror.openshift.io/v2alpha1`): its
+/// `mirror.additionalImages[].name` references, and a warning for each section imgcheck does
+/// not read (release payloads, operator catalogs and Helm charts are not checked).
+pub fn parse_imageset(text: &str, origin: &str) -> Result<ImageSet, ListError> {
     let err = |reason: String| ListError::new(origin, reason);
+    crate::yaml::check_nesting(text).map_err(|e| err(e.to_string()))?;
     let config: ImageSetConfiguration = serde_yaml_ng::from_str(text)
         .map_err(|e| err("cannot parse".to_string()).caused_by(ListCause::Yaml(Arc::new(e))))?;
     if config.kind != "ImageSetConfiguration" {
@@ -130,14 +171,26 @@ pub fn parse_imageset(text: &str, origin: &str) -> Result<Vec<ImageRef>, ListErr
             config.api_version
         )));
     }
-    let images = config
-        .mirror
-        .map(|m| m.additional_images)
-        .unwrap_or_default();
+    let (images, unread) = match config.mirror {
+        Some(m) => {
+            let unread = m.unread();
+            (m.additional_images, unread)
+        }
+        None => (Vec::new(), Vec::new()),
+    };
     if images.is_empty() {
-        return Err(err("mirror.additionalImages lists no images".to_string()));
+        let also = match unread.is_empty() {
+            true => String::new(),
+            false => format!(
+                " ({} not read: imgcheck checks additionalImages only)",
+                unread.join(", ")
+            ),
+        };
+        return Err(err(format!(
+            "mirror.additionalImages lists no images{also}"
+        )));
     }
-    images
+    let images = images
         .iter()
         .enumerate()
         .map(|(i, a)| {
@@ -148,11 +201,21 @@ pub fn parse_imageset(text: &str, origin: &str) -> Result<Vec<ImageRef>, ListErr
                 )
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    let warnings = unread
+        .iter()
+        .map(|section| {
+            format!(
+                "{origin}: {section} is not checked: imgcheck verifies mirror.additionalImages \
+                 only; list the images to check there (or in --from-file)"
+            )
+        })
+        .collect();
+    Ok(ImageSet { images, warnings })
 }
 
 /// Reads an ImageSetConfiguration file.
-pub fn read_imageset(path: &str) -> Result<Vec<ImageRef>, ListError> {
+pub fn read_imageset(path: &str) -> Result<ImageSet, ListError> {
     parse_imageset(&read_all(path)?, path)
 }
 
@@ -179,10 +242,15 @@ pub enum Outcome {
 
 impl Outcome {
     /// The outcome for a reference whose graph could not be fetched: bad input ends the run,
-    /// anything else is that image's `error` verdict.
+    /// a tag or repository that does not exist is that image's `fail` verdict (`not-found`:
+    /// retrying cannot fix it), anything else is its `error` verdict.
     pub fn fetch_failed(reference: &ImageRef, error: FetchError) -> Outcome {
         match error {
             FetchError::BadInput(m) => Outcome::BadInput(m),
+            e @ FetchError::NotFound(_) => Outcome::Report(ImageReport::not_found(
+                &reference.to_string(),
+                &crate::report::one_line(&e),
+            )),
             e => Outcome::Report(ImageReport::unavailable(
                 &reference.to_string(),
                 &crate::report::one_line(&e),
@@ -251,7 +319,9 @@ mod tests {
     #[test]
     fn imagesets() {
         let text = "kind: ImageSetConfiguration\napiVersion: mirror.openshift.io/v2alpha1\nmirror:\n  additionalImages:\n  - name: quay.io/org/azure-file:v4.18\n  - name: registry.k8s.io/sig-storage/livenessprobe:v2.14.0\n  operators: []\n";
-        let refs = parse_imageset(text, "isc.yaml").unwrap();
+        let set = parse_imageset(text, "isc.yaml").unwrap();
+        assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+        let refs = set.images;
         assert_eq!(refs.len(), 2);
         assert_eq!(
             refs[1].to_string(),
@@ -275,10 +345,24 @@ mod tests {
                 "additionalImages[0]",
             ),
             ("[", "isc.yaml"),
+            (
+                "kind: ImageSetConfiguration\napiVersion: mirror.openshift.io/v2alpha1\nmirror:\n  operators:\n  - catalog: c\n",
+                "(mirror.operators not read",
+            ),
         ];
         for (text, want) in cases {
             let err = parse_imageset(text, "isc.yaml").unwrap_err().to_string();
             assert!(err.contains(want), "{text:?}: {err}");
         }
+    }
+
+    #[test]
+    fn imageset_sections_not_read_are_warned_about() {
+        let text = "kind: ImageSetConfiguration\napiVersion: mirror.openshift.io/v2alpha1\nmirror:\n  platform:\n    channels:\n    - name: stable-4.18\n  operators:\n  - catalog: registry.redhat.io/redhat/redhat-operator-index:v4.18\n  helm: {}\n  additionalImages:\n  - name: quay.io/org/img:v1\n";
+        let set = parse_imageset(text, "isc.yaml").unwrap();
+        assert_eq!(set.images.len(), 1);
+        assert_eq!(set.warnings.len(), 2, "{:?}", set.warnings);
+        assert!(set.warnings[0].starts_with("isc.yaml: mirror.platform is not checked"));
+        assert!(set.warnings[1].starts_with("isc.yaml: mirror.operators is not checked"));
     }
 }

@@ -23,3 +23,4 @@ pub mod reference;
 pub mod report;
 pub mod session;
 pub mod source;
+pub mod yaml;

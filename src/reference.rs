@@ -8,7 +8,7 @@
 //!   (the first `:` after `oci:` separates the directory from the tag).
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use crate::digest::Digest;
@@ -162,11 +162,30 @@ impl FromStr for ImageRef {
         if rest.is_empty() {
             return Err(err("empty reference".to_string()));
         }
+        if rest.len() == input.len()
+            && let Some(dir) = local_layout(input)
+        {
+            return Err(err(format!(
+                "'{dir}' is a local OCI image layout: did you mean oci:{input}?"
+            )));
+        }
         if rest.len() > 4096 {
             return Err(err("longer than 4096 characters".to_string()));
         }
         parse_registry(rest).map(ImageRef::Registry).map_err(err)
     }
+}
+
+/// The directory `input` names (whole, or before a last `:TAG` / `@DIGEST`) when it is a local
+/// OCI image layout (holds an `oci-layout` file): a layout path typed without `oci:`, which
+/// would otherwise go to Docker Hub.
+fn local_layout(input: &str) -> Option<&str> {
+    let is_layout = |dir: &str| Path::new(dir).join("oci-layout").is_file();
+    let before = |c: char| input.rsplit_once(c).map(|(d, _)| d);
+    [Some(input), before('@'), before(':')]
+        .into_iter()
+        .flatten()
+        .find(|d| !d.is_empty() && is_layout(d))
 }
 
 /// Parses `[HOST[:PORT]/]PATH[:TAG][@DIGEST]` with docker/distribution's grammar and its
@@ -458,6 +477,37 @@ mod tests {
             assert_eq!(err.input, bad);
             assert!(err.to_string().contains(bad), "{err}");
         }
+    }
+
+    #[test]
+    fn layout_paths_without_oci_are_refused_with_a_hint() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = dir.path().join("good");
+        std::fs::create_dir(&layout).unwrap();
+        std::fs::write(
+            layout.join("oci-layout"),
+            r#"{"imageLayoutVersion":"1.0.0"}"#,
+        )
+        .unwrap();
+        let path = layout.display().to_string();
+        for input in [path.clone(), format!("{path}:v1"), format!("{path}@{D}")] {
+            let e = input.parse::<ImageRef>().unwrap_err();
+            assert!(
+                e.reason.contains(&format!("did you mean oci:{input}?")),
+                "{input}: {e}"
+            );
+        }
+        // With oci: it is a layout; a directory without oci-layout is not one.
+        assert!(matches!(
+            format!("oci:{path}").parse(),
+            Ok(ImageRef::Layout(_))
+        ));
+        let plain = dir.path().join("plain");
+        std::fs::create_dir(&plain).unwrap();
+        let e = plain.display().to_string().parse::<ImageRef>().unwrap_err();
+        assert!(!e.reason.contains("did you mean"), "{e}");
+        // Docker Hub short names stay references when no such directory exists.
+        assert_eq!(reg("imgcheck-no-such-dir/busybox").registry, "docker.io");
     }
 
     #[test]

@@ -371,6 +371,60 @@ fn token_auth_with_scopes_per_repository() {
     );
 }
 
+/// A token service that quotes the request's `Authorization` header (and form body) in its
+/// refusal: neither the password, nor `Basic base64(user:password)`, nor an identity token
+/// reaches the text or JSON report.
+#[test]
+fn credentials_echoed_by_a_token_service_are_redacted() {
+    let mut registry = seeded_two_teams();
+    let tokens = TokenServer::start(
+        &[("carol", CAROL_PW, &["team-a/"])],
+        &[(CAROL_IDENTITY, "carol")],
+    );
+    tokens.echo_credentials_in_errors();
+    registry.restart_with(&Secured {
+        token: Some(&tokens),
+        ..Secured::default()
+    });
+    let reference = vec![format!("{}/team-a/driver:v1", registry.host())];
+    let mut r = Runner::new();
+    const WRONG: &str = "wrong-Secret-4b2e";
+    const WRONG_IDENTITY: &str = "stale-Identity-77c1";
+    for format in ["json", "text"] {
+        let mut cmd = r.command();
+        cmd.args([
+            "verify",
+            &reference[0],
+            "--retries",
+            "1",
+            "-v",
+            "--format",
+            format,
+        ])
+        .args(["--creds", &format!("carol:{WRONG}")]);
+        let out = r.run(cmd);
+        assert_eq!(out.code, 3, "{}\n{}", out.stdout, out.stderr);
+        assert!(
+            out.stdout.contains("refused") && out.stdout.contains("<redacted>"),
+            "the refusal is reported, the secret replaced: {}",
+            out.stdout
+        );
+    }
+    let idfile = write_json(
+        r.home.path(),
+        "identity.json",
+        &serde_json::json!({"auths": {registry.host(): {"auth": "", "identitytoken": WRONG_IDENTITY}}}),
+    );
+    let out = r.verify(&reference, &["--authfile", &idfile.to_string_lossy()]);
+    assert_eq!(out.code, 3, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        tokens.requests().iter().filter(|t| t.status == 401).count() >= 3,
+        "the token service refused (and echoed) each run: {:?}",
+        tokens.requests()
+    );
+    r.assert_no_secrets(&[WRONG, WRONG_IDENTITY], &[("carol", WRONG)]);
+}
+
 /// A batch over many repositories asks the token service once for all of them (one
 /// `scope` per repository), not once per repository; a repository the user may not pull,
 /// asked for in that batch, still ends in a clear refusal after one retry of its own.

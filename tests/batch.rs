@@ -85,9 +85,12 @@ fn one_bad_image_does_not_stop_the_batch() {
     registry.push_layout(&fixture("good"), "good", "v1");
     registry.push_layout(&fixture("ltsc2022-only"), "partial", "v1");
     let h = registry.host();
-    let list = format!("{h}/good:v1\n{h}/absent:v1   # never pushed\n{h}/partial:v1\n");
+    // issue 15: a tag that was never pushed is now a failure (`not-found`); the image that
+    // cannot be checked is one on a registry that does not answer.
+    let down = "127.0.0.1:1";
+    let list = format!("{h}/good:v1\n{down}/absent:v1   # nothing listens\n{h}/partial:v1\n");
     let out = imgcheck()
-        .args(["verify", "--from-file", "-"])
+        .args(["verify", "--from-file", "-", "--retries", "0"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -120,7 +123,13 @@ fn one_bad_image_does_not_stop_the_batch() {
     );
 
     // Without the failing image the error decides: exit 3.
-    let out = run(&["verify", &format!("{h}/good:v1"), &format!("{h}/absent:v1")]);
+    let out = run(&[
+        "verify",
+        &format!("{h}/good:v1"),
+        &format!("{down}/absent:v1"),
+        "--retries",
+        "0",
+    ]);
     assert_eq!(out.status.code(), Some(3));
 }
 
@@ -207,4 +216,40 @@ fn stats_report_the_mean_wait_per_request() {
         stderr.contains("requests: 200 manifest, 160 blob"),
         "{stderr}"
     );
+}
+
+/// ImageSetConfiguration sections imgcheck does not read (`platform`, `operators`) are
+/// warned about on standard error; the additional images are still verified.
+#[test]
+fn imageset_sections_not_checked_are_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let isc = dir.path().join("isc.yaml");
+    std::fs::write(
+        &isc,
+        format!(
+            "kind: ImageSetConfiguration\napiVersion: mirror.openshift.io/v2alpha1\nmirror:\n  platform:\n    channels:\n    - name: stable-4.18\n  operators:\n  - catalog: registry.redhat.io/redhat/redhat-operator-index:v4.18\n  additionalImages:\n  - name: oci:{}\n",
+            fixture("good").display()
+        ),
+    )
+    .unwrap();
+    let out = run(&[
+        "verify",
+        "--from-imageset",
+        isc.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    for section in ["mirror.platform", "mirror.operators"] {
+        assert!(
+            stderr.contains(&format!(
+                "warning: {}: {section} is not checked",
+                isc.display()
+            )),
+            "{section}: {stderr}"
+        );
+    }
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["images"].as_array().unwrap().len(), 1);
 }

@@ -359,6 +359,65 @@ fn blob_redirects_to_another_host_are_followed() {
     assert!(run.error_rules().iter().any(|r| r == "digest-mismatch"));
 }
 
+/// A registry that sends a manifest one byte at a time, never quiet for a whole
+/// `--request-timeout`, is a stall: each attempt ends once a window passes below the
+/// minimum rate, and the run ends in `error` (exit 3) instead of never.
+#[test]
+fn trickling_bodies_are_stalls() {
+    let registry = seeded();
+    let run = never_passes(
+        &registry,
+        Match::Manifests,
+        Fault::Trickle(Duration::from_millis(50)),
+        &["--retries=1"],
+    );
+    assert_eq!((run.verdict(), run.code), ("error", 3), "{:#}", run.doc);
+    assert!(
+        run.doc.to_string().contains("trickled in"),
+        "the stall is named: {:#}",
+        run.doc
+    );
+}
+
+/// A manifest GET redirected to another host keeps its `Accept` header: without it the
+/// registry answers an OCI index with 404 (or an old format).
+#[test]
+fn manifest_redirects_to_another_host_keep_accept() {
+    let registry = seeded();
+    let front = FaultProxy::start(
+        &registry.base_url(),
+        vec![Rule::always(
+            Match::Manifests,
+            Fault::Redirect(registry.base_url()),
+        )],
+    );
+    let run = verify(&format!("{}/csi/driver:v1", front.host()), QUICK);
+    assert_eq!((run.verdict(), run.code), ("pass", 0), "{:#}", run.doc);
+    assert!(front.faults_injected() >= 1);
+}
+
+/// A tag or repository that does not exist is `not-found`: verdict `fail`, exit 1, asked
+/// once (retrying cannot fix it), with a hint about typos and private repositories.
+#[test]
+fn missing_tags_and_repositories_fail_as_not_found() {
+    let registry = seeded();
+    // docker-registry 2.8 says MANIFEST_UNKNOWN for both (others say NAME_UNKNOWN).
+    for reference in ["csi/driver:no-such-tag", "csi/no-such-repo:v1"] {
+        let run = verify(&format!("{}/{reference}", registry.host()), QUICK);
+        assert_eq!((run.verdict(), run.code), ("fail", 1), "{:#}", run.doc);
+        assert_eq!(run.error_rules(), ["not-found"], "{:#}", run.doc);
+        let finding = &run.doc["images"][0]["findings"][0];
+        let message = finding["message"].as_str().unwrap_or("");
+        assert!(
+            message.contains("MANIFEST_UNKNOWN") || message.contains("NAME_UNKNOWN"),
+            "{message}"
+        );
+        let hint = finding["hint"].as_str().unwrap_or("");
+        assert!(hint.contains("typos") && hint.contains("private"), "{hint}");
+        assert_eq!(run.retries_told(), 0, "{}", run.stderr);
+    }
+}
+
 #[test]
 fn stats_count_retries() {
     let registry = seeded();

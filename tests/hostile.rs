@@ -1,6 +1,7 @@
 //! Hostile answers and content: bodies over the caps are refused while streaming (never
 //! buffered whole), and foreign layers' `urls` are never fetched — so never with the
-//! registry's credentials.
+//! registry's credentials. Hostile or mistaken inputs: deeply nested YAML is refused before
+//! the parser's quadratic work, a layout path without `oci:` never reaches the network.
 
 mod common;
 
@@ -131,4 +132,103 @@ fn foreign_layer_urls_are_never_fetched() {
         .collect();
     assert!(rules.contains(&"foreign-layer"), "{doc:#}");
     assert!(!doc.to_string().contains("Foreign-Secret-1") && !stderr.contains("Foreign-Secret-1"));
+}
+
+/// 200 KB of nested flow collections in every YAML input (policy, IDMS, ImageSetConfiguration)
+/// is refused at once with an error naming the file and the nesting (it took libyaml 20–49 s
+/// of quadratic scanning before): exit 2, and never a verdict.
+#[test]
+fn deeply_nested_yaml_inputs_are_refused_naming_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 50_000;
+    let nested = [
+        ("maps", format!("{}1{}", "{a: ".repeat(n), "}".repeat(n))),
+        (
+            "lists",
+            format!("{}{}", "[".repeat(2 * n), "]".repeat(2 * n)),
+        ),
+    ];
+    let good = format!("oci:{}", fixture("good").display());
+    for (shape, body) in &nested {
+        let policy = dir.path().join(format!("{shape}-policy.yaml"));
+        std::fs::write(&policy, format!("name: deep\nlinux: {body}\n")).unwrap();
+        let idms = dir.path().join(format!("{shape}-idms.yaml"));
+        std::fs::write(
+            &idms,
+            format!(
+                "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nspec: {body}\n"
+            ),
+        )
+        .unwrap();
+        let imageset = dir.path().join(format!("{shape}-imageset.yaml"));
+        std::fs::write(
+            &imageset,
+            format!("kind: ImageSetConfiguration\napiVersion: mirror.openshift.io/v2alpha1\nmirror: {body}\n"),
+        )
+        .unwrap();
+        assert!(body.len() >= 200_000);
+        let runs: [(&std::path::Path, Vec<String>); 3] = [
+            (
+                &policy,
+                vec![
+                    "verify".into(),
+                    good.clone(),
+                    "--policy".into(),
+                    policy.display().to_string(),
+                ],
+            ),
+            (
+                &idms,
+                vec![
+                    "mirror-check".into(),
+                    good.clone(),
+                    "--idms".into(),
+                    idms.display().to_string(),
+                ],
+            ),
+            (
+                &imageset,
+                vec![
+                    "verify".into(),
+                    "--from-imageset".into(),
+                    imageset.display().to_string(),
+                ],
+            ),
+        ];
+        for (file, args) in runs {
+            let out = imgcheck().args(&args).output().expect("imgcheck runs");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!stderr.contains("panicked"), "{stderr}");
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+            assert!(
+                stderr.contains(&file.display().to_string())
+                    && stderr.contains("nested more than 64 levels"),
+                "{args:?}: the file and the problem are named: {stderr}"
+            );
+        }
+    }
+}
+
+/// A layout path typed without `oci:` (relative, `./`, absolute) is refused before any
+/// network with "did you mean oci:PATH?" (exit 2), instead of asking Docker Hub for it.
+#[test]
+fn layout_paths_without_oci_get_a_hint_and_no_network() {
+    let absolute = fixture("good").display().to_string();
+    for path in [
+        "fixtures/layouts/good".to_string(),
+        "./fixtures/layouts/good".to_string(),
+        absolute,
+    ] {
+        let out = imgcheck()
+            .args(["verify", &path, "--retries", "0", "--timeout", "5s"])
+            .output()
+            .expect("imgcheck runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{path}: {stderr}");
+        assert!(
+            stderr.contains(&format!("did you mean oci:{path}?")),
+            "{path}: {stderr}"
+        );
+        assert!(!stderr.contains("docker.io"), "{path}: {stderr}");
+    }
 }

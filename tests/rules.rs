@@ -9,10 +9,11 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use imgcheck::batch::Outcome;
 use imgcheck::engine::{ImageReport, Rule, Verdict, judge};
 use imgcheck::graph::{Content, Graph, Problem, WalkOptions, walk};
 use imgcheck::policy::Policy;
-use imgcheck::reference::LayoutRef;
+use imgcheck::reference::{ImageRef, LayoutRef};
 use imgcheck::source::layout::LayoutSource;
 
 /// One fixture layout and what judging it under a policy (the default unless named) must give.
@@ -253,6 +254,22 @@ async fn unreachable_child() -> Graph {
     g
 }
 
+/// The report for `good` pinned to a digest the layout does not hold.
+async fn not_found_report() -> ImageReport {
+    let digest = format!("sha256:{}", "0".repeat(64));
+    let layout = LayoutRef {
+        dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/layouts/good"),
+        tag: None,
+        digest: Some(digest.parse().unwrap()),
+    };
+    let source = LayoutSource::open(&layout).unwrap();
+    let error = walk(&source, WalkOptions::default()).await.unwrap_err();
+    match Outcome::fetch_failed(&ImageRef::Layout(layout), error) {
+        Outcome::Report(r) => r,
+        Outcome::BadInput(m) => panic!("a missing digest is not bad input: {m}"),
+    }
+}
+
 #[tokio::test]
 async fn every_fixture_layout_gives_its_rules_and_verdict() {
     let mut covered = BTreeSet::new();
@@ -274,6 +291,16 @@ async fn every_fixture_layout_gives_its_rules_and_verdict() {
     };
     let report = judge_default(&unreachable_child().await);
     covered.extend(check(fetch.layout, &report, &fetch));
+
+    // A reference whose top object does not exist: the layout has no such digest.
+    let missing = not_found_report().await;
+    let absent = row(
+        "good pinned to a digest it lacks",
+        Verdict::Fail,
+        &[Rule::NotFound],
+        &[],
+    );
+    covered.extend(check(absent.layout, &missing, &absent));
 
     let verify_rules: BTreeSet<Rule> = Rule::ALL.into_iter().filter(|r| !r.is_mirror()).collect();
     let missing: Vec<&Rule> = verify_rules.difference(&covered).collect();

@@ -232,9 +232,11 @@ fn task_script_reports_success_failure_and_error() {
     assert_eq!(doc["failures"], 1);
     assert!(doc["note"].as_str().unwrap().contains("no-match"), "{doc}");
 
-    // A digest the repository does not hold: the check cannot run.
+    // A digest the repository does not hold (issue 15): `not-found`, a failure retrying
+    // cannot fix, so FAILURE rather than ERROR.
     let (doc, _) = run_task(&[("IMAGE_URL", &url("csi/vsphere")), ("IMAGE_DIGEST", &good)]);
-    assert_eq!(doc["result"], "ERROR", "{doc}");
+    assert_eq!(doc["result"], "FAILURE", "{doc}");
+    assert!(doc["note"].as_str().unwrap().contains("not-found"), "{doc}");
 
     // Bad params: imgcheck refuses them (exit 2); the task still writes an ERROR result.
     let (doc, stderr) = run_task(&[

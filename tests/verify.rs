@@ -878,14 +878,16 @@ fn bad_inputs_are_clear_errors() {
 }
 
 #[test]
-fn missing_repository_is_an_error_verdict_not_a_pass() {
+fn missing_repository_is_a_not_found_failure_not_a_pass() {
+    // issue 15: a repository that does not exist cannot heal, so it fails (exit 1) as
+    // `not-found` instead of looking transient (`fetch-error`, exit 3).
     let registry = Registry::start();
     let (code, doc) = verify_json(&format!("{}/nothing/here:v1", registry.host()), &[]);
-    assert_eq!(code, 3, "{doc:#}");
-    assert_eq!(doc["images"][0]["verdict"], "error");
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(doc["images"][0]["verdict"], "fail");
     assert_eq!(
         rules(&doc["images"][0], &["error"]),
-        BTreeSet::from(["fetch-error".to_string()])
+        BTreeSet::from(["not-found".to_string()])
     );
 }
 

@@ -182,7 +182,11 @@ impl RefInput {
             refs.extend(batch::read_reference_list(f)?);
         }
         if let Some(f) = &self.from_imageset {
-            refs.extend(batch::read_imageset(f)?);
+            let set = batch::read_imageset(f)?;
+            for w in &set.warnings {
+                eprintln!("imgcheck: warning: {w}");
+            }
+            refs.extend(set.images);
         }
         if refs.is_empty() {
             return Err(CliError::NoReferences);

@@ -138,6 +138,18 @@ impl ImageReport {
         }
     }
 
+    /// A report for a reference whose tag or repository does not exist: `fail`.
+    pub fn not_found(reference: &str, message: &str) -> ImageReport {
+        let findings = vec![Finding::new(Rule::NotFound, message.to_string(), None)];
+        ImageReport {
+            reference: reference.to_string(),
+            digest: None,
+            verdict: verdict_of(&findings),
+            findings,
+            hosts: vec![],
+        }
+    }
+
     /// Number of findings of a severity.
     pub fn count(&self, severity: Severity) -> usize {
         self.findings
@@ -198,5 +210,8 @@ mod tests {
         assert_eq!(r.verdict, Verdict::Error);
         assert_eq!(r.findings[0].rule, Rule::FetchError);
         assert_eq!(r.count(Severity::Error), 1);
+        let r = ImageReport::not_found("ref", "missing");
+        assert_eq!(r.verdict, Verdict::Fail);
+        assert_eq!(r.findings[0].rule, Rule::NotFound);
     }
 }

@@ -40,6 +40,9 @@ pub enum Rule {
     Attestation,
     /// Part of the graph could not be fetched.
     FetchError,
+    /// The reference's tag or repository does not exist (registry 404): asking again
+    /// cannot fix it.
+    NotFound,
     /// A list entry states an os.version its image config does not have.
     OsVersionNotInConfig,
     /// With `--deep`, a Windows layer that was not read (foreign): its format is unknown.
@@ -64,7 +67,7 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in declaration order: the verify rules, then the mirror-check rules.
-    pub const ALL: [Rule; 25] = [
+    pub const ALL: [Rule; 26] = [
         Rule::NotAnIndex,
         Rule::NoMatch,
         Rule::OsVersionMissing,
@@ -80,6 +83,7 @@ impl Rule {
         Rule::BadManifest,
         Rule::Attestation,
         Rule::FetchError,
+        Rule::NotFound,
         Rule::OsVersionNotInConfig,
         Rule::LayerNotChecked,
         Rule::MirrorNotConfigured,
@@ -125,6 +129,7 @@ impl Rule {
             Rule::BadManifest => "bad-manifest",
             Rule::Attestation => "attestation",
             Rule::FetchError => "fetch-error",
+            Rule::NotFound => "not-found",
             Rule::OsVersionNotInConfig => "os-version-not-in-config",
             Rule::LayerNotChecked => "layer-not-checked",
             Rule::MirrorNotConfigured => "mirror-not-configured",
@@ -196,6 +201,9 @@ impl Rule {
             Rule::FetchError => {
                 "check network access, credentials (--authfile) and --tls-verify, then re-run"
             }
+            Rule::NotFound => {
+                "check the reference for typos (registry, repository, tag); a private repository answers 404 to anonymous clients, so pass --creds/--authfile or log in with 'podman login'"
+            }
             Rule::OsVersionNotInConfig => {
                 "build the image with that os.version (buildah build --os-version, or FROM a base that has it), or drop os.version from the entry if the image runs on every build (HostProcess)"
             }
@@ -266,6 +274,7 @@ mod tests {
             Rule::BadManifest,
             Rule::Attestation,
             Rule::FetchError,
+            Rule::NotFound,
         ];
         let ids: BTreeSet<&str> = rules.iter().map(|r| r.id()).collect();
         assert_eq!(ids.len(), rules.len(), "ids are unique");
@@ -301,22 +310,23 @@ mod tests {
             Rule::BadManifest => 12,
             Rule::Attestation => 13,
             Rule::FetchError => 14,
-            Rule::OsVersionNotInConfig => 15,
-            Rule::LayerNotChecked => 16,
-            Rule::MirrorNotConfigured => 17,
-            Rule::MirrorTagIgnored => 18,
-            Rule::MirrorMissing => 19,
-            Rule::MirrorDigestDiffers => 20,
-            Rule::MirrorChildMissing => 21,
-            Rule::MirrorWindowsDropped => 22,
-            Rule::ForeignLayerNotMirrored => 23,
-            Rule::MirrorResolved => 24,
+            Rule::NotFound => 15,
+            Rule::OsVersionNotInConfig => 16,
+            Rule::LayerNotChecked => 17,
+            Rule::MirrorNotConfigured => 18,
+            Rule::MirrorTagIgnored => 19,
+            Rule::MirrorMissing => 20,
+            Rule::MirrorDigestDiffers => 21,
+            Rule::MirrorChildMissing => 22,
+            Rule::MirrorWindowsDropped => 23,
+            Rule::ForeignLayerNotMirrored => 24,
+            Rule::MirrorResolved => 25,
         };
         for (i, r) in Rule::ALL.iter().enumerate() {
             assert_eq!(position(*r), i, "{r:?}");
             assert_eq!(r.to_string(), r.id());
             assert_eq!(serde_json::to_value(r).unwrap(), r.id());
-            assert_eq!(r.is_mirror(), i >= 17, "{r}");
+            assert_eq!(r.is_mirror(), i >= 18, "{r}");
         }
         let ids: BTreeSet<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
         assert_eq!(ids.len(), Rule::ALL.len());

@@ -472,6 +472,11 @@ mod tests {
                 None,
             ),
             (
+                "[[registry]]\nprefix = \"docker.io\"\nblocked = true\n".into(),
+                "add location = \"docker.io\"",
+                None,
+            ),
+            (
                 mirror("mirror-by-digest-only = true\n") + "\"all\"\n",
                 "cannot both be set",
                 None,

@@ -35,6 +35,9 @@ pub enum Fault {
     /// Forward (upstream acts on the request), then close without any answer: a write
     /// that happened but whose answer was lost.
     DropAnswer,
+    /// Forward the headers, then the body one byte at a time, one every this long (bounded
+    /// by [`MAX_TRICKLE`] in all): never quiet long enough to trip a per-piece timeout.
+    Trickle(Duration),
     /// Forward with one body byte flipped (same length).
     FlipByte,
     /// Forward with this Content-Type instead of upstream's.
@@ -141,6 +144,8 @@ pub struct Seen {
 
 /// Longest any stall lasts, whatever a rule asks.
 const MAX_STALL: Duration = Duration::from_secs(5);
+/// Longest a trickle lasts, whatever its body.
+const MAX_TRICKLE: Duration = Duration::from_secs(30);
 /// Longest the proxy waits for a request head.
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -448,6 +453,20 @@ fn handle(stream: TcpStream, shared: &Shared) {
             let until = Instant::now() + (*d).min(MAX_STALL);
             while Instant::now() < until {
                 thread::sleep(Duration::from_millis(20));
+            }
+            let _ = out.shutdown(Shutdown::Both);
+            return;
+        }
+        Some(Fault::Trickle(every)) => {
+            let _ = out.write_all(&head_bytes(status, &resp_headers, bytes.len()));
+            let until = Instant::now() + MAX_TRICKLE;
+            for b in &bytes {
+                if Instant::now() >= until
+                    || out.write_all(&[*b]).and_then(|_| out.flush()).is_err()
+                {
+                    break;
+                }
+                thread::sleep(*every);
             }
             let _ = out.shutdown(Shutdown::Both);
             return;

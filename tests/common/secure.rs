@@ -241,6 +241,9 @@ struct TokenState {
     users: HashMap<String, (String, Vec<String>)>,
     identity_tokens: HashMap<String, String>,
     requests: Mutex<Vec<TokenRequest>>,
+    /// Refusals quote the request's `Authorization` header and form body back, as some
+    /// token services do in their error messages.
+    echo: AtomicBool,
     key: KeyPair,
     cert_der: Vec<u8>,
 }
@@ -286,6 +289,7 @@ impl TokenServer {
                 .map(|(t, u)| (t.to_string(), u.to_string()))
                 .collect(),
             requests: Mutex::new(Vec::new()),
+            echo: AtomicBool::new(false),
             key,
             cert_der: cert.der().to_vec(),
         });
@@ -325,6 +329,12 @@ impl TokenServer {
     /// The certificate bundle the registry trusts.
     pub fn bundle_path(&self) -> PathBuf {
         self.dir.path().join("bundle.pem")
+    }
+
+    /// From now on, refusals quote the request's `Authorization` header and form body in
+    /// their error message (a careless token service).
+    pub fn echo_credentials_in_errors(&self) {
+        self.state.echo.store(true, Ordering::Relaxed);
     }
 
     /// Every token request so far.
@@ -481,7 +491,16 @@ fn serve_token(stream: TcpStream, state: &TokenState) {
         .filter_map(|s| s.strip_prefix("repository:")?.rsplit_once(':'))
         .map(|(name, _)| name.to_string())
         .collect();
+    let echoed = format!(
+        "invalid username, password or token (Authorization: {}; body: {})",
+        authorization.as_deref().unwrap_or("none"),
+        String::from_utf8_lossy(&body)
+    );
     let (status, answer) = match &user {
+        Err(()) if state.echo.load(Ordering::Relaxed) => (
+            401,
+            serde_json::json!({"errors": [{"code": "UNAUTHORIZED", "message": echoed}]}),
+        ),
         Err(()) => (
             401,
             serde_json::json!({"errors": [{"code": "UNAUTHORIZED", "message": "invalid username, password or token"}]}),

@@ -128,8 +128,11 @@ impl TomlRegistry {
             _ => location.clone(),
         };
         if location.is_empty() && !prefix.starts_with("*.") {
+            // containers/image refuses the whole file here, blocked or not (the node would
+            // not start pulling): so does imgcheck, naming the fix.
             return Err(invalid(&format!(
-                "location is unset and prefix '{prefix}' is not of the form *.example.com"
+                "location is unset and prefix '{prefix}' is not of the form *.example.com \
+                 (podman and CRI-O refuse such a file too); add location = \"{prefix}\""
             )));
         }
         let origin = format!("{} {at}", path.display());

@@ -89,6 +89,8 @@ const MAX_LIST_DEPTH: usize = 4;
 
 /// Every mirror-set entry of the YAML `text` read from `path`, in document order.
 pub(super) fn collect(path: &Path, text: &str) -> Result<Vec<SetEntry>, ConfigError> {
+    crate::yaml::check_nesting(text)
+        .map_err(|e| error(path, Some(e.line), ConfigProblem::Invalid(e.to_string())))?;
     let mut entries = Vec::new();
     for (i, doc) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
         let at = format!("document {}", i + 1);

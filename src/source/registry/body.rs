@@ -1,21 +1,29 @@
 //! Reading answers: a 200 body under the request's size cap (refused before it is
 //! buffered), into memory or spooled to a temporary file, then checked against the digest
 //! that named it, the registry's `Docker-Content-Digest` and a manifest's Content-Type;
-//! short error and token bodies; summaries of registry error bodies.
+//! short error and token bodies; summaries of registry error bodies, with every form of a
+//! credential redacted ([`redact`]: the one place server text is cleaned before it is shown).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use reqwest::header::CONTENT_TYPE;
 
 use super::request::{Kind, Request};
 use super::retry::Failure;
 use super::{RegistryClient, Stats};
+use crate::auth::Credentials;
 use crate::digest::{Digest, Hasher};
 use crate::manifest::ACCEPTED_MANIFEST_TYPES;
 use crate::source::FetchError;
 
 /// Largest token-service answer or error body read.
 const MAX_SMALL_BODY: u64 = 64 * 1024;
+
+/// Slowest average a body may arrive at over a whole window of the request timeout (bytes
+/// per second): a registry that trickles a few bytes at a time, never quiet long enough to
+/// trip the per-piece timeout, is a stall (curl's `--speed-limit`, with `--request-timeout`
+/// as `--speed-time`).
+pub(super) const MIN_RATE: u64 = 1024;
 
 /// A checked body.
 pub(super) struct Body {
@@ -135,7 +143,7 @@ impl RegistryClient {
         let received = self.stream(req, resp, sink).await?;
         check_expected(req.expected, received.actual.as_ref())?;
         if let Some(claimed) = &header_digest {
-            check_header_digest(claimed, &received)?;
+            check_header_digest(&redact(claimed, req.credentials()), &received)?;
         }
         if req.kind == Kind::Manifest {
             check_manifest_type(req, content_type.as_deref())?;
@@ -158,6 +166,7 @@ impl RegistryClient {
         mut sink: Sink,
     ) -> Result<Received, Failure> {
         let mut received: u64 = 0;
+        let mut pace = Pace::new(self.options.request_timeout, Instant::now());
         loop {
             let chunk = match self.within(&req.what, resp.chunk()).await? {
                 Ok(Some(c)) => c,
@@ -175,6 +184,12 @@ impl RegistryClient {
             };
             Stats::add(&self.stats.bytes, chunk.len() as u64);
             received += chunk.len() as u64;
+            if let Err(slow) = pace.record(chunk.len() as u64, Instant::now()) {
+                return Err(Failure::Retry(
+                    FetchError::Unavailable(format!("{}: {slow}", req.what)),
+                    None,
+                ));
+            }
             if received > req.limit {
                 return Err(too_large(req));
             }
@@ -243,7 +258,10 @@ fn check_manifest_type(req: &Request<'_>, content_type: Option<&str>) -> Result<
             FetchError::Unavailable(format!(
                 "{}: the registry answered with Content-Type '{}', which is not a manifest type",
                 req.what,
-                ct.chars().take(100).collect::<String>()
+                redact(ct, req.credentials())
+                    .chars()
+                    .take(100)
+                    .collect::<String>()
             )),
             None,
         ));
@@ -251,17 +269,77 @@ fn check_manifest_type(req: &Request<'_>, content_type: Option<&str>) -> Result<
     Ok(())
 }
 
-/// Reads at most [`MAX_SMALL_BODY`] bytes of an answer (error bodies, tokens), waiting at
-/// most `timeout` for each piece.
-pub(super) async fn read_small(mut resp: reqwest::Response, timeout: Duration) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Ok(Ok(Some(chunk))) = tokio::time::timeout(timeout, resp.chunk()).await {
-        out.extend_from_slice(&chunk);
-        if out.len() as u64 >= MAX_SMALL_BODY {
-            out.truncate(MAX_SMALL_BODY as usize);
-            break;
+/// A body arriving slower than [`MIN_RATE`] over a whole window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct TooSlow {
+    bytes: u64,
+    over: Duration,
+}
+
+impl std::fmt::Display for TooSlow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the answer trickled in: {} bytes in {:.1}s, below the minimum of {MIN_RATE} bytes/s \
+             over --request-timeout",
+            self.bytes,
+            self.over.as_secs_f64()
+        )
+    }
+}
+
+/// Watches a body's rate: each window of the request timeout must bring at least
+/// [`MIN_RATE`] bytes per second on average. A body that ends within its first window is
+/// never judged (small manifests arrive in one piece).
+pub(super) struct Pace {
+    window: Duration,
+    started: Instant,
+    bytes: u64,
+}
+
+impl Pace {
+    pub(super) fn new(window: Duration, now: Instant) -> Pace {
+        Pace {
+            window,
+            started: now,
+            bytes: 0,
         }
     }
+
+    /// Counts `n` bytes received at `now`; once a window has passed, judges it and starts
+    /// the next.
+    pub(super) fn record(&mut self, n: u64, now: Instant) -> Result<(), TooSlow> {
+        self.bytes += n;
+        let over = now.saturating_duration_since(self.started);
+        if over < self.window {
+            return Ok(());
+        }
+        if (self.bytes as f64) < MIN_RATE as f64 * over.as_secs_f64() {
+            return Err(TooSlow {
+                bytes: self.bytes,
+                over,
+            });
+        }
+        self.started = now;
+        self.bytes = 0;
+        Ok(())
+    }
+}
+
+/// Reads at most [`MAX_SMALL_BODY`] bytes of an answer (error bodies, tokens) within
+/// `timeout` in all (a trickling error body is cut off, not waited for).
+pub(super) async fn read_small(mut resp: reqwest::Response, timeout: Duration) -> Vec<u8> {
+    let mut out = Vec::new();
+    let read = async {
+        while let Ok(Some(chunk)) = resp.chunk().await {
+            out.extend_from_slice(&chunk);
+            if out.len() as u64 >= MAX_SMALL_BODY {
+                out.truncate(MAX_SMALL_BODY as usize);
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(timeout, read).await;
     out
 }
 
@@ -274,9 +352,14 @@ pub(super) fn colon(detail: &str) -> String {
     }
 }
 
-/// A short, printable summary of a registry error body: the distribution error envelope's
-/// `code: message` pairs when it is one, else the first 200 characters of text.
-pub(super) fn summarize_error_body(body: &[u8]) -> String {
+/// A short, printable summary of a registry or token-service error body, with every form of
+/// `creds` (and any `Authorization` value the server echoed) redacted: the distribution error
+/// envelope's `code: message` pairs when it is one, else the first 200 characters of text.
+pub(super) fn summarize_error_body(body: &[u8], creds: Option<&Credentials>) -> String {
+    redact(&summarize(body), creds)
+}
+
+fn summarize(body: &[u8]) -> String {
     #[derive(serde::Deserialize)]
     struct Envelope {
         errors: Vec<Entry>,
@@ -298,11 +381,93 @@ pub(super) fn summarize_error_body(body: &[u8]) -> String {
             .collect::<Vec<_>>()
             .join("; ");
     }
-    String::from_utf8_lossy(body)
+    // Redacted before it is cut, so a secret cut in half is still found.
+    redact(&String::from_utf8_lossy(body), None)
         .chars()
         .filter(|c| !c.is_control())
         .take(200)
         .collect()
+}
+
+/// What stands for a secret in anything printed.
+pub(super) const REDACTED: &str = "<redacted>";
+
+/// `text` (from a registry, a token service, a header) without any credential: the password
+/// or identity token of `creds` in plain, percent-encoded and base64 (`user:password`, as in
+/// a Basic header) forms, and the value of any `Basic`/`Bearer` authorization it quotes.
+pub(super) fn redact(text: &str, creds: Option<&Credentials>) -> String {
+    let mut out = text.to_string();
+    if let Some(c) = creds.filter(|c| !c.password.is_empty()) {
+        let mut forms = secret_forms(c);
+        // Longest first, so a form containing another is replaced whole.
+        forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
+        for form in forms.iter().filter(|f| !f.is_empty()) {
+            out = out.replace(form.as_str(), REDACTED);
+        }
+    }
+    redact_schemes(&out)
+}
+
+/// The forms a secret takes on the wire.
+fn secret_forms(c: &Credentials) -> Vec<String> {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+    let pair = format!("{}:{}", c.username, c.password);
+    let mut forms = vec![c.password.clone(), percent_encoded(&c.password)];
+    for encoded in [STANDARD.encode(&pair), URL_SAFE.encode(&pair)] {
+        forms.push(encoded.trim_end_matches('=').to_string());
+        forms.push(encoded);
+    }
+    forms
+}
+
+/// `s` as a form or query value encodes it.
+fn percent_encoded(s: &str) -> String {
+    let mut url = reqwest::Url::parse("http://x.invalid/").expect("a constant URL");
+    url.query_pairs_mut().append_pair("v", s);
+    url.query()
+        .unwrap_or("")
+        .trim_start_matches("v=")
+        .to_string()
+}
+
+/// Replaces the credential after every `Basic ` or `Bearer ` (any case) with [`REDACTED`],
+/// when it looks like one (so `Bearer realm=…` and `Basic authentication` stay readable).
+fn redact_schemes(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    loop {
+        let next = ["basic ", "bearer "]
+            .iter()
+            .filter_map(|s| lower[at..].find(s).map(|i| at + i + s.len()))
+            .min();
+        let Some(value) = next else { break };
+        let body_end = text[value..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || "+/._~-".contains(c)))
+            .map_or(text.len(), |i| value + i);
+        let end =
+            body_end + text[body_end..].len() - text[body_end..].trim_start_matches('=').len();
+        out.push_str(&text[at..value]);
+        if looks_secret(&text[value..body_end]) {
+            out.push_str(REDACTED);
+        } else {
+            out.push_str(&text[value..end]);
+        }
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// Long enough, and mixed enough (digits, both cases, or token punctuation), to be a
+/// credential rather than a word.
+fn looks_secret(value: &str) -> bool {
+    let has = |f: fn(char) -> bool| value.chars().any(f);
+    value.len() >= 8
+        && (has(|c| c.is_ascii_digit())
+            || (has(|c| c.is_ascii_uppercase()) && has(|c| c.is_ascii_lowercase()))
+            || has(|c| "+/._~-".contains(c)))
 }
 
 #[cfg(test)]
@@ -313,11 +478,82 @@ mod tests {
     fn error_bodies() {
         assert_eq!(
             summarize_error_body(
-                br#"{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown","detail":{}}]}"#
+                br#"{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown","detail":{}}]}"#,
+                None
             ),
             "MANIFEST_UNKNOWN: manifest unknown"
         );
-        assert_eq!(summarize_error_body(b"oops\n"), "oops");
-        assert_eq!(summarize_error_body(&[0xff; 300]).chars().count(), 200);
+        assert_eq!(summarize_error_body(b"oops\n", None), "oops");
+        assert_eq!(
+            summarize_error_body(&[0xff; 300], None).chars().count(),
+            200
+        );
+    }
+
+    #[test]
+    fn every_form_of_a_credential_is_redacted() {
+        use base64::Engine as _;
+        let creds = Credentials {
+            username: "alice".into(),
+            password: "s3cret+pw/=".into(),
+        };
+        let b64 = base64::engine::general_purpose::STANDARD.encode("alice:s3cret+pw/=");
+        let cases = [
+            format!("you sent Authorization: Basic {b64}"),
+            format!("you sent authorization: basic {b64}"),
+            format!("credentials {b64} refused"),
+            "password s3cret+pw/= is wrong".to_string(),
+            "refresh_token=s3cret%2Bpw%2F%3D&client_id=imgcheck".to_string(),
+            "token Bearer eyJhbGciOi.eyJzdWIi.c2ln rejected".to_string(),
+            format!(r#"{{"errors":[{{"code":"DENIED","message":"Basic {b64}"}}]}}"#),
+        ];
+        for text in cases {
+            let out = summarize_error_body(text.as_bytes(), Some(&creds));
+            for secret in ["s3cret", b64.trim_end_matches('='), "eyJ", "%2Bpw"] {
+                assert!(!out.contains(secret), "{text} -> {out}");
+            }
+            assert!(out.contains(REDACTED), "{text} -> {out}");
+        }
+        // Without credentials, echoed headers are still cut out, and long bodies are
+        // redacted before they are shortened.
+        let long = format!("{}Basic {b64}", "x".repeat(190));
+        let out = summarize_error_body(long.as_bytes(), None);
+        assert!(!out.contains(&b64[..4]), "{out}");
+        for kept in [
+            "Basic",
+            "Basic authentication required",
+            r#"Bearer realm="https://auth.example/token",service="x""#,
+            "ünïcode Bearer x",
+        ] {
+            assert_eq!(redact(kept, None), kept);
+        }
+        assert_eq!(
+            redact("ünïcode BEARER Zm9vOmJhcg== end", None),
+            "ünïcode BEARER <redacted> end"
+        );
+    }
+
+    #[test]
+    fn a_trickle_is_too_slow_once_a_window_has_passed() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let window = s(10);
+        // A fast body, then one that stops being fast.
+        let mut pace = Pace::new(window, t0);
+        assert_eq!(pace.record(100, t0 + s(1)), Ok(()));
+        assert_eq!(pace.record(20_000, t0 + s(10)), Ok(()));
+        assert_eq!(pace.record(11 * 1024, t0 + s(20)), Ok(()));
+        let slow = pace.record(1, t0 + s(31)).unwrap_err();
+        assert_eq!(slow.bytes, 1);
+        assert!(slow.to_string().contains("below the minimum"), "{slow}");
+        // One byte a second: judged at the first piece after the window.
+        let mut pace = Pace::new(window, t0);
+        for i in 1..10 {
+            assert_eq!(pace.record(1, t0 + s(i)), Ok(()));
+        }
+        assert!(pace.record(1, t0 + s(10)).is_err());
+        // A body that ends within its first window is never judged.
+        let mut pace = Pace::new(window, t0);
+        assert_eq!(pace.record(1, t0 + s(9)), Ok(()));
     }
 }

@@ -14,8 +14,9 @@
 //!   never for answers that cannot heal; every retry counted and told as a `tracing` event;
 //! - `challenge`: `WWW-Authenticate` challenges, Basic or Bearer;
 //! - `token`: bearer tokens, cached, batched over the run's repositories, fetched;
-//! - `body`: bodies read under their size cap (refused before they are buffered) and
-//!   checked against the digests that name them;
+//! - `body`: bodies read under their size cap (refused before they are buffered) and a
+//!   minimum rate, checked against the digests that name them; server text with every form
+//!   of a credential redacted;
 //! - `stream`: blobs handed on piece by piece (`--deep`), resumed when they break off;
 //! - `cache`: manifests and configs fetched once per (repository, digest);
 //! - `upload`: one write request (authenticated like a read, with a `pull,push` token),

@@ -2,14 +2,16 @@
 //! redirects followed by hand (never sending the registry's `Authorization` to another
 //! origin: S3-backed registries redirect blob GETs), and what an answer other than 200 means.
 
-use reqwest::header::LOCATION;
+use reqwest::header::{ACCEPT, LOCATION};
 use reqwest::{StatusCode, Url};
 
 use super::body::{Body, colon, read_small, summarize_error_body};
 use super::retry::{Failure, is_retryable_status, retry_after_of};
 use super::tls::host_port;
 use super::{RegistryClient, RegistrySource};
+use crate::auth::Credentials;
 use crate::digest::Digest;
+use crate::manifest::ACCEPTED_MANIFEST_TYPES;
 use crate::reference::RegistryRef;
 use crate::source::FetchError;
 
@@ -58,6 +60,13 @@ pub(super) struct Request<'a> {
     /// What a write sends (`upload`): its method, headers and body; `None` for reads. A
     /// write asks for a `pull,push` token.
     pub(super) payload: Option<super::upload::Payload>,
+}
+
+impl Request<'_> {
+    /// The credentials the request is sent with (to redact them from what the server says).
+    pub(super) fn credentials(&self) -> Option<&Credentials> {
+        self.source.credentials().ok().flatten()
+    }
 }
 
 impl RegistrySource {
@@ -170,12 +179,15 @@ impl RegistryClient {
                 // Another host (object storage): the URL carries its own authorisation, and the
                 // registry's credentials must not travel there.
                 let client = self.http.for_url(&next).map_err(Failure::Fatal)?;
-                self.within(
-                    &req.what,
-                    client.request(req.kind.method(), next.clone()).send(),
-                )
-                .await?
-                .map_err(|e| transport_failure(&req.what, &e))?
+                let mut builder = client.request(req.kind.method(), next.clone());
+                if req.kind == Kind::Manifest {
+                    // Without it a registry answers as to an old client (schema1, or 404
+                    // for an OCI index).
+                    builder = builder.header(ACCEPT, ACCEPTED_MANIFEST_TYPES.join(", "));
+                }
+                self.within(&req.what, builder.send())
+                    .await?
+                    .map_err(|e| transport_failure(&req.what, &e))?
             };
             current = next;
         }
@@ -188,7 +200,7 @@ impl RegistryClient {
         let status = resp.status();
         let retry_after = retry_after_of(&resp);
         let body = read_small(resp, self.options.request_timeout).await;
-        let detail = summarize_error_body(&body);
+        let detail = summarize_error_body(&body, req.credentials());
         let message = format!("{} (HTTP {}{})", req.what, status.as_u16(), colon(&detail));
         match status.as_u16() {
             404 => Failure::Fatal(FetchError::NotFound(message)),

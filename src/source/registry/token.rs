@@ -304,12 +304,7 @@ impl TokenRequest<'_> {
 
     /// Says who the token service refused, for what, and what it said (never the secret).
     fn refusal(&self, status: StatusCode, body: &[u8], scope: &str) -> String {
-        let mut detail = summarize_error_body(body);
-        if let Some(c) = self.creds
-            && !c.password.is_empty()
-        {
-            detail = detail.replace(&c.password, "<redacted>");
-        }
+        let detail = summarize_error_body(body, self.creds);
         let who = match self.creds {
             Some(c) if c.is_identity_token() => "the identity token".to_string(),
             Some(c) => format!("the credentials of user '{}'", c.username),

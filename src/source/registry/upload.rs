@@ -13,6 +13,7 @@ use super::request::{Kind, Request, api_host, origin_is_registry, transport_fail
 use super::retry::{Failure, gave_up, is_retryable_status, retry_after_of};
 use super::token::PULL;
 use super::{RegistrySource, Stats};
+use crate::auth::Credentials;
 use crate::digest::Digest;
 use crate::source::{BlobFile, FetchError};
 
@@ -99,7 +100,8 @@ impl RegistrySource {
         if resp.status().is_success() {
             return Ok(resp);
         }
-        Err(write_refusal(what, resp, self.client.options.request_timeout).await)
+        let creds = self.credentials().ok().flatten();
+        Err(write_refusal(what, resp, self.client.options.request_timeout, creds).await)
     }
 
     /// Sends one write of an upload session and returns its 2xx answer. A registry that
@@ -120,7 +122,7 @@ impl RegistrySource {
                 return Ok(resp);
             }
             let timeout = self.client.options.request_timeout;
-            match write_refusal(what, resp, timeout).await {
+            match write_refusal(what, resp, timeout, self.credentials().ok().flatten()).await {
                 Failure::Retry(e, after) if is_retryable_status(status.as_u16()) => {
                     attempts += 1;
                     if !self.client.before_retry(attempts, after, &e).await {
@@ -291,11 +293,12 @@ async fn write_refusal(
     what: &str,
     resp: reqwest::Response,
     timeout: std::time::Duration,
+    creds: Option<&Credentials>,
 ) -> Failure {
     let status = resp.status();
     let retry_after = retry_after_of(&resp);
     let body = read_small(resp, timeout).await;
-    let detail = summarize_error_body(&body);
+    let detail = summarize_error_body(&body, creds);
     let message = format!("{what} (HTTP {}{})", status.as_u16(), colon(&detail));
     match status {
         StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
@@ -366,7 +369,7 @@ mod tests {
             ),
         ];
         for (status, headers, body, want) in cases {
-            let got = match write_refusal("w", answer(status, headers, body), t).await {
+            let got = match write_refusal("w", answer(status, headers, body), t, None).await {
                 Failure::Retry(_, Some(d)) => format!("retry after {}", d.as_secs()),
                 Failure::Retry(_, None) => "retry".to_string(),
                 Failure::Fatal(e) if e.to_string().contains("not authorized to push") => {
