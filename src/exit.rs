@@ -90,8 +90,9 @@ impl Classify for crate::source::FetchError {
         use crate::source::FetchError;
         match self {
             FetchError::BadInput(_) => ExitKind::Usage,
-            FetchError::NotFound(_)
-            | FetchError::DigestMismatch { .. }
+            // The reference names nothing: asking again cannot fix it (rule `not-found`).
+            FetchError::NotFound(_) => ExitKind::Fail,
+            FetchError::DigestMismatch { .. }
             | FetchError::TooLarge { .. }
             | FetchError::Unavailable(_) => ExitKind::Incomplete,
         }
@@ -151,6 +152,29 @@ mod tests {
         ];
         for (kind, code) in table {
             assert_eq!(kind.code(), code, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn fetch_errors_say_whose_fault_they_are() {
+        use crate::source::FetchError;
+        let table = [
+            (FetchError::BadInput("not a layout".into()), ExitKind::Usage),
+            (FetchError::NotFound("tag v9".into()), ExitKind::Fail),
+            (
+                FetchError::Unavailable("reset".into()),
+                ExitKind::Incomplete,
+            ),
+            (
+                FetchError::TooLarge {
+                    what: "manifest".into(),
+                    limit: 1,
+                },
+                ExitKind::Incomplete,
+            ),
+        ];
+        for (error, want) in table {
+            assert_eq!(error.exit_kind(), want, "{error}");
         }
     }
 

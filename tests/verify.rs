@@ -892,6 +892,22 @@ fn missing_repository_is_a_not_found_failure_not_a_pass() {
 }
 
 #[test]
+fn resolve_and_inspect_of_a_missing_tag_fail_as_not_found() {
+    // Like verify's `not-found`: a tag that does not exist is exit 1, not a transient 3.
+    let registry = Registry::start();
+    let reference = format!("{}/nothing/here:v1", registry.host());
+    for args in [
+        vec!["resolve", reference.as_str(), "--platform", "linux/amd64"],
+        vec!["inspect", reference.as_str()],
+    ] {
+        let out = run(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains("not found"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
 fn inspect_shows_list_and_config_platforms() {
     let out = run(&[
         "inspect",

@@ -373,6 +373,10 @@ impl Plan {
     /// Parses plan YAML; `path` names it in errors and anchors relative paths.
     pub fn parse(text: &str, path: &Path) -> Result<Plan, PlanError> {
         let origin = path.display().to_string();
+        crate::yaml::check_nesting(text).map_err(|e| PlanError::Syntax {
+            origin: origin.clone(),
+            reason: e.to_string(),
+        })?;
         let file: PlanFile = serde_yaml_ng::from_str(text).map_err(|e| {
             let reason = e.to_string();
             let reason = match e.location() {
@@ -598,6 +602,7 @@ images:
     #[test]
     fn rejects_bad_plans_with_location() {
         let cases = [
+            (format!("images: {}", "[".repeat(100)), "line 1", "nest"),
             (
                 MINIMAL.replace("    policy:", "    polcy:"),
                 "line 12",

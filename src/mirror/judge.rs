@@ -25,6 +25,10 @@ pub fn judge(evidence: &Evidence, policy: &Policy) -> ImageReport {
         SourceEvidence::Pinned { digest, .. } => digest,
         SourceEvidence::Unavailable(e) => {
             let message = format!("the source could not be fetched: {e}");
+            // A source that does not exist cannot be mirrored: asking again cannot fix it.
+            if matches!(e, crate::source::FetchError::NotFound(_)) {
+                return ImageReport::not_found(&name, &message);
+            }
             return ImageReport::unavailable(&name, &message);
         }
     };

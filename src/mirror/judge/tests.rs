@@ -372,6 +372,15 @@ async fn unreachable_sources_and_mirrors_passed_over() {
         )
         .finds(&[FetchError], Error)
         .says(&["the source could not be fetched: connection refused"]),
+        row(
+            "source does not exist",
+            "q.io/open/x:v9",
+            SourceEvidence::Unavailable(crate::source::FetchError::NotFound(
+                "manifest q.io/open/x:v9".into(),
+            )),
+        )
+        .finds(&[NotFound], Fail)
+        .says(&["the source could not be fetched: not found"]),
         row("pinned, source unreached", &pin, pinned(&good))
             .held(vec![same(&good)])
             .finds(&[MirrorResolved], Pass)
