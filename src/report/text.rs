@@ -67,13 +67,18 @@ fn matrix(out: &mut String, hosts: &[HostResult]) {
     }
 }
 
-/// `2: winworker-4kq8x, winworker-9tbzm`, or empty for a policy's host.
+/// `2: winworker-4kq8x, winworker-9tbzm` (at most five names, then how many more), or empty
+/// for a policy's host.
 fn node_text(nodes: &[String]) -> String {
-    if nodes.is_empty() {
-        String::new()
-    } else {
-        format!("{}: {}", nodes.len(), nodes.join(", "))
+    const NAMED: usize = 5;
+    let mut text = match nodes.len() {
+        0 => return String::new(),
+        n => format!("{n}: {}", nodes[..n.min(NAMED)].join(", ")),
+    };
+    if nodes.len() > NAMED {
+        text.push_str(&format!(" and {} more", nodes.len() - NAMED));
     }
+    text
 }
 
 /// The matrix rows: runtimes that agree for a host (the same platform and nodes) collapse
