@@ -157,6 +157,11 @@ fn nodes_become_deduplicated_host_rows() {
         got.hosts[2].subject(),
         "2 nodes (winworker-4kq8x, winworker-9tbzm) on windows/amd64:10.0.17763"
     );
+}
+
+/// A single Node, a runtime no profile covers, and one build under two runtimes.
+#[test]
+fn single_nodes_notes_and_runtime_splits() {
     // One node, on its own: a Node, not a List; a runtime no profile covers gets a note.
     let one = node(
         "w",
