@@ -350,3 +350,44 @@ fn bad_node_lists_exit_2_naming_file_node_and_field() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Each row is judged under its own nodes' runtime only, not every runtime of the cluster.
+#[test]
+fn each_row_is_judged_under_its_nodes_runtime_only() {
+    let mut cluster = cluster();
+    cluster["items"][8]["status"]["nodeInfo"]["containerRuntimeVersion"] =
+        json!("containerd://2.2.0");
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "mixed.json", &cluster);
+    let layout = format!("oci:{}:latest", fixture("good").display());
+    let out = run(&["verify", "--nodes", &path, "--format", "json", &layout]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let doc = json_of(&out);
+    let rows: Vec<String> = doc["images"][0]["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["isolation"].is_string())
+        .map(|h| {
+            format!(
+                "{} {} {}",
+                h["platform"].as_str().unwrap(),
+                h["runtime"].as_str().unwrap(),
+                h["nodes"][0].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "windows/amd64:10.0.17763 containerd-1.7 winworker-4kq8x",
+            "windows/amd64:10.0.20348 containerd-2.2 winworker-7xk2p",
+            "windows/amd64:10.0.26100 containerd-1.7 winworker-m5q8d",
+        ]
+    );
+}
