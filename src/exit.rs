@@ -75,6 +75,7 @@ usage_errors!(
     crate::reference::ReferenceError,
     crate::policy::PolicyError,
     crate::platform::PlatformError,
+    crate::cluster::nodes::NodesError,
     crate::auth::AuthError,
     crate::batch::ListError,
     crate::assemble::Refusal,

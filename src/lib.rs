@@ -10,6 +10,7 @@ pub mod assemble;
 pub mod auth;
 pub mod batch;
 pub mod build;
+pub mod cluster;
 pub mod digest;
 pub mod engine;
 pub mod exit;

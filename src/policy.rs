@@ -36,6 +36,11 @@ const KNOWN_ARCHS: [&str; 9] = [
     "amd64", "arm64", "arm", "386", "ppc64le", "s390x", "riscv64", "mips64le", "loong64",
 ];
 
+/// Whether `s` is an architecture a policy may name.
+pub fn is_known_arch(s: &str) -> bool {
+    KNOWN_ARCHS.contains(&s)
+}
+
 /// A CPU architecture, validated.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Arch(String);
@@ -178,6 +183,9 @@ pub struct Policy {
     /// Windows nodes; Linux runtimes are `linux.runtimes`).
     #[serde(default = "default_runtimes", deserialize_with = "unique")]
     pub runtimes: Vec<RuntimeProfile>,
+    /// The hosts read from a cluster (`--nodes`), replacing those the sections name.
+    #[serde(skip)]
+    pub node_hosts: Option<Vec<Host>>,
 }
 
 fn default_runtimes() -> Vec<RuntimeProfile> {
@@ -208,17 +216,51 @@ pub enum PolicyCause {
     Yaml(Arc<serde_yaml_ng::Error>),
 }
 
-/// A host a policy requires: its platform and a label for reports.
+/// A host a policy requires: its platform and a label for reports; for hosts read from a
+/// cluster, also the runtime its nodes run and the nodes it stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Host {
     /// The node's platform (Windows: `10.0.<build>`, no revision).
     pub platform: Platform,
+    /// The runtime profile of its nodes, when known (hosts read from a cluster); `None`: the
+    /// policy's runtimes.
+    pub runtime: Option<RuntimeProfile>,
+    /// The names of the nodes the host stands for (hosts read from a cluster), sorted; empty
+    /// for a policy's hosts.
+    pub nodes: Vec<String>,
 }
 
+/// How many node names a message spells out before it says how many more there are.
+const NAMED_NODES: usize = 5;
+
 impl Host {
+    /// A policy's host: a platform, any runtime of the policy, no nodes.
+    pub fn of(platform: Platform) -> Host {
+        Host {
+            platform,
+            runtime: None,
+            nodes: vec![],
+        }
+    }
+
     /// The host as shown in reports, e.g. `windows/amd64:10.0.17763`.
     pub fn label(&self) -> String {
         self.platform.to_string()
+    }
+
+    /// The host as findings name it: the label, or for hosts read from a cluster, its nodes
+    /// first, e.g. `2 nodes (winworker-4kq8x, winworker-9tbzm) on windows/amd64:10.0.17763`.
+    pub fn subject(&self) -> String {
+        let n = self.nodes.len();
+        if n == 0 {
+            return self.label();
+        }
+        let mut names = self.nodes[..n.min(NAMED_NODES)].join(", ");
+        if n > NAMED_NODES {
+            names.push_str(&format!(" and {} more", n - NAMED_NODES));
+        }
+        let noun = if n == 1 { "node" } else { "nodes" };
+        format!("{n} {noun} ({names}) on {}", self.label())
     }
 }
 
@@ -290,23 +332,53 @@ impl Policy {
         Policy::load(DEFAULT_POLICY).expect("the embedded default policy is valid")
     }
 
-    /// Every host the policy requires: Linux architectures, then Windows architecture × build.
+    /// The policy with `hosts` (read from a cluster) in place of its own: its sections now
+    /// name the hosts' architectures, builds and runtimes; the isolation mode stays.
+    pub fn with_hosts(mut self, hosts: Vec<Host>) -> Policy {
+        let (windows, linux): (Vec<&Host>, Vec<&Host>) =
+            hosts.iter().partition(|h| h.platform.is_windows());
+        let archs = |hs: &[&Host]| uniq(hs.iter().map(|h| Arch(h.platform.architecture.clone())));
+        let runtimes = |hs: &[&Host]| uniq(hs.iter().filter_map(|h| h.runtime));
+        self.linux = (!linux.is_empty()).then(|| LinuxPolicy {
+            architectures: archs(&linux),
+            runtimes: runtimes(&linux),
+        });
+        let isolation = self.isolation();
+        self.windows = (!windows.is_empty()).then(|| WindowsPolicy {
+            architectures: archs(&windows),
+            builds: uniq(
+                windows
+                    .iter()
+                    .filter_map(|h| h.platform.windows_version().map(|v| Build(v.build))),
+            ),
+            isolation,
+        });
+        if !windows.is_empty() {
+            self.runtimes = runtimes(&windows);
+        }
+        self.node_hosts = Some(hosts);
+        self
+    }
+
+    /// Every host the policy requires: those read from a cluster, else Linux architectures,
+    /// then Windows architecture × build.
     pub fn hosts(&self) -> Vec<Host> {
+        if let Some(hosts) = &self.node_hosts {
+            return hosts.clone();
+        }
         let mut hosts = Vec::new();
         if let Some(linux) = &self.linux {
             for a in &linux.architectures {
-                hosts.push(Host {
-                    platform: Platform::new("linux", &a.0),
-                });
+                hosts.push(Host::of(Platform::new("linux", &a.0)));
             }
         }
         if let Some(windows) = &self.windows {
             for a in &windows.architectures {
                 for b in &windows.builds {
-                    hosts.push(Host {
-                        platform: Platform::new("windows", &a.0)
+                    hosts.push(Host::of(
+                        Platform::new("windows", &a.0)
                             .with_os_version(&WindowsVersion::host(b.0).to_string()),
-                    });
+                    ));
                 }
             }
         }
@@ -347,6 +419,11 @@ impl Policy {
         }
         out
     }
+}
+
+/// The distinct items, sorted.
+fn uniq<T: Ord>(items: impl Iterator<Item = T>) -> Vec<T> {
+    items.collect::<BTreeSet<T>>().into_iter().collect()
 }
 
 #[cfg(test)]
@@ -487,5 +564,64 @@ mod tests {
             err.contains("no-such-policy") && err.contains("openshift"),
             "{err}"
         );
+    }
+
+    /// Issue 13: hosts read from a cluster replace the policy's; the sections follow them and
+    /// the isolation mode stays.
+    #[test]
+    fn with_hosts_replaces_the_host_list_and_keeps_isolation() {
+        let node = |p: Platform, rt, names: &[&str]| Host {
+            platform: p,
+            runtime: Some(rt),
+            nodes: names.iter().map(ToString::to_string).collect(),
+        };
+        let w = |b: u16| {
+            Platform::new("windows", "amd64").with_os_version(&WindowsVersion::host(b).to_string())
+        };
+        let hosts = vec![
+            node(
+                Platform::new("linux", "arm64"),
+                RuntimeProfile::CriO,
+                &["a"],
+            ),
+            node(w(26100), RuntimeProfile::Containerd17, &["w1", "w2"]),
+            node(w(20348), RuntimeProfile::Containerd22, &["w3"]),
+        ];
+        let hp = Policy::load("openshift-hostprocess")
+            .unwrap()
+            .with_hosts(hosts.clone());
+        assert_eq!(hp.hosts(), hosts);
+        assert_eq!(hp.isolation(), Isolation::Hostprocess);
+        assert_eq!(hp.windows_builds(), [20348, 26100]);
+        assert_eq!(
+            hp.runtimes,
+            [RuntimeProfile::Containerd17, RuntimeProfile::Containerd22]
+        );
+        assert_eq!(hp.linux_runtimes(), [RuntimeProfile::CriO]);
+        assert_eq!(
+            hp.linux.as_ref().unwrap().architectures[0].to_string(),
+            "arm64"
+        );
+        // A Linux-only policy judges the cluster's Windows nodes too (process isolation);
+        // a cluster without Linux nodes drops the policy's Linux hosts.
+        let lo = Policy::load("linux-only")
+            .unwrap()
+            .with_hosts(hosts[1..].to_vec());
+        assert!(lo.linux.is_none());
+        assert_eq!(lo.isolation(), Isolation::Process);
+        assert_eq!(lo.hosts().len(), 2);
+        assert_eq!(
+            hosts[1].subject(),
+            "2 nodes (w1, w2) on windows/amd64:10.0.26100"
+        );
+        let many = Host {
+            nodes: (1..=7).map(|i| format!("n{i}")).collect(),
+            ..hosts[0].clone()
+        };
+        assert_eq!(
+            many.subject(),
+            "7 nodes (n1, n2, n3, n4, n5 and 2 more) on linux/arm64"
+        );
+        assert_eq!(Host::of(w(17763)).subject(), "windows/amd64:10.0.17763");
     }
 }

@@ -133,6 +133,18 @@ fn verify_json_of_every_fixture_layout_conforms() {
     ]);
     assert_conforms("imagesReport", "verify --deep legacy-buildah", &doc);
     seen.extend(rules_of(&doc));
+    // --nodes adds `nodes` to the host rows (issue 13).
+    let (doc, code) = run(&[
+        "verify",
+        "oci:fixtures/layouts/ltsc2022-only",
+        "--nodes",
+        "fixtures/nodes/ocp-wmco.json",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(1));
+    assert!(doc["images"][0]["hosts"][0]["nodes"].is_array(), "{doc}");
+    assert_conforms("imagesReport", "verify --nodes ltsc2022-only", &doc);
     // The layouts exercise most rules; the test means little if they stop doing so.
     for rule in [
         "os-version-missing",

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use imgcheck::exit::{Classify, ExitKind};
 use imgcheck::graph::Problem;
-use imgcheck::{assemble, auth, batch, mirror, platform, policy, push, reference, source};
+use imgcheck::{assemble, auth, batch, cluster, mirror, platform, policy, push, reference, source};
 
 /// Why a command ended without its normal output.
 #[derive(Debug, thiserror::Error)]
@@ -18,6 +18,9 @@ pub enum CliError {
     /// The policy cannot be loaded.
     #[error(transparent)]
     Policy(#[from] policy::PolicyError),
+    /// `--nodes` is not a usable node list.
+    #[error(transparent)]
+    Nodes(#[from] cluster::nodes::NodesError),
     /// `--platform` is not a platform.
     #[error(transparent)]
     Platform(#[from] platform::PlatformError),
@@ -117,6 +120,7 @@ impl Classify for CliError {
             CliError::Reference(e) => e.exit_kind(),
             CliError::Policy(e) => e.exit_kind(),
             CliError::Platform(e) => e.exit_kind(),
+            CliError::Nodes(e) => e.exit_kind(),
             CliError::Auth(e) => e.exit_kind(),
             CliError::List(e) => e.exit_kind(),
             CliError::Refusal(e) => e.exit_kind(),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use imgcheck::exit::ExitKind;
 use imgcheck::graph::WalkOptions;
 use imgcheck::mirror::{self, check::MirrorRun};
-use imgcheck::policy::{DEFAULT_POLICY, Policy};
+use imgcheck::policy::DEFAULT_POLICY;
 use imgcheck::reference::ImageRef;
 use imgcheck::report;
 
@@ -33,6 +33,10 @@ pub struct MirrorCheckArgs {
     /// Embedded policy name or policy file (the supported Windows builds).
     #[arg(long, default_value = DEFAULT_POLICY)]
     policy: String,
+    /// Judge for the nodes of a cluster instead of the policy's hosts: the output of
+    /// `oc get nodes -o json` or `kubectl get nodes -o json` (`-` for standard input).
+    #[arg(long, value_name = "FILE")]
+    nodes: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     format: ReportFormat,
@@ -45,7 +49,7 @@ pub struct MirrorCheckArgs {
 /// report, and exits with the verdicts' kind.
 pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind, CliError> {
     let refs = args.input.collect()?;
-    let policy = Policy::load(&args.policy)?;
+    let policy = super::load_policy(&args.policy, args.nodes.as_deref())?;
     let configured =
         !args.idms.is_empty() || !args.icsp.is_empty() || !args.registries_conf.is_empty();
     if !configured && !args.pre {

@@ -8,7 +8,9 @@ use std::time::Duration;
 use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 use imgcheck::auth::{AuthError, AuthStore};
 use imgcheck::batch::{self, Outcome};
+use imgcheck::cluster::nodes;
 use imgcheck::engine::ImageReport;
+use imgcheck::policy::{Host, Policy};
 use imgcheck::reference::ImageRef;
 use imgcheck::report;
 use imgcheck::session::Session;
@@ -193,6 +195,26 @@ impl RefInput {
         }
         Ok(refs)
     }
+}
+
+/// The policy `name_or_path`, with the hosts of the node list `nodes` (`--nodes`) in place of
+/// its own; notes about runtime versions no profile covers go to standard error.
+pub fn load_policy(name_or_path: &str, nodes: Option<&str>) -> Result<Policy, CliError> {
+    let policy = Policy::load(name_or_path)?;
+    Ok(match nodes {
+        Some(path) => policy.with_hosts(node_hosts(path)?),
+        None => policy,
+    })
+}
+
+/// The host rows of the node list at `path` (`-`: standard input); notes about runtime
+/// versions no profile covers go to standard error.
+pub fn node_hosts(path: &str) -> Result<Vec<Host>, CliError> {
+    let read = nodes::read_nodes(path)?;
+    for note in &read.notes {
+        output::eprintln(format_args!("imgcheck: note: {note}"));
+    }
+    Ok(read.hosts)
 }
 
 /// Parses references as typed.

@@ -1,9 +1,11 @@
-//! `imgcheck resolve`: the digest a node of a platform would pull.
+//! `imgcheck resolve`: the digest a node of a platform would pull, or what each node of a
+//! cluster would pull (`--nodes`).
 
 use imgcheck::engine::{Resolution, resolve};
 use imgcheck::exit::ExitKind;
 use imgcheck::graph::{Content, Graph, WalkOptions};
 use imgcheck::platform::{Platform, RuntimeProfile};
+use imgcheck::policy::Host;
 use imgcheck::report;
 
 use super::{CliError, GlobalArgs, SimpleFormat, output};
@@ -15,10 +17,14 @@ pub struct ResolveArgs {
     #[arg(value_name = "REF")]
     reference: String,
     /// The node: os/arch[/variant][:osversion], e.g. windows/amd64:10.0.17763.
-    #[arg(long)]
-    platform: String,
-    /// containerd generation to emulate.
-    #[arg(long, default_value = "containerd-2.3")]
+    #[arg(long, required_unless_present = "nodes", conflicts_with = "nodes")]
+    platform: Option<String>,
+    /// Resolve for every host row of a cluster's nodes instead: the output of
+    /// `oc get nodes -o json` or `kubectl get nodes -o json` (`-` for standard input).
+    #[arg(long, value_name = "FILE")]
+    nodes: Option<String>,
+    /// containerd generation to emulate (with --nodes: each node's own runtime).
+    #[arg(long, default_value = "containerd-2.3", conflicts_with = "nodes")]
     runtime: RuntimeProfile,
     /// Output format.
     #[arg(long, value_enum, default_value_t = SimpleFormat::Text)]
@@ -26,22 +32,74 @@ pub struct ResolveArgs {
 }
 
 /// Resolves the reference for the host: prints the digest (or the JSON document); a host
-/// that selects nothing, or an entry it cannot pull, fails.
+/// that selects nothing, or an entry it cannot pull, fails. With `--nodes`, one line (or
+/// document) per host row; any row that fails fails the command.
 pub async fn run(global: &GlobalArgs, args: &ResolveArgs) -> Result<ExitKind, CliError> {
     let refs = super::parse_refs(std::slice::from_ref(&args.reference))?;
-    let host = Platform::parse(&args.platform)?;
+    // clap requires --platform without --nodes; an empty one is refused as a platform.
+    let target = match &args.nodes {
+        Some(path) => Err(super::node_hosts(path)?),
+        None => Ok(Platform::parse(args.platform.as_deref().unwrap_or(""))?),
+    };
     let session = global.session(&refs, 16).await?;
     let graph = session.graph(&refs[0], WalkOptions::default()).await?;
-    let r = resolve(&graph, &host, args.runtime);
+    match target {
+        Ok(host) => one(&graph, &host, args),
+        Err(hosts) => each(&graph, hosts, args),
+    }
+}
+
+/// `resolve --nodes`: one line (or document) per host row; a row that pulls nothing usable
+/// is told on standard error and fails the command.
+fn each(graph: &Graph, hosts: Vec<Host>, args: &ResolveArgs) -> Result<ExitKind, CliError> {
+    let rows: Vec<_> = hosts
+        .into_iter()
+        .map(|h| {
+            let r = resolve(graph, &h.platform, h.runtime.unwrap_or(args.runtime));
+            (h, r)
+        })
+        .collect();
+    if args.format == SimpleFormat::Json {
+        output::println(report::resolve_rows_json(
+            &graph.reference,
+            &rows,
+            args.runtime,
+        ))?;
+    }
+    let mut kind = ExitKind::Pass;
+    for (h, r) in &rows {
+        let runtime = h.runtime.unwrap_or(args.runtime);
+        let digest = match selected(graph, &h.platform, r) {
+            Ok(d) => d.to_string(),
+            Err(e) => {
+                kind = ExitKind::Fail;
+                output::eprintln(format_args!(
+                    "imgcheck: {} under {runtime}: {e}",
+                    h.subject()
+                ));
+                "(none)".to_string()
+            }
+        };
+        if args.format == SimpleFormat::Text {
+            let nodes = h.nodes.join(",");
+            output::println(format!("{digest}\t{}\t{runtime}\t{nodes}", h.label()))?;
+        }
+    }
+    Ok(kind)
+}
+
+/// `resolve --platform`: the digest (or the document) for one host.
+fn one(graph: &Graph, host: &Platform, args: &ResolveArgs) -> Result<ExitKind, CliError> {
+    let r = resolve(graph, host, args.runtime);
     if args.format == SimpleFormat::Json {
         output::println(report::resolve_json(
             &graph.reference,
-            &host,
+            host,
             args.runtime,
             &r,
         ))?;
     }
-    let digest = selected(&graph, &host, &r)?;
+    let digest = selected(graph, host, &r)?;
     if args.format == SimpleFormat::Text {
         output::println(digest)?;
     }

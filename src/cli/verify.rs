@@ -4,7 +4,7 @@ use imgcheck::batch::{self, VerifyRun};
 use imgcheck::exit::ExitKind;
 use imgcheck::graph::WalkOptions;
 use imgcheck::platform::RuntimeProfile;
-use imgcheck::policy::{DEFAULT_POLICY, Policy};
+use imgcheck::policy::DEFAULT_POLICY;
 use imgcheck::report;
 
 use super::output;
@@ -28,8 +28,13 @@ pub struct VerifyArgs {
     /// Also read Windows layers and check they use the Windows layer layout.
     #[arg(long)]
     deep: bool,
-    /// Runtime profiles to judge with (repeatable); default: the policy's `runtimes`.
-    #[arg(long = "runtime", value_name = "PROFILE")]
+    /// Judge for the nodes of a cluster instead of the policy's hosts: the output of
+    /// `oc get nodes -o json` or `kubectl get nodes -o json` (`-` for standard input).
+    #[arg(long, value_name = "FILE")]
+    nodes: Option<String>,
+    /// Runtime profiles to judge with (repeatable); default: the policy's `runtimes` (with
+    /// `--nodes`: each node's own).
+    #[arg(long = "runtime", value_name = "PROFILE", conflicts_with = "nodes")]
     runtimes: Vec<RuntimeProfile>,
     /// Registry requests (and images) in flight at once.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
@@ -39,7 +44,7 @@ pub struct VerifyArgs {
 /// Verifies every reference, prints the report, and exits with the verdicts' kind.
 pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, CliError> {
     let refs = args.input.collect()?;
-    let policy = Policy::load(&args.policy)?;
+    let policy = super::load_policy(&args.policy, args.nodes.as_deref())?;
     let runtimes = if args.runtimes.is_empty() {
         policy.runtimes.clone()
     } else {

@@ -109,6 +109,10 @@ pub struct HostResult {
     pub os_version: Option<String>,
     /// `ok`, or the rule id of the problem.
     pub status: String,
+    /// The nodes the host stands for, by name (hosts read from a cluster with `--nodes`;
+    /// absent from JSON for a policy's hosts).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<String>,
 }
 
 /// The judgement of one reference.

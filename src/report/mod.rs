@@ -1,7 +1,7 @@
 //! Renders what the library found for people and machines: the verify matrix as text
 //! ([`text`]), JSON (schema in docs/json-schema.md, [`json`]), a Konflux `TEST_OUTPUT` object
 //! ([`konflux`]), the `inspect` view ([`inspect_text`], [`inspect_json`]) and `resolve`'s
-//! document ([`resolve_json`]). Exit codes come from [`crate::exit`].
+//! document ([`resolve_json`], [`resolve_rows_json`]). Exit codes come from [`crate::exit`].
 
 use std::time::SystemTime;
 
@@ -18,7 +18,7 @@ mod text;
 pub use inspect::{inspect_json, inspect_text};
 pub use json::json;
 pub use konflux::{TestOutput, konflux};
-pub use resolve::resolve_json;
+pub use resolve::{resolve_json, resolve_rows_json};
 pub use text::text;
 
 /// Output formats of `verify` and `mirror-check`.
@@ -111,6 +111,7 @@ pub(crate) mod tests {
                 selected: None,
                 os_version: None,
                 status: "no-match".into(),
+                nodes: vec![],
             }],
         }
     }

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::engine::{CandidateReport, Resolution};
 use crate::platform::{Platform, RuntimeProfile};
+use crate::policy::Host;
 
 /// The fields of the document. It is printed through a `serde_json::Value`, whose maps sort
 /// their keys: the keys come out in alphabetical order at every level, as they always have.
@@ -29,6 +30,17 @@ pub fn resolve_json(
     runtime: RuntimeProfile,
     resolution: &Resolution,
 ) -> String {
+    let value = doc(reference, host, runtime, resolution);
+    serde_json::to_string_pretty(&value).expect("serialises")
+}
+
+/// The document of one host as a JSON value.
+fn doc(
+    reference: &str,
+    host: &Platform,
+    runtime: RuntimeProfile,
+    resolution: &Resolution,
+) -> serde_json::Value {
     let doc = ResolveDoc {
         reference,
         host: host.to_string(),
@@ -39,6 +51,29 @@ pub fn resolve_json(
         candidates: &resolution.candidates,
         descended_into: &resolution.descended_into,
     };
-    let value = serde_json::to_value(&doc).expect("serialises");
-    serde_json::to_string_pretty(&value).expect("serialises")
+    serde_json::to_value(&doc).expect("serialises")
+}
+
+/// The JSON document of `resolve --nodes --format json`: an array with one [`resolve_json`]
+/// document per host row (resolved under `runtime` when the row names none), each with the
+/// `nodes` it stands for; pretty-printed, without a final newline.
+pub fn resolve_rows_json(
+    reference: &str,
+    rows: &[(Host, Resolution)],
+    runtime: RuntimeProfile,
+) -> String {
+    let docs: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|(host, r)| {
+            let mut value = doc(
+                reference,
+                &host.platform,
+                host.runtime.unwrap_or(runtime),
+                r,
+            );
+            value["nodes"] = serde_json::json!(host.nodes);
+            value
+        })
+        .collect();
+    serde_json::to_string_pretty(&docs).expect("serialises")
 }

@@ -37,25 +37,52 @@ fn verdict_word(verdict: Verdict) -> &'static str {
 }
 
 /// One row of the host matrix: host, runtime, isolation, selected digest, os.version, status.
-type Row = [String; 6];
+type Row = [String; 7];
 
 /// The host matrix, when the image has host results. Windows rows name how the pods are
-/// isolated (`process`, `hostprocess`); Linux rows show `-` there.
+/// isolated (`process`, `hostprocess`); Linux rows show `-` there. Hosts read from a cluster
+/// end their row with the nodes they stand for.
 fn matrix(out: &mut String, hosts: &[HostResult]) {
     if hosts.is_empty() {
         return;
     }
+    let with_nodes = hosts.iter().any(|h| !h.nodes.is_empty());
     let _ = writeln!(
         out,
-        "  {:<26} {:<16} {:<11} {:<20} {:<17} status",
-        "host", "runtime", "isolation", "selects", "os.version"
+        "  {:<26} {:<16} {:<11} {:<20} {:<17} {}",
+        "host",
+        "runtime",
+        "isolation",
+        "selects",
+        "os.version",
+        if with_nodes {
+            "status                nodes"
+        } else {
+            "status"
+        }
     );
-    for [p, rt, iso, sel, v, st] in rows(hosts) {
-        let _ = writeln!(out, "  {p:<26} {rt:<16} {iso:<11} {sel:<20} {v:<17} {st}");
+    for [p, rt, iso, sel, v, st, nodes] in rows(hosts) {
+        let line = format!("  {p:<26} {rt:<16} {iso:<11} {sel:<20} {v:<17} {st:<21} {nodes}");
+        let _ = writeln!(out, "{}", line.trim_end());
     }
 }
 
-/// The matrix rows: runtimes that agree for a host collapse into one row (`all`).
+/// `2: winworker-4kq8x, winworker-9tbzm` (at most five names, then how many more), or empty
+/// for a policy's host.
+fn node_text(nodes: &[String]) -> String {
+    const NAMED: usize = 5;
+    let mut text = match nodes.len() {
+        0 => return String::new(),
+        n => format!("{n}: {}", nodes[..n.min(NAMED)].join(", ")),
+    };
+    if nodes.len() > NAMED {
+        text.push_str(&format!(" and {} more", nodes.len() - NAMED));
+    }
+    text
+}
+
+/// The matrix rows: runtimes that agree for a host (the same platform and nodes) collapse
+/// into one row (`all`).
 fn rows(hosts: &[HostResult]) -> Vec<Row> {
     let mut rows = Vec::new();
     let mut i = 0;
@@ -63,7 +90,7 @@ fn rows(hosts: &[HostResult]) -> Vec<Row> {
         let h = &hosts[i];
         let same: Vec<_> = hosts[i..]
             .iter()
-            .take_while(|o| o.platform == h.platform)
+            .take_while(|o| o.platform == h.platform && o.nodes == h.nodes)
             .collect();
         let all_agree = same
             .iter()
@@ -86,6 +113,7 @@ fn rows(hosts: &[HostResult]) -> Vec<Row> {
                     .unwrap_or_else(|| "(none)".into()),
                 o.os_version.clone().unwrap_or_else(|| "-".into()),
                 o.status.clone(),
+                node_text(&o.nodes),
             ]);
         }
         i += same.len();
@@ -168,6 +196,7 @@ mod tests {
             selected: None,
             os_version: None,
             status: "ok".into(),
+            nodes: vec![],
         };
         let mut r = report(Verdict::Pass, &[]);
         r.hosts = vec![
@@ -195,5 +224,38 @@ mod tests {
             "{out}"
         );
         assert_eq!(lines.len(), 4, "{out}");
+    }
+
+    /// Issue 13: hosts read from a cluster end their row with their nodes; rows of one
+    /// platform standing for different nodes do not collapse.
+    #[test]
+    fn matrix_names_the_nodes_of_cluster_hosts() {
+        use crate::platform::RuntimeProfile;
+        let row = |runtime, status: &str, nodes: &[&str]| HostResult {
+            platform: "windows/amd64:10.0.17763".into(),
+            runtime: Some(runtime),
+            isolation: None,
+            selected: None,
+            os_version: None,
+            status: status.into(),
+            nodes: nodes.iter().map(ToString::to_string).collect(),
+        };
+        let mut r = report(Verdict::Fail, &[]);
+        r.hosts = vec![
+            row(RuntimeProfile::Containerd17, "no-match", &["w-a", "w-b"]),
+            row(RuntimeProfile::Containerd22, "no-match", &["w-c"]),
+        ];
+        let out = text(&[r]);
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(lines[1].ends_with("status                nodes"), "{out}");
+        assert!(
+            lines[2].contains("containerd-1.7")
+                && lines[2].ends_with("no-match              2: w-a, w-b"),
+            "{out}"
+        );
+        assert!(
+            lines[3].contains("containerd-2.2") && lines[3].ends_with("1: w-c"),
+            "{out}"
+        );
     }
 }

@@ -70,8 +70,9 @@ struct Hit {
     descended_into: Vec<String>,
 }
 
-/// Resolves one host under each runtime its nodes may run (Windows hosts: the containerd
-/// generations of `runtimes`; Linux hosts: the policy's `linux.runtimes`), adds its rows, and
+/// Resolves one host under each runtime its nodes may run (a host read from a cluster: its
+/// nodes' own; Windows hosts: the containerd generations of `runtimes`; Linux hosts: the
+/// policy's `linux.runtimes`), adds its rows, and
 /// one finding per distinct failing outcome naming the profiles that share it.
 fn judge_host(
     graph: &Graph,
@@ -81,10 +82,10 @@ fn judge_host(
     m: &mut HostMatrix,
 ) {
     let windows = host.platform.is_windows();
-    let profiles: Vec<RuntimeProfile> = if windows {
-        windows_runtimes(policy, runtimes)
-    } else {
-        policy.linux_runtimes()
+    let profiles: Vec<RuntimeProfile> = match host.runtime {
+        Some(known) => vec![known],
+        None if windows => windows_runtimes(policy, runtimes),
+        None => policy.linux_runtimes(),
     };
     let isolation = windows.then(|| policy.isolation());
     let mut outcomes: BTreeMap<(Rule, Option<String>), Vec<Hit>> = BTreeMap::new();
@@ -101,6 +102,7 @@ fn judge_host(
             selected: r.digest.clone(),
             os_version: r.config_platform.and_then(|p| p.os_version),
             status: status.map_or("ok", Rule::id).to_string(),
+            nodes: host.nodes.clone(),
         });
         if let Some(rule @ (Rule::NoMatch | Rule::WrongBuildSelected)) = status {
             outcomes.entry((rule, r.digest)).or_default().push(Hit {
@@ -205,7 +207,7 @@ fn outcome_finding(host: &Host, rule: Rule, digest: Option<String>, hits: &[Hit]
     let d: Option<Digest> = digest.as_deref().and_then(|d| d.parse().ok());
     let message = format!(
         "{} would pull {}{nested}{under}, an image built for {built}: it fails at container start",
-        host.label(),
+        host.subject(),
         d.as_ref().map_or("?".into(), |d| d.short()),
     );
     Finding::new(rule, message, d.as_ref()).on_host(host.label())
@@ -221,7 +223,7 @@ fn no_match(host: &Host, under: &str, nested: &str) -> Finding {
     };
     let message = format!(
         "{} would select nothing{nested}{under}: no matching manifest for {wanted} in the manifest list entries",
-        host.label(),
+        host.subject(),
     );
     let f = Finding::new(Rule::NoMatch, message, None).on_host(host.label());
     if p.is_windows() {
@@ -254,12 +256,10 @@ mod tests {
             .split_once(':')
             .map_or((rest, None), |(a, v)| (a, Some(v)));
         let platform = Platform::new(os, arch);
-        Host {
-            platform: match version {
-                Some(v) => platform.with_os_version(v),
-                None => platform,
-            },
-        }
+        Host::of(match version {
+            Some(v) => platform.with_os_version(v),
+            None => platform,
+        })
     }
 
     #[test]

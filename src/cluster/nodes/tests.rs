@@ -1,0 +1,283 @@
+use super::*;
+use crate::report::one_line;
+use serde_json::json;
+
+/// A node as `oc get nodes -o json` prints it, reduced to the fields read here.
+fn node(
+    name: &str,
+    os: &str,
+    arch: &str,
+    build: Option<&str>,
+    kernel: &str,
+    rt: &str,
+) -> serde_json::Value {
+    let mut labels = json!({"kubernetes.io/os": os, "kubernetes.io/arch": arch});
+    if let Some(b) = build {
+        labels[LABEL_WINDOWS_BUILD] = json!(b);
+    }
+    json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"nodeInfo": {
+            "architecture": arch, "operatingSystem": os,
+            "kernelVersion": kernel, "containerRuntimeVersion": rt
+        }}
+    })
+}
+
+fn list(items: Vec<serde_json::Value>) -> String {
+    json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string()
+}
+
+fn rows(hosts: &NodeHosts) -> Vec<String> {
+    hosts
+        .hosts
+        .iter()
+        .map(|h| {
+            format!(
+                "{} {} {}",
+                h.label(),
+                h.runtime.map_or("-", RuntimeProfile::name),
+                h.nodes.join(",")
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn runtime_versions_map_to_profiles() {
+    use RuntimeProfile::*;
+    let cases: &[(&str, RuntimeProfile, bool)] = &[
+        ("containerd://1.7.27", Containerd17, false),
+        ("containerd://1.7.0", Containerd17, false),
+        ("containerd://v1.7.27", Containerd17, false),
+        ("containerd://1.6.23", Containerd16, false),
+        ("containerd://1.6.39", Containerd16, false),
+        ("containerd://1.6.10", Containerd16, true),
+        ("containerd://1.5.18", Containerd16, true),
+        ("containerd://2.0.4", Containerd20, false),
+        ("containerd://2.1.3", Containerd20, false),
+        ("containerd://2.1.5", Containerd20, false),
+        ("containerd://2.1.6", Containerd22, false),
+        ("containerd://2.2.0", Containerd22, false),
+        ("containerd://2.2.1-rc.1", Containerd22, false),
+        ("containerd://2.3.1", Containerd23, false),
+        ("containerd://2.4.0", ContainerdNext, true),
+        ("cri-o://1.31.6-3.rhaos4.18.gitb5a7b3a.el9", CriO, false),
+    ];
+    for (v, want, noted) in cases {
+        let (got, note) = runtime_profile(v).unwrap();
+        assert_eq!(got, *want, "{v}");
+        assert_eq!(note.is_some(), *noted, "{v}: {note:?}");
+        if let Some(n) = note {
+            assert!(
+                n.contains(want.name()) && n.contains("no runtime profile covers"),
+                "{n}"
+            );
+        }
+    }
+    for (v, why) in [
+        ("docker://20.10.7", "names runtime 'docker'"),
+        ("containerd://1.7", "MAJOR.MINOR.PATCH"),
+        ("containerd://abc", "MAJOR.MINOR.PATCH"),
+        ("containerd://", "MAJOR.MINOR.PATCH"),
+        ("1.7.27", "RUNTIME://VERSION"),
+        ("", "RUNTIME://VERSION"),
+    ] {
+        let err = runtime_profile(v).unwrap_err();
+        assert!(err.contains(why), "{v}: {err}");
+    }
+}
+
+#[test]
+fn nodes_become_deduplicated_host_rows() {
+    let text = list(vec![
+        node(
+            "winworker-9tbzm",
+            "windows",
+            "amd64",
+            Some("10.0.17763"),
+            "10.0.17763.6893",
+            "containerd://1.7.27",
+        ),
+        node(
+            "winworker-4kq8x",
+            "windows",
+            "amd64",
+            Some("10.0.17763"),
+            "10.0.17763.7009",
+            "containerd://1.7.27",
+        ),
+        // No build label: the kernel version (with its revision) gives the build.
+        node(
+            "winworker-2022",
+            "windows",
+            "amd64",
+            None,
+            "10.0.20348.3328",
+            "containerd://2.1.3",
+        ),
+        node(
+            "worker-arm",
+            "linux",
+            "arm64",
+            None,
+            "5.14.0-427.el9.aarch64",
+            "cri-o://1.31.6",
+        ),
+        node(
+            "worker-a",
+            "linux",
+            "amd64",
+            None,
+            "5.14.0-427.el9.x86_64",
+            "cri-o://1.31.6",
+        ),
+        node(
+            "master-0",
+            "linux",
+            "amd64",
+            None,
+            "5.14.0-427.el9.x86_64",
+            "cri-o://1.31.6",
+        ),
+    ]);
+    let got = parse_nodes(&text, "n.json").unwrap();
+    assert_eq!(
+        rows(&got),
+        [
+            "linux/amd64 cri-o master-0,worker-a",
+            "linux/arm64 cri-o worker-arm",
+            "windows/amd64:10.0.17763 containerd-1.7 winworker-4kq8x,winworker-9tbzm",
+            "windows/amd64:10.0.20348 containerd-2.0 winworker-2022",
+        ]
+    );
+    assert!(got.notes.is_empty());
+    assert_eq!(
+        got.hosts[2].subject(),
+        "2 nodes (winworker-4kq8x, winworker-9tbzm) on windows/amd64:10.0.17763"
+    );
+}
+
+/// A single Node, a runtime no profile covers, and one build under two runtimes.
+#[test]
+fn single_nodes_notes_and_runtime_splits() {
+    // One node, on its own: a Node, not a List; a runtime no profile covers gets a note.
+    let one = node(
+        "w",
+        "windows",
+        "amd64",
+        Some("10.0.26100"),
+        "",
+        "containerd://2.4.1",
+    );
+    let got = parse_nodes(&one.to_string(), "-").unwrap();
+    assert_eq!(rows(&got), ["windows/amd64:10.0.26100 containerd-next w"]);
+    assert_eq!(got.notes.len(), 1, "{:?}", got.notes);
+    assert_eq!(
+        got.hosts[0].subject(),
+        "1 node (w) on windows/amd64:10.0.26100"
+    );
+    // Same build, different runtimes: two rows.
+    let text = list(vec![
+        node(
+            "a",
+            "windows",
+            "amd64",
+            Some("10.0.17763"),
+            "",
+            "containerd://1.7.27",
+        ),
+        node(
+            "b",
+            "windows",
+            "amd64",
+            Some("10.0.17763"),
+            "",
+            "containerd://2.2.0",
+        ),
+    ]);
+    assert_eq!(parse_nodes(&text, "x").unwrap().hosts.len(), 2);
+}
+
+#[test]
+fn bad_node_lists_name_the_node_and_the_field() {
+    let win = |name: &str, build: Option<&str>, kernel: &str, rt: &str| {
+        node(name, "windows", "amd64", build, kernel, rt)
+    };
+    let mut no_name = win("", Some("10.0.17763"), "", "containerd://1.7.27");
+    no_name["metadata"].as_object_mut().unwrap().remove("name");
+    let mut no_arch = node("l", "linux", "", None, "", "cri-o://1.31.6");
+    no_arch["metadata"]["labels"]
+        .as_object_mut()
+        .unwrap()
+        .remove(LABEL_ARCH);
+    let cases: Vec<(String, &str)> = vec![
+        ("{".into(), "not JSON"),
+        ("[]".into(), "no 'kind'"),
+        (json!({"kind": "Pod"}).to_string(), "kind is 'Pod'"),
+        (json!({"kind": "List"}).to_string(), "no 'items' array"),
+        (list(vec![]), "holds no nodes"),
+        (
+            list(vec![json!({"kind": "Pod", "metadata": {"name": "p"}})]),
+            "item 0 is not a Node (Pod)",
+        ),
+        (list(vec![json!("text")]), "item 0 is not a Node"),
+        (list(vec![no_name]), "item 0: metadata.name is missing"),
+        (
+            list(vec![no_arch]),
+            "node l: neither the kubernetes.io/arch label nor status.nodeInfo.architecture",
+        ),
+        (
+            list(vec![node("l", "linux", "x86", None, "", "cri-o://1")]),
+            "node l: metadata.labels[\"kubernetes.io/arch\"] 'x86' is not a known architecture",
+        ),
+        (
+            list(vec![win("w1", Some("ltsc2019"), "", "containerd://1.7.27")]),
+            "node w1: metadata.labels[\"node.kubernetes.io/windows-build\"] 'ltsc2019' is not a Windows version",
+        ),
+        (
+            list(vec![win("w2", None, "10.0", "containerd://1.7.27")]),
+            "node w2: status.nodeInfo.kernelVersion '10.0' is not a Windows version",
+        ),
+        (
+            list(vec![win("w3", None, "", "containerd://1.7.27")]),
+            "node w3: neither the node.kubernetes.io/windows-build label nor status.nodeInfo.kernelVersion",
+        ),
+        (
+            list(vec![win(
+                "w4",
+                Some("10.0.10240"),
+                "",
+                "containerd://1.7.27",
+            )]),
+            "'10.0.10240' is not a Windows version",
+        ),
+        (
+            list(vec![win("w5", Some("10.0.17763"), "", "containerd://1.7")]),
+            "node w5: status.nodeInfo.containerRuntimeVersion 'containerd://1.7' has no version",
+        ),
+        (
+            list(vec![win("w6", Some("10.0.17763"), "", "cri-o://1.31.6")]),
+            "node w6: status.nodeInfo.containerRuntimeVersion 'cri-o://1.31.6' on a Windows node",
+        ),
+        (
+            list(vec![node("d", "darwin", "arm64", None, "", "cri-o://1")]),
+            "node d: operating system 'darwin'",
+        ),
+    ];
+    for (text, want) in cases {
+        let err = one_line(&parse_nodes(&text, "nodes.json").unwrap_err());
+        assert!(err.starts_with("nodes nodes.json: "), "{err}");
+        assert!(err.contains(want), "{text} → {err}");
+    }
+}
+
+#[test]
+fn read_nodes_names_a_missing_file() {
+    let err = one_line(&read_nodes("/nonexistent/nodes.json").unwrap_err());
+    assert!(
+        err.contains("nodes /nonexistent/nodes.json: cannot read"),
+        "{err}"
+    );
+}
