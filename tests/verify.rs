@@ -908,6 +908,26 @@ fn resolve_and_inspect_of_a_missing_tag_fail_as_not_found() {
 }
 
 #[test]
+fn resolve_refuses_cri_o_for_a_windows_host() {
+    // CRI-O runs Linux nodes only: a Windows host under it is a usage error, not a verdict.
+    let out = run(&[
+        "resolve",
+        &layout_ref("good"),
+        "--platform",
+        "windows/amd64:10.0.17763",
+        "--runtime",
+        "cri-o",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--runtime cri-o: Windows nodes do not run it"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
 fn inspect_shows_list_and_config_platforms() {
     let out = run(&[
         "inspect",

@@ -41,6 +41,15 @@ pub async fn run(global: &GlobalArgs, args: &ResolveArgs) -> Result<ExitKind, Cl
         Some(path) => Err(super::node_hosts(path)?),
         None => Ok(Platform::parse(args.platform.as_deref().unwrap_or(""))?),
     };
+    if let Ok(host) = &target
+        && host.is_windows()
+        && !args.runtime.runs_windows()
+    {
+        return Err(CliError::BadInput(format!(
+            "--runtime {}: Windows nodes do not run it; give a containerd profile for {host}",
+            args.runtime
+        )));
+    }
     let session = global.session(&refs, 16).await?;
     let graph = session.graph(&refs[0], WalkOptions::default()).await?;
     match target {
