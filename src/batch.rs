@@ -1,8 +1,6 @@
 //! Many references at once: reading reference lists (plain files, oc-mirror
 //! ImageSetConfiguration) and verifying them with bounded concurrency.
 
-use std::io::Read;
-use std::path::Path;
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -57,17 +55,8 @@ impl ListError {
 }
 
 fn read_all(path: &str) -> Result<String, ListError> {
-    let err =
-        |reason: &str, e| ListError::new(path, reason).caused_by(ListCause::Read(Arc::new(e)));
-    let mut text = String::new();
-    if path == "-" {
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| err("cannot read standard input", e))?;
-    } else {
-        text = std::fs::read_to_string(Path::new(path)).map_err(|e| err("cannot read", e))?;
-    }
-    Ok(text)
+    crate::input::read_text(path)
+        .map_err(|(reason, e)| ListError::new(path, reason).caused_by(ListCause::Read(Arc::new(e))))
 }
 
 /// Parses a reference list: one reference per line, `#` starts a comment, blank lines ignored.

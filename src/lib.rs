@@ -15,6 +15,7 @@ pub mod digest;
 pub mod engine;
 pub mod exit;
 pub mod graph;
+mod input;
 pub mod manifest;
 pub mod mirror;
 pub mod platform;

@@ -9,7 +9,6 @@
 //! `docs/cluster.md` gives the sources.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -90,19 +89,11 @@ struct NodeInfo {
 
 /// Reads a node list from a file, or standard input for `-`.
 pub fn read_nodes(path: &str) -> Result<NodeHosts, NodesError> {
-    let err = |reason: &str, e| NodesError {
+    let text = crate::input::read_text(path).map_err(|(reason, e)| NodesError {
         origin: path.to_string(),
         reason: reason.to_string(),
         source: Some(NodesCause::Read(Arc::new(e))),
-    };
-    let mut text = String::new();
-    if path == "-" {
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| err("cannot read standard input", e))?;
-    } else {
-        text = std::fs::read_to_string(path).map_err(|e| err("cannot read", e))?;
-    }
+    })?;
     parse_nodes(&text, path)
 }
 
