@@ -373,6 +373,19 @@ fn write_layout(dir: &Path, config: &Value) {
 
 /// An OCI layout at `dir` holding one image (`config` plus the single layer `layer`), tagged
 /// `latest`; returns the manifest's digest.
+/// An OCI layout in `dir` of one linux/amd64 image with one `mib` MiB layer that neither
+/// compresses nor repeats at any chunk size (a counter's bytes, scrambled); its manifest digest.
+fn write_big_linux_layout(dir: &Path, mib: usize) -> String {
+    let layer: Vec<u8> = (0..mib * 1024 * 1024 / 8)
+        .flat_map(|i: usize| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes())
+        .collect();
+    write_layout_with(
+        dir,
+        &json!({"architecture": "amd64", "os": "linux"}),
+        &layer,
+    )
+}
+
 fn write_layout_with(dir: &Path, config: &Value, layer: &[u8]) -> String {
     let blobs = dir.join("blobs/sha256");
     fs::create_dir_all(&blobs).unwrap();
@@ -939,16 +952,7 @@ fn run_measuring_memory(args: &[&str]) -> (Run, u64) {
 fn a_large_layer_is_copied_in_bounded_memory() {
     const LAYER_MIB: usize = 160;
     let dir = tempfile::tempdir().unwrap();
-    // Not compressible and not repeating at any chunk size: a counter's bytes, scrambled.
-    let layer: Vec<u8> = (0..LAYER_MIB * 1024 * 1024 / 8)
-        .flat_map(|i: usize| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes())
-        .collect();
-    let m = write_layout_with(
-        dir.path(),
-        &json!({"architecture": "amd64", "os": "linux"}),
-        &layer,
-    );
-    drop(layer);
+    let m = write_big_linux_layout(dir.path(), LAYER_MIB);
 
     let first = Registry::start();
     let second = Registry::start();
@@ -993,15 +997,7 @@ fn a_large_layer_is_copied_in_bounded_memory() {
 fn faults_during_a_large_layer_upload_heal() {
     const LAYER_MIB: usize = 20;
     let dir = tempfile::tempdir().unwrap();
-    let layer: Vec<u8> = (0..LAYER_MIB * 1024 * 1024 / 8)
-        .flat_map(|i: usize| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes())
-        .collect();
-    let m = write_layout_with(
-        dir.path(),
-        &json!({"architecture": "amd64", "os": "linux"}),
-        &layer,
-    );
-    drop(layer);
+    let m = write_big_linux_layout(dir.path(), LAYER_MIB);
     let reg = Registry::start();
     let proxy = FaultProxy::start(
         &reg.base_url(),

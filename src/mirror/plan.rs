@@ -123,28 +123,12 @@ fn tag_ignored(reference: &RegistryRef, res: &Resolution) -> Finding {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
 
     use super::*;
-    use crate::mirror::config::MirrorConfig;
     use crate::mirror::resolve::resolve;
-    use crate::mirror::testing::{ids, reg, rule_ids};
+    use crate::mirror::testing::{config, ids, reg, rule_ids};
 
     const D: &str = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
-
-    fn config() -> MirrorConfig {
-        let mut c = MirrorConfig::default();
-        c.add_mirror_sets(
-            Path::new("s.yaml"),
-            "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {name: d}\n\
-             spec:\n  imageDigestMirrors:\n  - source: q.io/open\n    mirrors: [m.local/open]\n  \
-             - source: q.io/closed\n    mirrors: [m.local/closed]\n    mirrorSourcePolicy: NeverContactSource\n\
-             ---\napiVersion: config.openshift.io/v1\nkind: ImageTagMirrorSet\nmetadata: {name: t}\n\
-             spec:\n  imageTagMirrors:\n  - source: q.io/tags\n    mirrors: [t.local/tags]\n",
-        )
-        .unwrap();
-        c
-    }
 
     #[test]
     fn plans() {

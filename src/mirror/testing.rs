@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use super::config::MirrorConfig;
 use super::gather::{BlobPresence, layers};
 use crate::engine::{Finding, Rule};
 use crate::graph::{Graph, WalkOptions, walk};
@@ -47,4 +48,21 @@ pub fn all_present(graph: &Graph) -> BlobPresence {
         .into_iter()
         .map(|d| (d.digest, Ok(true)))
         .collect()
+}
+
+/// The mirror configuration of the evidence tables: digest mirrors for `q.io/open`,
+/// `q.io/closed` (source blocked) and `q.io/two` (two mirrors), tag mirrors for `q.io/tags`.
+pub fn config() -> MirrorConfig {
+    let mut c = MirrorConfig::default();
+    c.add_mirror_sets(
+        Path::new("s.yaml"),
+        "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {name: d}\n\
+         spec:\n  imageDigestMirrors:\n  - source: q.io/open\n    mirrors: [m.local/open]\n  \
+         - source: q.io/closed\n    mirrors: [m.local/closed]\n    mirrorSourcePolicy: NeverContactSource\n  \
+         - source: q.io/two\n    mirrors: [a.local/two, b.local/two]\n\
+         ---\napiVersion: config.openshift.io/v1\nkind: ImageTagMirrorSet\nmetadata: {name: t}\n\
+         spec:\n  imageTagMirrors:\n  - source: q.io/tags\n    mirrors: [t.local/tags]\n",
+    )
+    .unwrap();
+    c
 }

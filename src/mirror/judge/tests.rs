@@ -1,14 +1,11 @@
 //! The mirror rules judged over evidence built from the fixture layouts: no registry.
 
-use std::path::Path;
-
 use super::*;
 use crate::engine::Verdict;
-use crate::mirror::config::MirrorConfig;
 use crate::mirror::gather::{BlobCheckError, Rebuilt, layers};
 use crate::mirror::plan::plan;
 use crate::mirror::resolve::resolve;
-use crate::mirror::testing::{all_present, fixture, ids, reg, rule_ids};
+use crate::mirror::testing::{all_present, config, fixture, ids, reg, rule_ids};
 use crate::source::FetchError;
 
 const W17763: &str = "sha256:1ad013b9a54258102621a04e7a93682913ae33d6dbdc7311e2a725b347ea7c78";
@@ -123,23 +120,6 @@ async fn pre_check_adds_the_plan_to_the_verify_verdict() {
         rule_ids(&[Rule::MirrorNotConfigured])
     );
     assert!(!planned.hosts.is_empty(), "the verify matrix is kept");
-}
-
-/// The mirror configuration of the evidence tables: digest mirrors for `q.io/open`,
-/// `q.io/closed` (source blocked) and `q.io/two` (two mirrors), tag mirrors for `q.io/tags`.
-fn config() -> MirrorConfig {
-    let mut c = MirrorConfig::default();
-    c.add_mirror_sets(
-        Path::new("s.yaml"),
-        "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {name: d}\n\
-         spec:\n  imageDigestMirrors:\n  - source: q.io/open\n    mirrors: [m.local/open]\n  \
-         - source: q.io/closed\n    mirrors: [m.local/closed]\n    mirrorSourcePolicy: NeverContactSource\n  \
-         - source: q.io/two\n    mirrors: [a.local/two, b.local/two]\n\
-         ---\napiVersion: config.openshift.io/v1\nkind: ImageTagMirrorSet\nmetadata: {name: t}\n\
-         spec:\n  imageTagMirrors:\n  - source: q.io/tags\n    mirrors: [t.local/tags]\n",
-    )
-    .unwrap();
-    c
 }
 
 /// Evidence for `reference`: what the source gave, what the plan's mirrors hold (in
