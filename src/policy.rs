@@ -183,9 +183,23 @@ pub struct Policy {
     /// Windows nodes; Linux runtimes are `linux.runtimes`).
     #[serde(default = "default_runtimes", deserialize_with = "unique")]
     pub runtimes: Vec<RuntimeProfile>,
-    /// The hosts read from a cluster (`--nodes`), replacing those the sections name.
+    /// What `--from-release` verifies of a release payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release: Option<ReleasePolicy>,
+    /// The hosts read from a cluster (`--nodes`), or a scope's hosts, replacing those the
+    /// sections name.
     #[serde(skip)]
     pub node_hosts: Option<Vec<Host>>,
+}
+
+/// The `release:` section: the components of an OpenShift release payload the policy is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReleasePolicy {
+    /// Tag names of the payload's `image-references` (e.g. `azure-file-csi-driver`) that
+    /// `--from-release` verifies.
+    #[serde(deserialize_with = "unique")]
+    pub components: Vec<String>,
 }
 
 fn default_runtimes() -> Vec<RuntimeProfile> {
@@ -339,9 +353,13 @@ impl Policy {
             hosts.iter().partition(|h| h.platform.is_windows());
         let archs = |hs: &[&Host]| uniq(hs.iter().map(|h| Arch(h.platform.architecture.clone())));
         let runtimes = |hs: &[&Host]| uniq(hs.iter().filter_map(|h| h.runtime));
+        let linux_runtimes = match runtimes(&linux) {
+            known if known.is_empty() => self.linux_runtimes(),
+            known => known,
+        };
         self.linux = (!linux.is_empty()).then(|| LinuxPolicy {
             architectures: archs(&linux),
-            runtimes: runtimes(&linux),
+            runtimes: linux_runtimes,
         });
         let isolation = self.isolation();
         self.windows = (!windows.is_empty()).then(|| WindowsPolicy {
@@ -353,11 +371,32 @@ impl Policy {
             ),
             isolation,
         });
-        if !windows.is_empty() {
-            self.runtimes = runtimes(&windows);
+        let windows_runtimes = runtimes(&windows);
+        if !windows_runtimes.is_empty() {
+            self.runtimes = windows_runtimes;
         }
         self.node_hosts = Some(hosts);
         self
+    }
+
+    /// The policy for an image whose pods land only on the hosts `keep` admits, isolated as
+    /// `isolation` on Windows: its hosts (a cluster's or its own) narrowed, runtimes and rules
+    /// kept.
+    pub fn scoped(&self, keep: impl Fn(&Host) -> bool, isolation: Isolation) -> Policy {
+        let hosts = self.hosts().into_iter().filter(|h| keep(h)).collect();
+        let mut scoped = self.clone().with_hosts(hosts);
+        if let Some(w) = &mut scoped.windows {
+            w.isolation = isolation;
+        }
+        scoped
+    }
+
+    /// The release components the policy names (`release.components`; none without it).
+    pub fn release_components(&self) -> Vec<String> {
+        self.release
+            .as_ref()
+            .map(|r| r.components.clone())
+            .unwrap_or_default()
     }
 
     /// Every host the policy requires: those read from a cluster, else Linux architectures,
@@ -564,6 +603,34 @@ mod tests {
             err.contains("no-such-policy") && err.contains("openshift"),
             "{err}"
         );
+    }
+
+    /// Issue 13 (`--from-manifests`): a scope narrows the policy's own hosts (or a cluster's)
+    /// and sets the isolation; runtimes and release components stay.
+    #[test]
+    fn scoped_narrows_hosts_and_keeps_runtimes() {
+        let p = Policy::default_policy();
+        let windows_only = p.scoped(|h| h.platform.is_windows(), Isolation::Hostprocess);
+        let labels: Vec<String> = windows_only.hosts().iter().map(Host::label).collect();
+        assert_eq!(
+            labels,
+            ["windows/amd64:10.0.17763", "windows/amd64:10.0.20348"]
+        );
+        assert!(windows_only.linux.is_none());
+        assert_eq!(windows_only.isolation(), Isolation::Hostprocess);
+        assert_eq!(windows_only.runtimes, p.runtimes);
+        assert_eq!(windows_only.release_components().len(), 4);
+        let one_build = p.scoped(
+            |h| h.platform.windows_version().is_some_and(|v| v.build == 20348),
+            Isolation::Process,
+        );
+        assert_eq!(one_build.windows_builds(), [20348]);
+        let linux = p.scoped(|h| !h.platform.is_windows(), Isolation::Process);
+        assert!(linux.windows.is_none());
+        assert_eq!(linux.linux_runtimes(), [RuntimeProfile::CriO]);
+        let nothing = p.scoped(|_| false, Isolation::Process);
+        assert!(nothing.hosts().is_empty());
+        assert!(Policy::load("linux-only").unwrap().release_components().is_empty());
     }
 
     /// Issue 13: hosts read from a cluster replace the policy's; the sections follow them and

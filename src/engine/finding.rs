@@ -1,6 +1,8 @@
 //! What judging produces: [`Finding`]s with their [`Severity`], the host matrix rows
 //! ([`HostResult`]), and the [`ImageReport`] with its [`Verdict`].
 
+use std::fmt;
+
 use serde::Serialize;
 
 use super::Rule;
@@ -115,11 +117,65 @@ pub struct HostResult {
     pub nodes: Vec<String>,
 }
 
+/// Where a run found an image it judged, other than the command line and reference lists.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Origin {
+    /// A component of an OpenShift release payload (`--from-release`).
+    Release {
+        /// The release reference as given.
+        release: String,
+        /// The digest of the release image whose `image-references` was read.
+        release_digest: String,
+        /// The payload's version (the `metadata.name` of its `image-references`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        version: Option<String>,
+        /// The component: a `spec.tags[].name` of `image-references`.
+        tag: String,
+    },
+    /// A container of a pod template (`--from-manifests`).
+    Manifest {
+        /// The file the template is in.
+        path: String,
+        /// The object, `KIND NAMESPACE/NAME` (or `KIND NAME` without a namespace).
+        object: String,
+        /// The container's name (init containers too).
+        container: String,
+    },
+}
+
+impl fmt::Display for Origin {
+    /// One line for text reports: `release 4.18.0 (REF) component azure-file-csi-driver`,
+    /// `DaemonSet ns/name container csi-driver (ds.yaml)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Release {
+                release,
+                version,
+                tag,
+                ..
+            } => match version {
+                Some(v) => write!(f, "release {v} ({release}) component {tag}"),
+                None => write!(f, "release {release} component {tag}"),
+            },
+            Origin::Manifest {
+                path,
+                object,
+                container,
+            } => write!(f, "{object} container {container} ({path})"),
+        }
+    }
+}
+
 /// The judgement of one reference.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ImageReport {
     /// The reference as given.
     pub reference: String,
+    /// Where the reference was found (`--from-release`, `--from-manifests`); empty for
+    /// references given on the command line or in a list.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub origins: Vec<Origin>,
     /// Digest of the top object, when it was fetched.
     pub digest: Option<String>,
     /// The verdict.
@@ -135,6 +191,7 @@ impl ImageReport {
     pub fn unavailable(reference: &str, message: &str) -> ImageReport {
         ImageReport {
             reference: reference.to_string(),
+            origins: vec![],
             digest: None,
             verdict: Verdict::Error,
             findings: vec![Finding::new(Rule::FetchError, message.to_string(), None)],
@@ -147,6 +204,21 @@ impl ImageReport {
         let findings = vec![Finding::new(Rule::NotFound, message.to_string(), None)];
         ImageReport {
             reference: reference.to_string(),
+            origins: vec![],
+            digest: None,
+            verdict: verdict_of(&findings),
+            findings,
+            hosts: vec![],
+        }
+    }
+
+    /// A report for a release component the payload does not have (`release-image-missing`):
+    /// `fail`. `reference` names the release and the component, e.g. `REF#NAME`.
+    pub fn release_image_missing(reference: &str, message: String, origin: Origin) -> ImageReport {
+        let findings = vec![Finding::new(Rule::ReleaseImageMissing, message, None)];
+        ImageReport {
+            reference: reference.to_string(),
+            origins: vec![origin],
             digest: None,
             verdict: verdict_of(&findings),
             findings,

@@ -14,7 +14,7 @@ mod judge;
 mod resolve;
 mod rules;
 
-pub use finding::{Finding, HostResult, ImageReport, Severity, Verdict, verdict_of};
+pub use finding::{Finding, HostResult, ImageReport, Origin, Severity, Verdict, verdict_of};
 pub use inspect::{EntryView, InspectView, inspect};
 pub use judge::judge;
 pub use resolve::{CandidateReport, Resolution, resolve};

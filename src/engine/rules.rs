@@ -47,6 +47,12 @@ pub enum Rule {
     OsVersionNotInConfig,
     /// With `--deep`, a Windows layer that was not read (foreign): its format is unknown.
     LayerNotChecked,
+    /// A release component the policy (or `--release-image`) names is not in the release
+    /// payload (`--from-release`).
+    ReleaseImageMissing,
+    /// The pods that use the image can land on none of the hosts judged (`--from-manifests`):
+    /// only its content was checked.
+    NoHostInScope,
     /// No mirror configuration entry covers the reference (mirror-check).
     MirrorNotConfigured,
     /// A tag reference whose mirrors serve digest pulls only (mirror-check).
@@ -67,7 +73,7 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in declaration order: the verify rules, then the mirror-check rules.
-    pub const ALL: [Rule; 26] = [
+    pub const ALL: [Rule; 28] = [
         Rule::NotAnIndex,
         Rule::NoMatch,
         Rule::OsVersionMissing,
@@ -86,6 +92,8 @@ impl Rule {
         Rule::NotFound,
         Rule::OsVersionNotInConfig,
         Rule::LayerNotChecked,
+        Rule::ReleaseImageMissing,
+        Rule::NoHostInScope,
         Rule::MirrorNotConfigured,
         Rule::MirrorTagIgnored,
         Rule::MirrorMissing,
@@ -132,6 +140,8 @@ impl Rule {
             Rule::NotFound => "not-found",
             Rule::OsVersionNotInConfig => "os-version-not-in-config",
             Rule::LayerNotChecked => "layer-not-checked",
+            Rule::ReleaseImageMissing => "release-image-missing",
+            Rule::NoHostInScope => "no-host-in-scope",
             Rule::MirrorNotConfigured => "mirror-not-configured",
             Rule::MirrorTagIgnored => "mirror-tag-ignored",
             Rule::MirrorMissing => "mirror-missing",
@@ -149,6 +159,7 @@ impl Rule {
             Rule::ForeignLayer
             | Rule::LayerNotChecked
             | Rule::MirrorTagIgnored
+            | Rule::NoHostInScope
             | Rule::OsVersionNotInConfig => Severity::Warning,
             Rule::UnsupportedBuild | Rule::Attestation | Rule::MirrorResolved => Severity::Info,
             _ => Severity::Error,
@@ -209,6 +220,12 @@ impl Rule {
             }
             Rule::LayerNotChecked => {
                 "check the image the foreign layer comes from (its publisher's base image), or mirror it with its blobs so --deep can read it"
+            }
+            Rule::ReleaseImageMissing => {
+                "check the component name against 'oc adm release info --pullspecs RELEASE'; a payload without it cannot serve the Windows nodes that need it"
+            }
+            Rule::NoHostInScope => {
+                "check the pod's nodeSelector/affinity and the node list: no node imgcheck judged can run these pods, so only the image's content was checked"
             }
             Rule::MirrorNotConfigured => {
                 "add the source (or a parent namespace) to an ImageDigestMirrorSet, or reference the image from the mirror directly"
@@ -313,20 +330,22 @@ mod tests {
             Rule::NotFound => 15,
             Rule::OsVersionNotInConfig => 16,
             Rule::LayerNotChecked => 17,
-            Rule::MirrorNotConfigured => 18,
-            Rule::MirrorTagIgnored => 19,
-            Rule::MirrorMissing => 20,
-            Rule::MirrorDigestDiffers => 21,
-            Rule::MirrorChildMissing => 22,
-            Rule::MirrorWindowsDropped => 23,
-            Rule::ForeignLayerNotMirrored => 24,
-            Rule::MirrorResolved => 25,
+            Rule::ReleaseImageMissing => 18,
+            Rule::NoHostInScope => 19,
+            Rule::MirrorNotConfigured => 20,
+            Rule::MirrorTagIgnored => 21,
+            Rule::MirrorMissing => 22,
+            Rule::MirrorDigestDiffers => 23,
+            Rule::MirrorChildMissing => 24,
+            Rule::MirrorWindowsDropped => 25,
+            Rule::ForeignLayerNotMirrored => 26,
+            Rule::MirrorResolved => 27,
         };
         for (i, r) in Rule::ALL.iter().enumerate() {
             assert_eq!(position(*r), i, "{r:?}");
             assert_eq!(r.to_string(), r.id());
             assert_eq!(serde_json::to_value(r).unwrap(), r.id());
-            assert_eq!(r.is_mirror(), i >= 18, "{r}");
+            assert_eq!(r.is_mirror(), i >= 20, "{r}");
         }
         let ids: BTreeSet<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
         assert_eq!(ids.len(), Rule::ALL.len());
@@ -340,6 +359,7 @@ mod tests {
                 Rule::ForeignLayer
                 | Rule::LayerNotChecked
                 | Rule::MirrorTagIgnored
+                | Rule::NoHostInScope
                 | Rule::OsVersionNotInConfig => Severity::Warning,
                 Rule::UnsupportedBuild | Rule::Attestation | Rule::MirrorResolved => Severity::Info,
                 _ => Severity::Error,

@@ -370,6 +370,7 @@ fn report(reference: &str, digest: Option<&Digest>, mut findings: Vec<Finding>) 
     findings.sort_by_key(|f| f.severity);
     ImageReport {
         reference: reference.to_string(),
+        origins: vec![],
         digest: digest.map(ToString::to_string),
         verdict: verdict_of(&findings),
         findings,

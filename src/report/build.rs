@@ -141,6 +141,7 @@ mod tests {
     fn report(verdict: Verdict, rules: &[Rule]) -> Box<ImageReport> {
         Box::new(ImageReport {
             reference: "r".into(),
+            origins: vec![],
             digest: None,
             verdict,
             findings: rules

@@ -91,6 +91,7 @@ pub(crate) mod tests {
     pub(crate) fn report(verdict: Verdict, severities: &[Severity]) -> ImageReport {
         ImageReport {
             reference: format!("r-{verdict:?}"),
+            origins: vec![],
             digest: Some("sha256:0123456789abcdef".into()),
             verdict,
             findings: severities

@@ -19,6 +19,9 @@ pub fn text(reports: &[ImageReport]) -> String {
             r.reference,
             r.digest.as_deref().map(short).unwrap_or_default()
         );
+        for origin in &r.origins {
+            let _ = writeln!(out, "  from {origin}");
+        }
         matrix(&mut out, &r.hosts);
         findings(&mut out, r);
     }

@@ -25,6 +25,7 @@ pub fn judge(graph: &Graph, policy: &Policy, runtimes: &[RuntimeProfile]) -> Ima
     findings.sort_by_key(|f| f.severity);
     ImageReport {
         reference: graph.reference.clone(),
+        origins: vec![],
         digest: Some(graph.root.digest.to_string()),
         verdict: verdict_of(&findings),
         findings,
