@@ -6,7 +6,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 use serde::Deserialize;
 
-use crate::engine::{ImageReport, judge};
+use crate::engine::{Finding, ImageReport, Origin, Rule, judge};
 use crate::graph::WalkOptions;
 use crate::platform::RuntimeProfile;
 use crate::policy::Policy;
@@ -273,17 +273,75 @@ where
     .await
 }
 
-/// Verifies every reference, at most `images_in_flight` at once (see [`run_bounded`]).
+/// An image a run verifies: its reference, where it was found, and — for an image whose pods
+/// land on fewer hosts than the run judges — its own scope.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The reference.
+    pub reference: ImageRef,
+    /// Where it was found (empty: typed or listed).
+    pub origins: Vec<Origin>,
+    /// The narrower policy it is judged against, if any.
+    pub scope: Option<Scope>,
+}
+
+/// The hosts an image's pods can land on, as a policy, and why.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    /// The run's policy narrowed to those hosts (and the pods' isolation).
+    pub policy: Policy,
+    /// Where the pods can land, for messages (e.g. `kubernetes.io/os=windows`).
+    pub placement: String,
+}
+
+impl Target {
+    /// A reference typed or listed: judged against the run's policy.
+    pub fn plain(reference: ImageRef) -> Target {
+        Target {
+            reference,
+            origins: vec![],
+            scope: None,
+        }
+    }
+
+    /// Judges the graph of this target: against its scope, else the run's policy; an empty
+    /// scope judges the content only and says so (`no-host-in-scope`).
+    pub fn judge(&self, graph: &crate::graph::Graph, run: &VerifyRun) -> ImageReport {
+        let policy = self.scope.as_ref().map_or(&run.policy, |s| &s.policy);
+        let mut report = judge(graph, policy, &run.runtimes);
+        report.origins = self.origins.clone();
+        if let Some(scope) = self.scope.as_ref().filter(|s| s.policy.hosts().is_empty()) {
+            report.findings.push(Finding::new(
+                Rule::NoHostInScope,
+                format!(
+                    "its pods can land on no host judged ({}): only its content was checked",
+                    scope.placement
+                ),
+                None,
+            ));
+            report.findings.sort_by_key(|f| f.severity);
+        }
+        report
+    }
+}
+
+/// Verifies every target, at most `images_in_flight` at once (see [`run_bounded`]).
 pub async fn verify_all(
     session: &Session,
-    refs: &[ImageRef],
+    targets: &[Target],
     run: &VerifyRun,
     on_done: &(dyn Fn(&Outcome) + Sync),
 ) -> Vec<Outcome> {
-    run_bounded(refs, run.images_in_flight, on_done, |r| async move {
-        match session.graph(r, run.walk).await {
-            Ok(graph) => Outcome::Report(judge(&graph, &run.policy, &run.runtimes)),
-            Err(e) => Outcome::fetch_failed(r, e),
+    run_bounded(targets, run.images_in_flight, on_done, |t| async move {
+        match session.graph(&t.reference, run.walk).await {
+            Ok(graph) => Outcome::Report(t.judge(&graph, run)),
+            Err(e) => {
+                let mut outcome = Outcome::fetch_failed(&t.reference, e);
+                if let Outcome::Report(r) = &mut outcome {
+                    r.origins = t.origins.clone();
+                }
+                outcome
+            }
         }
     })
     .await

@@ -1,6 +1,6 @@
 //! `imgcheck verify`: judge references against a policy.
 
-use imgcheck::batch::{self, VerifyRun};
+use imgcheck::batch::{self, Target, VerifyRun};
 use imgcheck::exit::ExitKind;
 use imgcheck::graph::WalkOptions;
 use imgcheck::platform::RuntimeProfile;
@@ -62,7 +62,8 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
         images_in_flight: jobs,
     };
     let progress = Progress::new(refs.len() as u64);
-    let outcomes = batch::verify_all(&session, &refs, &run, &|o| progress.done(o)).await;
+    let targets: Vec<Target> = refs.iter().cloned().map(Target::plain).collect();
+    let outcomes = batch::verify_all(&session, &targets, &run, &|o| progress.done(o)).await;
     progress.finish();
     let reports = super::reports(outcomes)?;
     let now = std::time::SystemTime::now();
