@@ -621,7 +621,11 @@ mod tests {
         assert_eq!(windows_only.runtimes, p.runtimes);
         assert_eq!(windows_only.release_components().len(), 4);
         let one_build = p.scoped(
-            |h| h.platform.windows_version().is_some_and(|v| v.build == 20348),
+            |h| {
+                h.platform
+                    .windows_version()
+                    .is_some_and(|v| v.build == 20348)
+            },
             Isolation::Process,
         );
         assert_eq!(one_build.windows_builds(), [20348]);
@@ -630,7 +634,12 @@ mod tests {
         assert_eq!(linux.linux_runtimes(), [RuntimeProfile::CriO]);
         let nothing = p.scoped(|_| false, Isolation::Process);
         assert!(nothing.hosts().is_empty());
-        assert!(Policy::load("linux-only").unwrap().release_components().is_empty());
+        assert!(
+            Policy::load("linux-only")
+                .unwrap()
+                .release_components()
+                .is_empty()
+        );
     }
 
     /// Issue 13: hosts read from a cluster replace the policy's; the sections follow them and

@@ -391,3 +391,22 @@ fn each_row_is_judged_under_its_nodes_runtime_only() {
         ]
     );
 }
+
+/// Two inputs cannot both read standard input: the first would take all of it and the second
+/// would see nothing (before, `--nodes - --from-file -` judged an empty list silently).
+#[test]
+fn nodes_and_a_reference_list_cannot_both_read_standard_input() {
+    for args in [
+        &["verify", "--nodes", "-", "--from-file", "-"][..],
+        &["mirror-check", "--pre", "--nodes", "-", "--from-file", "-"],
+    ] {
+        let cmd = args[0];
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--from-file, --nodes: only one input can be read from standard input"),
+            "{cmd}: {err}"
+        );
+    }
+}

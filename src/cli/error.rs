@@ -54,6 +54,9 @@ pub enum CliError {
     /// A batch command was given no reference.
     #[error("no references given (REF..., --from-file or --from-imageset)")]
     NoReferences,
+    /// Several inputs were to be read from standard input (the flags, comma-separated).
+    #[error("{0}: only one input can be read from standard input ('-'); write the others to files")]
+    StdinTwice(String),
     /// `mirror-check` was given no mirror configuration and no `--pre`.
     #[error("mirror-check needs --idms, --icsp or --registries-conf (or --pre for a plain verify)")]
     NoMirrorConfig,
@@ -131,6 +134,7 @@ impl Classify for CliError {
             CliError::BadInput(_)
             | CliError::CertDir(_)
             | CliError::NoReferences
+            | CliError::StdinTwice(_)
             | CliError::NoMirrorConfig
             | CliError::ManDir { .. } => ExitKind::Usage,
             CliError::NoMatch { .. }
@@ -174,6 +178,10 @@ mod tests {
         let fetch = |e| CliError::Fetch(e);
         let table: [(CliError, ExitKind); 6] = [
             (CliError::NoReferences, ExitKind::Usage),
+            (
+                CliError::StdinTwice("--nodes, --from-file".into()),
+                ExitKind::Usage,
+            ),
             (
                 fetch(source::FetchError::BadInput("not a layout".into())),
                 ExitKind::Usage,

@@ -48,6 +48,7 @@ pub struct MirrorCheckArgs {
 /// Checks every reference against its mirrors (or, with `--pre`, its source), prints the
 /// report, and exits with the verdicts' kind.
 pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind, CliError> {
+    args.input.one_stdin(args.nodes.as_deref())?;
     let refs = args.input.collect()?;
     let policy = super::load_policy(&args.policy, args.nodes.as_deref())?;
     let configured =

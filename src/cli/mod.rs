@@ -177,6 +177,15 @@ pub struct RefInput {
 }
 
 impl RefInput {
+    /// Refuses standard input for more than one of these inputs and `--nodes` (`nodes`).
+    pub fn one_stdin(&self, nodes: Option<&str>) -> Result<(), CliError> {
+        one_stdin(&[
+            ("--from-file", self.from_file.as_deref()),
+            ("--from-imageset", self.from_imageset.as_deref()),
+            ("--nodes", nodes),
+        ])
+    }
+
     /// References from the command line, `--from-file` and `--from-imageset`, at least one.
     pub fn collect(&self) -> Result<Vec<ImageRef>, CliError> {
         let mut refs = parse_refs(&self.references)?;
@@ -215,6 +224,19 @@ pub fn node_hosts(path: &str) -> Result<Vec<Host>, CliError> {
         output::eprintln(format_args!("imgcheck: note: {note}"));
     }
     Ok(read.hosts)
+}
+
+/// Refuses two inputs read from standard input (`-`) in one run: the first would take it all.
+pub fn one_stdin(inputs: &[(&'static str, Option<&str>)]) -> Result<(), CliError> {
+    let readers: Vec<&str> = inputs
+        .iter()
+        .filter(|(_, v)| *v == Some("-"))
+        .map(|(flag, _)| *flag)
+        .collect();
+    match readers.as_slice() {
+        [_, _, ..] => Err(CliError::StdinTwice(readers.join(", "))),
+        _ => Ok(()),
+    }
 }
 
 /// Parses references as typed.

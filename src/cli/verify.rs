@@ -43,6 +43,7 @@ pub struct VerifyArgs {
 
 /// Verifies every reference, prints the report, and exits with the verdicts' kind.
 pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, CliError> {
+    args.input.one_stdin(args.nodes.as_deref())?;
     let refs = args.input.collect()?;
     let policy = super::load_policy(&args.policy, args.nodes.as_deref())?;
     let runtimes = if args.runtimes.is_empty() {
