@@ -588,3 +588,37 @@ fn an_unreachable_mirror_is_skipped_like_a_node_would() {
     assert_eq!(image["verdict"], "error");
     assert!(rules(&image, "error").contains("fetch-error"), "{image:#}");
 }
+
+/// `--nodes` with a mirror configuration: the dropped-entry check speaks of the cluster's
+/// Windows builds, not the policy's (issue 13). The cluster fixture without its WS2019 nodes
+/// runs builds 20348 and 26100; the mirror dropped every Windows entry.
+#[test]
+fn mirror_check_with_nodes_names_the_clusters_dropped_builds() {
+    let pair = Pair::new("good");
+    skopeo_copy_single(
+        &pair.source.docker_ref(REPO, "v1"),
+        &pair.mirror.docker_ref("mirror/csi/driver", "v1"),
+    );
+    let idms = pair.idms("");
+    let mut cluster: Value = serde_json::from_slice(
+        &std::fs::read(common::fixtures_dir().join("nodes/ocp-wmco.json")).unwrap(),
+    )
+    .unwrap();
+    cluster["items"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|n| n["metadata"]["labels"]["node.kubernetes.io/windows-build"] != "10.0.17763");
+    let nodes = pair.write("nodes.json", &cluster.to_string());
+    let (code, image) = check(
+        &["--idms", path(&idms), "--nodes", path(&nodes)],
+        &pair.by_tag(),
+        &[],
+    );
+    assert_eq!(code, 1, "{image:#}");
+    let dropped = message(&image, "mirror-windows-dropped");
+    assert!(dropped.contains(W20348), "{dropped}");
+    assert!(
+        !dropped.contains(W17763),
+        "no WS2019 node is left: {dropped}"
+    );
+}
