@@ -143,53 +143,73 @@ fn lists_documents_and_skipped_kinds() {
     );
 }
 
+/// (input, the one-line message begins with, then contains, has a source)
+type ErrorCase = (String, String, &'static str, bool);
+
+/// Each input fails to parse with the message and cause expected, exit 2.
+fn assert_errors(cases: Vec<ErrorCase>) {
+    for (text, starts, contains, has_source) in cases {
+        let e = parse(&text).expect_err(&text);
+        let line = one_line(&e);
+        let at = format!("{line}\n  expected to start with\n{starts}\n  and contain {contains}");
+        assert!(line.starts_with(&starts) && line.contains(contains), "{at}");
+        let source = std::error::Error::source(&e).is_some();
+        assert_eq!(source, has_source, "{line}");
+        assert_eq!(e.exit_kind(), ExitKind::Usage);
+        assert_eq!(e.origin, "m.yaml");
+    }
+}
+
+const SPEC: &str = "manifests m.yaml: document 1: DaemonSet ns/x: spec.template.spec";
+
+fn ds(spec: &str) -> String {
+    object("DaemonSet", spec)
+}
+
+fn container(image: &str) -> String {
+    format!("containers:\n- name: drv\n  image: {image}\n")
+}
+
 #[test]
-fn bad_input_is_an_error_naming_document_object_and_field() {
-    let ds = |spec: &str| object("DaemonSet", spec);
-    let container = |image: &str| format!("containers:\n- name: drv\n  image: {image}\n");
+fn documents_that_are_not_objects_are_errors() {
+    let doc1 = "manifests m.yaml: document 1";
     let deep = format!("a: {}1{}\n", "[".repeat(100), "]".repeat(100));
-    let affinity = |term: &str| {
-        pod_spec(&format!(
-            "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n      nodeSelectorTerms:\n{}",
-            indent(term, 6)
-        ))
-    };
-    let spec = "document 1: DaemonSet ns/x: spec.template.spec";
-    // (text, the message begins with, then contains, has a source)
-    let cases: Vec<(String, String, &str, bool)> = vec![
+    let two = format!("{}---\nspec: {{}}\n", ds(&pod_spec("")));
+    let no_spec = "kind: DaemonSet\nmetadata:\n  name: x\nspec:\n  selector: {}\n";
+    assert_errors(vec![
         (
             "metadata:\n  name: a\n".into(),
-            "manifests m.yaml: document 1: kind: missing".into(),
+            format!("{doc1}: kind: missing"),
             "",
             false,
         ),
         (
             "kind: [1]\n".into(),
-            "manifests m.yaml: document 1: kind: not a string".into(),
+            format!("{doc1}: kind: not a string"),
             "",
             false,
         ),
         (
-            format!("{}---\nspec: {{}}\n", ds(&pod_spec(""))),
+            two,
             "manifests m.yaml: document 2: kind: missing".into(),
             "",
             false,
         ),
         (
             "- a\n- b\n".into(),
-            "manifests m.yaml: document 1: not a Kubernetes object".into(),
+            format!("{doc1}: not a Kubernetes object"),
             "",
             false,
         ),
         (
             "just text\n".into(),
-            "manifests m.yaml: document 1: not a Kubernetes object".into(),
+            format!("{doc1}: not a Kubernetes object"),
             "",
             false,
         ),
         (
             "kind: Pod\n  bad: [\n".into(),
-            "manifests m.yaml: document 1: not YAML or JSON".into(),
+            format!("{doc1}: not YAML or JSON"),
             "",
             true,
         ),
@@ -201,197 +221,184 @@ fn bad_input_is_an_error_naming_document_object_and_field() {
         ),
         (
             "kind: List\nitems: 3\n".into(),
-            "manifests m.yaml: document 1: items: a List needs a list".into(),
+            format!("{doc1}: items: a List needs"),
             "",
             false,
         ),
         (
-            ds(&container("${DRIVER_IMAGE}")),
-            format!(
-                "manifests m.yaml: {spec}.containers[0] (drv).image: '${{DRIVER_IMAGE}}' is a template placeholder"
-            ),
-            "`oc get daemonset x -n ns -o yaml`",
-            false,
-        ),
-        (
-            ds(&container("'{{ .Image }}'")),
-            format!(
-                "manifests m.yaml: {spec}.containers[0] (drv).image: '{{{{ .Image }}}}' is a template placeholder"
-            ),
-            "rendered",
-            false,
-        ),
-        (
-            ds(&container("Quay.io/UPPER:tag")),
-            format!("manifests m.yaml: {spec}.containers[0] (drv).image: not an image reference"),
-            "invalid reference",
-            true,
-        ),
-        (
-            ds(&container("oci:/tmp/layout")),
-            format!(
-                "manifests m.yaml: {spec}.containers[0] (drv).image: 'oci:/tmp/layout' is not a registry reference"
-            ),
-            "",
-            false,
-        ),
-        (
-            ds("containers:\n- name: drv\n"),
-            format!("manifests m.yaml: {spec}.containers[0] (drv).image: missing"),
-            "",
-            false,
-        ),
-        (
-            ds("initContainers:\n- image: ''\n"),
-            format!("manifests m.yaml: {spec}.initContainers[0].image: missing"),
-            "",
-            false,
-        ),
-        (
-            ds("containers: 5\n"),
-            format!("manifests m.yaml: {spec}.containers: wrong type"),
-            "invalid type",
-            true,
-        ),
-        (
-            ds(&(container("r.example/a:1") + "- name: [x]\n  image: r.example/b:1\n")),
-            format!(
-                "manifests m.yaml: {spec}.containers[1]: wrong type: invalid type: sequence, expected a string"
-            ),
-            "",
-            true,
-        ),
-        (
-            ds(&(container("r.example/a:1") + "initContainers:\n- image: 7\n")),
-            format!("manifests m.yaml: {spec}.initContainers[0]: wrong type"),
-            "",
-            true,
-        ),
-        (
-            ds(&pod_spec(
-                "securityContext:\n  windowsOptions:\n    hostProcess: yes please\n",
-            )),
-            format!("manifests m.yaml: {spec}.securityContext: wrong type"),
-            "",
-            true,
-        ),
-        (
-            ds(&pod_spec("hostNetwork: true\nos: windows\n")),
-            format!("manifests m.yaml: {spec}.os: wrong type"),
-            "",
-            true,
-        ),
-        (
-            "kind: DaemonSet\nmetadata:\n  name: x\nspec:\n  selector: {}\n".into(),
-            "manifests m.yaml: document 1: DaemonSet x: spec.template.spec: missing".into(),
+            no_spec.into(),
+            format!("{doc1}: DaemonSet x: spec.template.spec: missing"),
             "",
             false,
         ),
         (
             "kind: Pod\nmetadata: 7\nspec: {}\n".into(),
-            "manifests m.yaml: document 1: metadata: not object metadata".into(),
+            format!("{doc1}: metadata: not"),
             "",
             true,
         ),
+    ]);
+}
+
+#[test]
+fn images_that_are_not_registry_references_are_errors() {
+    let image = format!("{SPEC}.containers[0] (drv).image");
+    let placeholder = "is a template placeholder, not an image: give the manifest as rendered";
+    assert_errors(vec![
+        (
+            ds(&container("${DRIVER_IMAGE}")),
+            format!("{image}: '${{DRIVER_IMAGE}}' {placeholder}"),
+            "(e.g. `oc get daemonset x -n ns -o yaml`)",
+            false,
+        ),
+        (
+            ds(&container("'{{ .Image }}'")),
+            format!("{image}: '{{{{ .Image }}}}' {placeholder}"),
+            "",
+            false,
+        ),
+        (
+            ds(&container("Quay.io/UPPER:tag")),
+            format!("{image}: not an image reference"),
+            "invalid reference 'Quay.io/UPPER:tag'",
+            true,
+        ),
+        (
+            ds(&container("oci:/tmp/layout")),
+            format!("{image}: 'oci:/tmp/layout' is not a registry reference"),
+            "",
+            false,
+        ),
+        (
+            ds("containers:\n- name: drv\n"),
+            format!("{image}: missing"),
+            "",
+            false,
+        ),
+        (
+            ds("initContainers:\n- image: ''\n"),
+            format!("{SPEC}.initContainers[0].image: missing"),
+            "",
+            false,
+        ),
+    ]);
+}
+
+#[test]
+fn fields_of_the_wrong_type_are_named() {
+    let wrong = |field: &str| format!("{SPEC}{field}: wrong type: ");
+    let second = container("r.example/a:1") + "- name: [x]\n  image: r.example/b:1\n";
+    let init = container("r.example/a:1") + "initContainers:\n- image: 7\n";
+    let hp = "securityContext:\n  windowsOptions:\n    hostProcess: yes please\n";
+    assert_errors(vec![
+        (
+            ds("containers: 5\n"),
+            wrong(".containers"),
+            "invalid type: integer",
+            true,
+        ),
+        (
+            ds(&second),
+            wrong(".containers[1]"),
+            "sequence, expected a string",
+            true,
+        ),
+        (ds(&init), wrong(".initContainers[0]"), "", true),
+        (
+            ds(&pod_spec(hp)),
+            wrong(".securityContext"),
+            "expected a boolean",
+            true,
+        ),
+        (ds(&pod_spec("os: windows\n")), wrong(".os"), "", true),
         (
             ds(&pod_spec("nodeSelector: [a]\n")),
-            format!("manifests m.yaml: {spec}.nodeSelector: wrong type"),
+            wrong(".nodeSelector"),
             "",
             true,
         ),
+        (ds("- 1\n"), wrong(""), "", true),
+    ]);
+}
+
+#[test]
+fn node_affinity_is_checked_as_the_api_server_does() {
+    let affinity = |terms: &str| {
+        let head =
+            "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n";
+        ds(&pod_spec(&format!(
+            "{head}      nodeSelectorTerms:{terms}\n"
+        )))
+    };
+    let one = |op: &str, values: &str| {
+        let expr = format!("  - key: a\n    operator: {op}\n    values: {values}\n");
+        affinity(&format!(
+            "\n{}",
+            indent(&format!("- matchExpressions:\n{expr}"), 6)
+        ))
+    };
+    let terms = format!(
+        "{SPEC}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+    );
+    let expr0 = format!("{terms}[0].matchExpressions[0]");
+    let fields = indent("- matchFields:\n  - operator: In\n    values: [n]\n", 6);
+    assert_errors(vec![
         (
-            ds(&affinity(
-                "- matchExpressions:\n  - key: kubernetes.io/os\n    operator: Equals\n    values: [windows]\n",
-            )),
-            format!(
-                "manifests m.yaml: {spec}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator: 'Equals' is not In"
-            ),
+            one("Equals", "[b]"),
+            format!("{expr0}.operator: 'Equals' is not In, NotIn"),
             "",
             false,
         ),
         (
-            ds(&affinity(
-                "- {}\n- matchExpressions:\n  - key: a\n    operator: In\n",
-            )),
-            format!(
-                "manifests m.yaml: {spec}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[1].matchExpressions[0].values: must not be empty for operator In"
-            ),
+            one("In", "[]"),
+            format!("{expr0}.values: must not be empty for operator In"),
             "",
             false,
         ),
         (
-            ds(&affinity(
-                "- matchExpressions:\n  - key: a\n    operator: Exists\n    values: [b]\n",
-            )),
-            "".into(),
-            "values: must be empty for operator Exists",
-            false,
-        ),
-        (
-            ds(&affinity(
-                "- matchExpressions:\n  - key: a\n    operator: Gt\n    values: ['1', '2']\n",
-            )),
-            "".into(),
-            "values: must be one integer for operator Gt",
-            false,
-        ),
-        (
-            ds(&affinity(
-                "- matchExpressions:\n  - key: a\n    operator: Lt\n    values: [ten]\n",
-            )),
-            "".into(),
-            "values: must be one integer for operator Lt",
-            false,
-        ),
-        (
-            ds(&affinity(
-                "- matchFields:\n  - operator: In\n    values: [n]\n",
-            )),
-            "".into(),
-            "matchFields[0].key: missing",
-            false,
-        ),
-        (
-            ds(&affinity("- {}\n- matchExpressions: []\n")),
-            "".into(),
-            "nodeSelectorTerms: every term is empty",
-            false,
-        ),
-        (
-            ds(&pod_spec(
-                "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n      nodeSelectorTerms: []\n",
-            )),
-            "".into(),
-            "nodeSelectorTerms: empty",
-            false,
-        ),
-        (
-            ds(&affinity(
-                "- matchExpressions:\n  - key: a\n    operator: Gt\n    values: [5]\n",
-            )),
-            format!(
-                "manifests m.yaml: {spec}.affinity: wrong type: invalid type: integer `5`, expected a string"
-            ),
+            one("NotIn", "null"),
+            format!("{expr0}.values: must not be empty"),
             "",
+            false,
+        ),
+        (
+            one("Exists", "[b]"),
+            format!("{expr0}.values: must be empty for operator Exists"),
+            "",
+            false,
+        ),
+        (
+            one("Gt", "['1', '2']"),
+            format!("{expr0}.values: must be one integer for operator Gt"),
+            "",
+            false,
+        ),
+        (
+            one("Lt", "[ten]"),
+            format!("{expr0}.values: must be one integer for operator Lt"),
+            "",
+            false,
+        ),
+        (
+            one("Gt", "[5]"),
+            format!("{SPEC}.affinity: wrong type"),
+            "integer `5`, expected a string",
             true,
         ),
-    ];
-    for (text, starts, contains, has_source) in cases {
-        let e = parse(&text).expect_err(&text);
-        let line = one_line(&e);
-        assert!(
-            line.starts_with(&starts),
-            "{line}\n  does not start with\n{starts}"
-        );
-        assert!(line.contains(contains), "{line}\n  lacks {contains}");
-        assert_eq!(
-            std::error::Error::source(&e).is_some(),
-            has_source,
-            "{line}"
-        );
-        assert_eq!(e.exit_kind(), ExitKind::Usage);
-        assert_eq!(e.origin, "m.yaml");
-    }
+        (
+            affinity(&format!("\n{fields}")),
+            format!("{terms}[0].matchFields[0].key: missing"),
+            "",
+            false,
+        ),
+        (
+            affinity(" [{}, {matchExpressions: []}]"),
+            format!("{terms}: every term is empty"),
+            "",
+            false,
+        ),
+        (affinity(" []"), format!("{terms}: empty"), "", false),
+    ]);
 }
 
 /// The pod spec of one container whose required node affinity has these terms.
@@ -418,106 +425,18 @@ fn expr(key: &str, op: &str, values: &[&str]) -> String {
     )
 }
 
-#[test]
-fn placement_narrows_hosts_as_kubernetes_does() {
-    const OS: &str = "kubernetes.io/os";
-    const ARCH: &str = "kubernetes.io/arch";
-    const BUILD: &str = "node.kubernetes.io/windows-build";
-    let ws2019 = labels("windows", "amd64", Some("10.0.17763"));
-    let ws2022 = labels("windows", "amd64", Some("10.0.20348"));
-    let amd = labels("linux", "amd64", None);
-    let arm = labels("linux", "arm64", None);
-    let hosts = [&ws2019, &ws2022, &amd, &arm];
-    let win = "nodeSelector:\n  kubernetes.io/os: windows\n";
-    let gt = |v: &str| {
-        expr("kubernetes.io/os", "Exists", &[]) + &expr("build-number", "Gt", &[&format!("'{v}'")])
-    };
-    // (pod spec, admitted: [ws2019, ws2022, linux/amd64, linux/arm64])
-    let cases: Vec<(String, [bool; 4])> = vec![
-        (pod_spec(""), [true; 4]),
-        (pod_spec(win), [true, true, false, false]),
-        (
-            pod_spec("nodeSelector:\n  beta.kubernetes.io/os: linux\n"),
-            [false, false, true, true],
-        ),
-        (
-            pod_spec("os:\n  name: windows\n"),
-            [true, true, false, false],
-        ),
-        (
-            pod_spec("os:\n  name: linux\nnodeSelector:\n  kubernetes.io/arch: arm64\n"),
-            [false, false, false, true],
-        ),
-        // os.name and nodeSelector disagree: nowhere.
-        (
-            pod_spec("os:\n  name: linux\nnodeSelector:\n  kubernetes.io/os: windows\n"),
-            [false; 4],
-        ),
-        (
-            with_terms("", &[&expr(BUILD, "In", &["10.0.20348"])]),
-            [false, true, false, false],
-        ),
-        (
-            with_terms("", &[&expr(BUILD, "NotIn", &["10.0.17763"])]),
-            [false, true, true, true],
-        ),
-        (
-            with_terms(win, &[&expr(BUILD, "NotIn", &["10.0.17763"])]),
-            [false, true, false, false],
-        ),
-        (
-            with_terms("", &[&expr(BUILD, "Exists", &[])]),
-            [true, true, false, false],
-        ),
-        (
-            with_terms("", &[&expr(BUILD, "DoesNotExist", &[])]),
-            [false, false, true, true],
-        ),
-        (
-            with_terms("", &[&expr(ARCH, "In", &["arm64", "s390x"])]),
-            [false, false, false, true],
-        ),
-        // Terms ORed, expressions ANDed.
-        (
-            with_terms(
-                "",
-                &[
-                    &expr(ARCH, "In", &["arm64"]),
-                    &(expr(OS, "In", &["windows"]) + &expr(BUILD, "In", &["10.0.17763"])),
-                ],
-            ),
-            [true, false, false, true],
-        ),
-        (
-            with_terms(
-                "",
-                &[&(expr(OS, "In", &["linux"]) + &expr(ARCH, "NotIn", &["amd64"]))],
-            ),
-            [false, false, false, true],
-        ),
-        // nodeSelector is ANDed into every term.
-        (
-            with_terms(
-                win,
-                &[
-                    &expr(ARCH, "In", &["arm64"]),
-                    &expr(BUILD, "In", &["10.0.17763"]),
-                ],
-            ),
-            [true, false, false, false],
-        ),
-        // A label the host row cannot decide excludes nothing.
-        (
-            with_terms(win, &[&expr("type", "NotIn", &["virtual-kubelet"])]),
-            [true, true, false, false],
-        ),
-        (with_terms("", &[&gt("5")]), [true, true, true, true]),
-        // Gt/Lt on a known label: the build label is not an integer, so they never hold.
-        (with_terms("", &[&expr(BUILD, "Gt", &["'1'"])]), [false; 4]),
-        (
-            with_terms("", &[&expr(BUILD, "Lt", &["'99999'"])]),
-            [false; 4],
-        ),
+const OS: &str = "kubernetes.io/os";
+const ARCH: &str = "kubernetes.io/arch";
+const BUILD: &str = "node.kubernetes.io/windows-build";
+const WIN: &str = "nodeSelector:\n  kubernetes.io/os: windows\n";
+
+/// Each pod spec admits exactly these of [WS2019, WS2022, linux/amd64, linux/arm64].
+fn assert_placements(cases: Vec<(String, [bool; 4])>) {
+    let hosts = [
+        labels("windows", "amd64", Some("10.0.17763")),
+        labels("windows", "amd64", Some("10.0.20348")),
+        labels("linux", "amd64", None),
+        labels("linux", "arm64", None),
     ];
     for (spec, want) in cases {
         let uses = parse(&object("DaemonSet", &spec)).unwrap_or_else(|e| panic!("{e}\n{spec}"));
@@ -525,6 +444,73 @@ fn placement_narrows_hosts_as_kubernetes_does() {
         let got: Vec<bool> = hosts.iter().map(|h| p.admits(h)).collect();
         assert_eq!(got, want, "{p}\n{spec}");
     }
+}
+
+#[test]
+fn node_selector_and_os_name_narrow_hosts() {
+    let beta = "nodeSelector:\n  beta.kubernetes.io/os: linux\n";
+    let linux_arm = "os:\n  name: linux\nnodeSelector:\n  kubernetes.io/arch: arm64\n";
+    let disagree = "os:\n  name: linux\nnodeSelector:\n  kubernetes.io/os: windows\n";
+    assert_placements(vec![
+        (pod_spec(""), [true; 4]),
+        (pod_spec(WIN), [true, true, false, false]),
+        (pod_spec(beta), [false, false, true, true]),
+        (
+            pod_spec("os:\n  name: windows\n"),
+            [true, true, false, false],
+        ),
+        (pod_spec(linux_arm), [false, false, false, true]),
+        // os.name and nodeSelector disagree: nowhere.
+        (pod_spec(disagree), [false; 4]),
+    ]);
+}
+
+#[test]
+fn node_affinity_narrows_hosts_as_kubernetes_does() {
+    let one = |key: &str, op: &str, values: &[&str]| with_terms("", &[&expr(key, op, values)]);
+    let win2019 = expr(OS, "In", &["windows"]) + &expr(BUILD, "In", &["10.0.17763"]);
+    let not_amd = expr(OS, "In", &["linux"]) + &expr(ARCH, "NotIn", &["amd64"]);
+    let arm = expr(ARCH, "In", &["arm64"]);
+    let build = expr(BUILD, "In", &["10.0.17763"]);
+    let not_virtual = expr("type", "NotIn", &["virtual-kubelet"]);
+    let gt = expr(OS, "Exists", &[]) + &expr("build-number", "Gt", &["'5'"]);
+    assert_placements(vec![
+        (
+            one(BUILD, "In", &["10.0.20348"]),
+            [false, true, false, false],
+        ),
+        (
+            one(BUILD, "NotIn", &["10.0.17763"]),
+            [false, true, true, true],
+        ),
+        (
+            with_terms(WIN, &[&expr(BUILD, "NotIn", &["10.0.17763"])]),
+            [false, true, false, false],
+        ),
+        (one(BUILD, "Exists", &[]), [true, true, false, false]),
+        (one(BUILD, "DoesNotExist", &[]), [false, false, true, true]),
+        (
+            one(ARCH, "In", &["arm64", "s390x"]),
+            [false, false, false, true],
+        ),
+        // Terms ORed, expressions ANDed.
+        (
+            with_terms("", &[&arm, &win2019]),
+            [true, false, false, true],
+        ),
+        (with_terms("", &[&not_amd]), [false, false, false, true]),
+        // nodeSelector is ANDed into every term.
+        (
+            with_terms(WIN, &[&arm, &build]),
+            [true, false, false, false],
+        ),
+        // A label the host row cannot decide excludes nothing.
+        (with_terms(WIN, &[&not_virtual]), [true, true, false, false]),
+        (with_terms("", &[&gt]), [true; 4]),
+        // Gt/Lt on a known label: the build label is not an integer, so they never hold.
+        (one(BUILD, "Gt", &["'1'"]), [false; 4]),
+        (one(BUILD, "Lt", &["'99999'"]), [false; 4]),
+    ]);
 }
 
 #[test]
