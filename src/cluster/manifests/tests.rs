@@ -121,6 +121,11 @@ fn lists_documents_and_skipped_kinds() {
             vec!["DaemonSet x c"],
         ),
         (json.to_string(), vec!["Pod j c"]),
+        // JSON indented with tabs, as some tools write it.
+        (
+            "{\n\t\"kind\": \"Pod\",\n\t\"metadata\": {\"name\": \"t\"},\n\t\"spec\": {\"containers\": [\n\t\t{\"name\": \"c\", \"image\": \"r.example/a:1\"}]}}\n".to_string(),
+            vec!["Pod t c"],
+        ),
         (format!("{skipped}---\n{sa}"), vec![]),
         (String::new(), vec![]),
         ("# only a comment\n".to_string(), vec![]),
