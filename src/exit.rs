@@ -76,6 +76,7 @@ usage_errors!(
     crate::policy::PolicyError,
     crate::platform::PlatformError,
     crate::cluster::nodes::NodesError,
+    crate::cluster::manifests::ManifestsError,
     crate::auth::AuthError,
     crate::batch::ListError,
     crate::assemble::Refusal,

@@ -1,7 +1,10 @@
 //! What a real cluster runs: the hosts imgcheck judges for, read from the cluster itself
-//! instead of typed into a policy.
+//! instead of typed into a policy, and the images its pod templates use.
 //!
 //! - [`nodes`]: `oc get nodes -o json` / `kubectl get nodes -o json` into host rows (platform,
 //!   runtime profile and the nodes each row stands for).
+//! - [`manifests`]: the container images of pod templates (DaemonSets, Deployments, …), with
+//!   where each pod can land and whether it runs as a Windows HostProcess container.
 
+pub mod manifests;
 pub mod nodes;

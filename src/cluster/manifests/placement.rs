@@ -1,0 +1,187 @@
+//! Where a pod can land: the node-label requirements of its `nodeSelector`, `spec.os.name` and
+//! required node affinity, evaluated with Kubernetes' semantics against the labels imgcheck
+//! knows for a host. `docs/cluster.md` gives the sources.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::cluster::nodes::{LABEL_ARCH, LABEL_OS, LABEL_WINDOWS_BUILD};
+
+/// The node labels imgcheck knows for a host row; requirements on other keys are undecided.
+pub const KNOWN_LABELS: [&str; 3] = [LABEL_OS, LABEL_ARCH, LABEL_WINDOWS_BUILD];
+
+/// Deprecated label keys the kubelet still sets with the same value as a known one.
+const ALIASES: [(&str, &str); 2] = [
+    ("beta.kubernetes.io/os", LABEL_OS),
+    ("beta.kubernetes.io/arch", LABEL_ARCH),
+];
+
+/// The operator of a [`Requirement`] (Kubernetes `NodeSelectorOperator`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operator {
+    /// The label is present and its value is one of the values.
+    In,
+    /// The label is absent, or its value is none of the values.
+    NotIn,
+    /// The label is present.
+    Exists,
+    /// The label is absent.
+    DoesNotExist,
+    /// The label is present, and its value, as an integer, is greater than the one value.
+    Gt,
+    /// The label is present, and its value, as an integer, is less than the one value.
+    Lt,
+}
+
+impl Operator {
+    /// The operator spelt as in a manifest (`In`, `NotIn`, …), if it is one.
+    pub fn parse(s: &str) -> Option<Operator> {
+        use Operator::*;
+        [In, NotIn, Exists, DoesNotExist, Gt, Lt]
+            .into_iter()
+            .find(|o| o.to_string() == s)
+    }
+}
+
+impl fmt::Display for Operator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// One label requirement of a node selector term (Kubernetes `NodeSelectorRequirement`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Requirement {
+    /// The label key (`kubernetes.io/os`).
+    pub key: String,
+    /// How the label relates to `values`.
+    pub op: Operator,
+    /// The values: one or more for `In`/`NotIn`, none for `Exists`/`DoesNotExist`, one
+    /// integer for `Gt`/`Lt` (checked when read).
+    pub values: Vec<String>,
+}
+
+impl Requirement {
+    /// Whether a node whose label `key` has `value` (`None`: no such label) satisfies this.
+    /// `Gt`/`Lt` compare as 64-bit integers and fail when either side is not one.
+    pub fn holds(&self, value: Option<&str>) -> bool {
+        let int = |s: &str| s.parse::<i64>().ok();
+        let bound = self.values.first().and_then(|v| int(v));
+        match (self.op, value) {
+            (Operator::In, Some(v)) => self.values.iter().any(|x| x == v),
+            (Operator::NotIn, Some(v)) => !self.values.iter().any(|x| x == v),
+            (Operator::In | Operator::Exists | Operator::Gt | Operator::Lt, None) => false,
+            (Operator::NotIn | Operator::DoesNotExist, None) => true,
+            (Operator::Exists, Some(_)) => true,
+            (Operator::DoesNotExist, Some(_)) => false,
+            (Operator::Gt, Some(v)) => matches!((int(v), bound), (Some(v), Some(b)) if v > b),
+            (Operator::Lt, Some(v)) => matches!((int(v), bound), (Some(v), Some(b)) if v < b),
+        }
+    }
+
+    /// The known label this requirement is decided by (its key, or the key a deprecated
+    /// `beta.kubernetes.io/…` alias stands for); `None` when a host row cannot decide it.
+    pub fn known_key(&self) -> Option<&'static str> {
+        let key = ALIASES
+            .iter()
+            .find(|(alias, _)| *alias == self.key)
+            .map_or(self.key.as_str(), |(_, known)| known);
+        KNOWN_LABELS.into_iter().find(|k| *k == key)
+    }
+
+    /// Whether a host with these labels satisfies this; an undecided requirement does (judge
+    /// for more hosts, never fewer).
+    fn admits(&self, labels: &BTreeMap<&str, String>) -> bool {
+        match self.known_key() {
+            Some(key) => self.holds(labels.get(key).map(String::as_str)),
+            None => true,
+        }
+    }
+}
+
+impl fmt::Display for Requirement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.key, self.op)?;
+        if !self.values.is_empty() {
+            write!(f, " [{}]", self.values.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+/// One node selector term: all its requirements must hold (Kubernetes `NodeSelectorTerm`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Term {
+    /// Requirements on node labels: the term's `matchExpressions`, with the pod's
+    /// `nodeSelector` and `spec.os.name` added.
+    pub expressions: Vec<Requirement>,
+    /// Requirements on node fields (`matchFields`, e.g. `metadata.name`): never decided from a
+    /// host row, so they exclude no host.
+    pub fields: Vec<Requirement>,
+}
+
+/// Where a pod can land: `nodeSelector` and `spec.os.name` ANDed into every term; the terms of
+/// the required node affinity ORed. No terms: anywhere.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Placement {
+    /// The terms, any of which admits a node.
+    pub terms: Vec<Term>,
+}
+
+impl Placement {
+    /// A pod that can land on any node.
+    pub fn anywhere() -> Placement {
+        Placement::default()
+    }
+
+    /// Whether a node with these labels can host the pod. `labels` are the labels imgcheck
+    /// knows for a host ([`KNOWN_LABELS`]; a key missing from the map is a label the node
+    /// lacks). Requirements on other keys, and `matchFields`, do not exclude the host: see
+    /// [`Placement::undecided_keys`].
+    pub fn admits(&self, labels: &BTreeMap<&str, String>) -> bool {
+        self.terms.is_empty()
+            || self
+                .terms
+                .iter()
+                .any(|t| t.expressions.iter().all(|r| r.admits(labels)))
+    }
+
+    /// What [`Placement::admits`] could not decide and so ignored, sorted and once each: label
+    /// keys outside [`KNOWN_LABELS`] (`type`, `node-role.kubernetes.io/worker`) and node fields
+    /// as `matchFields metadata.name`.
+    pub fn undecided_keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self
+            .terms
+            .iter()
+            .flat_map(|t| {
+                let labels = t.expressions.iter().filter(|r| r.known_key().is_none());
+                let labels = labels.map(|r| r.key.clone());
+                labels.chain(t.fields.iter().map(|r| format!("matchFields {}", r.key)))
+            })
+            .collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+}
+
+impl fmt::Display for Placement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.terms.is_empty() {
+            return f.write_str("any node");
+        }
+        let terms: Vec<String> = self
+            .terms
+            .iter()
+            .map(|t| {
+                let all: Vec<String> = t.expressions.iter().map(|r| r.to_string()).collect();
+                let fields = t.fields.iter().map(|r| format!("field {r}"));
+                all.into_iter()
+                    .chain(fields)
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            })
+            .collect();
+        f.write_str(&terms.join(" or "))
+    }
+}

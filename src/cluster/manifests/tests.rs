@@ -1,0 +1,769 @@
+use super::*;
+use crate::exit::{Classify, ExitKind};
+use crate::report::one_line;
+use proptest::prelude::*;
+
+const IMG: &str = "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:3c1e5a0b7f9d2e4c6a8b0d1f3e5c7a9b1d3f5e7c9a0b2d4f6e8c0a1b3d5f7e9c";
+
+/// A pod spec (YAML, at indentation 0) with one container `c` of image `IMG`, plus `extra`.
+fn pod_spec(extra: &str) -> String {
+    format!("containers:\n- name: c\n  image: {IMG}\n{extra}")
+}
+
+/// `text` indented by `n` spaces.
+fn indent(text: &str, n: usize) -> String {
+    let pad = " ".repeat(n);
+    text.lines().map(|l| format!("{pad}{l}\n")).collect()
+}
+
+/// An object of `kind` named `x` in namespace `ns` whose pod spec is `spec`.
+fn object(kind: &str, spec: &str) -> String {
+    let head = format!("kind: {kind}\napiVersion: v1\nmetadata:\n  name: x\n  namespace: ns\n");
+    let body = match kind {
+        "Pod" => format!("spec:\n{}", indent(spec, 2)),
+        "CronJob" => format!(
+            "spec:\n  schedule: '@daily'\n  jobTemplate:\n    spec:\n      template:\n        spec:\n{}",
+            indent(spec, 10)
+        ),
+        _ => format!("spec:\n  template:\n    spec:\n{}", indent(spec, 6)),
+    };
+    head + &body
+}
+
+fn parse(text: &str) -> Result<Vec<ImageUse>, ManifestsError> {
+    parse_manifests(text, "m.yaml")
+}
+
+/// `KIND NAME CONTAINER[ init]` for each use.
+fn summary(uses: &[ImageUse]) -> Vec<String> {
+    uses.iter()
+        .map(|u| {
+            let o = &u.origin;
+            let init = if o.init { " init" } else { "" };
+            format!("{} {} {}{init}", o.kind, o.name, o.container)
+        })
+        .collect()
+}
+
+fn labels(os: &str, arch: &str, build: Option<&str>) -> BTreeMap<&'static str, String> {
+    let mut l = BTreeMap::from([(LABEL_OS, os.to_string())]);
+    l.insert(crate::cluster::nodes::LABEL_ARCH, arch.to_string());
+    if let Some(b) = build {
+        l.insert(crate::cluster::nodes::LABEL_WINDOWS_BUILD, b.to_string());
+    }
+    l
+}
+
+#[test]
+fn every_pod_bearing_kind_is_read() {
+    let spec = format!(
+        "{}initContainers:\n- name: i\n  image: registry.example/init:1\n",
+        pod_spec("")
+    );
+    for kind in [
+        "Pod",
+        "DaemonSet",
+        "Deployment",
+        "StatefulSet",
+        "ReplicaSet",
+        "Job",
+        "CronJob",
+    ] {
+        let uses = parse(&object(kind, &spec)).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        assert_eq!(
+            summary(&uses),
+            [format!("{kind} x c"), format!("{kind} x i init")],
+            "{kind}"
+        );
+        assert_eq!(uses[0].image.to_string(), IMG, "{kind}");
+        assert_eq!(uses[1].image.to_string(), "registry.example/init:1");
+        assert_eq!(uses[0].origin.namespace.as_deref(), Some("ns"));
+        assert_eq!(uses[0].origin.path, "m.yaml");
+        assert_eq!(uses[0].placement, Placement::anywhere(), "{kind}");
+        assert!(!uses[0].hostprocess);
+    }
+}
+
+#[test]
+fn lists_documents_and_skipped_kinds() {
+    let ds = object("DaemonSet", &pod_spec(""));
+    let pod = object("Pod", &pod_spec(""));
+    let list = |items: &[&str]| {
+        let items: Vec<String> = items
+            .iter()
+            .map(|i| indent(i, 2).replacen("  ", "- ", 1))
+            .collect();
+        format!("apiVersion: v1\nkind: List\nitems:\n{}", items.concat())
+    };
+    let skipped = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: b\n";
+    let sa = "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: s\n";
+    let role = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nrules: []\n";
+    let json = r#"{"apiVersion":"v1","kind":"List","items":[{"kind":"Pod","metadata":{"name":"j"},
+        "spec":{"containers":[{"name":"c","image":"registry.example/a:1"}]}},
+        {"kind":"ConfigMap","metadata":{"name":"k"}}]}"#;
+    // (text, uses expected)
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        (format!("{ds}---\n{pod}"), vec!["DaemonSet x c", "Pod x c"]),
+        (
+            format!("---\n{skipped}---\n{ds}---\n{sa}---\n{role}---\n"),
+            vec!["DaemonSet x c"],
+        ),
+        (
+            list(&[&ds, skipped, &pod]),
+            vec!["DaemonSet x c", "Pod x c"],
+        ),
+        (
+            list(&[&list(&[&pod]), &ds]),
+            vec!["Pod x c", "DaemonSet x c"],
+        ),
+        (
+            list(&[&ds]).replace("kind: List", "kind: DaemonSetList"),
+            vec!["DaemonSet x c"],
+        ),
+        (json.to_string(), vec!["Pod j c"]),
+        // JSON indented with tabs, as some tools write it.
+        (
+            "{\n\t\"kind\": \"Pod\",\n\t\"metadata\": {\"name\": \"t\"},\n\t\"spec\": {\"containers\": [\n\t\t{\"name\": \"c\", \"image\": \"r.example/a:1\"}]}}\n".to_string(),
+            vec!["Pod t c"],
+        ),
+        (format!("{skipped}---\n{sa}"), vec![]),
+        (String::new(), vec![]),
+        ("# only a comment\n".to_string(), vec![]),
+        // A pod spec with no containers holds no images.
+        (object("Deployment", "containers: []\n"), vec![]),
+        (
+            object("Deployment", "containers: null\nnodeSelector: null\n"),
+            vec![],
+        ),
+    ];
+    for (text, want) in cases {
+        let uses = parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(summary(&uses), want, "{text}");
+    }
+    let e = parse(&list(&[&ds, "kind: Secret\n", "image: x\n"])).unwrap_err();
+    assert_eq!(
+        e.location.document.as_deref(),
+        Some("document 1 items[2]"),
+        "{e}"
+    );
+}
+
+/// (input, the one-line message begins with, then contains, has a source)
+type ErrorCase = (String, String, &'static str, bool);
+
+/// Each input fails to parse with the message and cause expected, exit 2.
+fn assert_errors(cases: Vec<ErrorCase>) {
+    for (text, starts, contains, has_source) in cases {
+        let e = parse(&text).expect_err(&text);
+        let line = one_line(&e);
+        let at = format!("{line}\n  expected to start with\n{starts}\n  and contain {contains}");
+        assert!(line.starts_with(&starts) && line.contains(contains), "{at}");
+        let source = std::error::Error::source(&e).is_some();
+        assert_eq!(source, has_source, "{line}");
+        assert_eq!(e.exit_kind(), ExitKind::Usage);
+        assert_eq!(e.origin, "m.yaml");
+    }
+}
+
+const SPEC: &str = "manifests m.yaml: document 1: DaemonSet ns/x: spec.template.spec";
+
+fn ds(spec: &str) -> String {
+    object("DaemonSet", spec)
+}
+
+fn container(image: &str) -> String {
+    format!("containers:\n- name: drv\n  image: {image}\n")
+}
+
+#[test]
+fn documents_that_are_not_objects_are_errors() {
+    let doc1 = "manifests m.yaml: document 1";
+    let deep = format!("a: {}1{}\n", "[".repeat(100), "]".repeat(100));
+    let two = format!("{}---\nspec: {{}}\n", ds(&pod_spec("")));
+    let no_spec = "kind: DaemonSet\nmetadata:\n  name: x\nspec:\n  selector: {}\n";
+    assert_errors(vec![
+        (
+            "metadata:\n  name: a\n".into(),
+            format!("{doc1}: kind: missing"),
+            "",
+            false,
+        ),
+        (
+            "kind: [1]\n".into(),
+            format!("{doc1}: kind: not a string"),
+            "",
+            false,
+        ),
+        (
+            two,
+            "manifests m.yaml: document 2: kind: missing".into(),
+            "",
+            false,
+        ),
+        (
+            "- a\n- b\n".into(),
+            format!("{doc1}: not a Kubernetes object"),
+            "",
+            false,
+        ),
+        (
+            "just text\n".into(),
+            format!("{doc1}: not a Kubernetes object"),
+            "",
+            false,
+        ),
+        (
+            "kind: Pod\n  bad: [\n".into(),
+            format!("{doc1}: not YAML or JSON"),
+            "",
+            true,
+        ),
+        (
+            deep,
+            "manifests m.yaml: refused".into(),
+            "nested more than 64 levels",
+            true,
+        ),
+        (
+            "kind: List\nitems: 3\n".into(),
+            format!("{doc1}: items: a List needs"),
+            "",
+            false,
+        ),
+        (
+            no_spec.into(),
+            format!("{doc1}: DaemonSet x: spec.template.spec: missing"),
+            "",
+            false,
+        ),
+        (
+            "kind: Pod\nmetadata: 7\nspec: {}\n".into(),
+            format!("{doc1}: metadata: not"),
+            "",
+            true,
+        ),
+    ]);
+}
+
+#[test]
+fn images_that_are_not_registry_references_are_errors() {
+    let image = format!("{SPEC}.containers[0] (drv).image");
+    let placeholder = "is a template placeholder, not an image: give the manifest as rendered";
+    assert_errors(vec![
+        (
+            ds(&container("${DRIVER_IMAGE}")),
+            format!("{image}: '${{DRIVER_IMAGE}}' {placeholder}"),
+            "(e.g. `oc get daemonset x -n ns -o yaml`)",
+            false,
+        ),
+        (
+            ds(&container("'{{ .Image }}'")),
+            format!("{image}: '{{{{ .Image }}}}' {placeholder}"),
+            "",
+            false,
+        ),
+        (
+            ds(&container("Quay.io/UPPER:tag")),
+            format!("{image}: not an image reference"),
+            "invalid reference 'Quay.io/UPPER:tag'",
+            true,
+        ),
+        (
+            ds(&container("oci:/tmp/layout")),
+            format!("{image}: 'oci:/tmp/layout' is not a registry reference"),
+            "",
+            false,
+        ),
+        (
+            ds("containers:\n- name: drv\n"),
+            format!("{image}: missing"),
+            "",
+            false,
+        ),
+        (
+            ds("initContainers:\n- image: ''\n"),
+            format!("{SPEC}.initContainers[0].image: missing"),
+            "",
+            false,
+        ),
+    ]);
+}
+
+#[test]
+fn fields_of_the_wrong_type_are_named() {
+    let wrong = |field: &str| format!("{SPEC}{field}: wrong type: ");
+    let second = container("r.example/a:1") + "- name: [x]\n  image: r.example/b:1\n";
+    let init = container("r.example/a:1") + "initContainers:\n- image: 7\n";
+    let hp = "securityContext:\n  windowsOptions:\n    hostProcess: yes please\n";
+    assert_errors(vec![
+        (
+            ds("containers: 5\n"),
+            wrong(".containers"),
+            "invalid type: integer",
+            true,
+        ),
+        (
+            ds(&second),
+            wrong(".containers[1]"),
+            "sequence, expected a string",
+            true,
+        ),
+        (ds(&init), wrong(".initContainers[0]"), "", true),
+        (
+            ds(&pod_spec(hp)),
+            wrong(".securityContext"),
+            "expected a boolean",
+            true,
+        ),
+        (ds(&pod_spec("os: windows\n")), wrong(".os"), "", true),
+        (
+            ds(&pod_spec("nodeSelector: [a]\n")),
+            wrong(".nodeSelector"),
+            "",
+            true,
+        ),
+        (ds("- 1\n"), wrong(""), "", true),
+    ]);
+}
+
+#[test]
+fn node_affinity_is_checked_as_the_api_server_does() {
+    let affinity = |terms: &str| {
+        let head =
+            "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n";
+        ds(&pod_spec(&format!(
+            "{head}      nodeSelectorTerms:{terms}\n"
+        )))
+    };
+    let one = |op: &str, values: &str| {
+        let expr = format!("  - key: a\n    operator: {op}\n    values: {values}\n");
+        affinity(&format!(
+            "\n{}",
+            indent(&format!("- matchExpressions:\n{expr}"), 6)
+        ))
+    };
+    let terms = format!(
+        "{SPEC}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+    );
+    let expr0 = format!("{terms}[0].matchExpressions[0]");
+    let fields = indent("- matchFields:\n  - operator: In\n    values: [n]\n", 6);
+    assert_errors(vec![
+        (
+            one("Equals", "[b]"),
+            format!("{expr0}.operator: 'Equals' is not In, NotIn"),
+            "",
+            false,
+        ),
+        (
+            one("In", "[]"),
+            format!("{expr0}.values: must not be empty for operator In"),
+            "",
+            false,
+        ),
+        (
+            one("NotIn", "null"),
+            format!("{expr0}.values: must not be empty"),
+            "",
+            false,
+        ),
+        (
+            one("Exists", "[b]"),
+            format!("{expr0}.values: must be empty for operator Exists"),
+            "",
+            false,
+        ),
+        (
+            one("Gt", "['1', '2']"),
+            format!("{expr0}.values: must be one integer for operator Gt"),
+            "",
+            false,
+        ),
+        (
+            one("Lt", "[ten]"),
+            format!("{expr0}.values: must be one integer for operator Lt"),
+            "",
+            false,
+        ),
+        (
+            one("Gt", "[5]"),
+            format!("{SPEC}.affinity: wrong type"),
+            "integer `5`, expected a string",
+            true,
+        ),
+        (
+            affinity(&format!("\n{fields}")),
+            format!("{terms}[0].matchFields[0].key: missing"),
+            "",
+            false,
+        ),
+        (
+            affinity(" [{}, {matchExpressions: []}]"),
+            format!("{terms}: every term is empty"),
+            "",
+            false,
+        ),
+        (affinity(" []"), format!("{terms}: empty"), "", false),
+    ]);
+}
+
+/// The pod spec of one container whose required node affinity has these terms.
+fn with_terms(selector: &str, terms: &[&str]) -> String {
+    let terms: String = terms
+        .iter()
+        .map(|t| format!("- matchExpressions:\n{}", indent(t, 2)))
+        .collect();
+    let affinity = if terms.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n      nodeSelectorTerms:\n{}",
+            indent(&terms, 6)
+        )
+    };
+    pod_spec(&format!("{selector}{affinity}"))
+}
+
+fn expr(key: &str, op: &str, values: &[&str]) -> String {
+    format!(
+        "- key: {key}\n  operator: {op}\n  values: [{}]\n",
+        values.join(", ")
+    )
+}
+
+const OS: &str = "kubernetes.io/os";
+const ARCH: &str = "kubernetes.io/arch";
+const BUILD: &str = "node.kubernetes.io/windows-build";
+const WIN: &str = "nodeSelector:\n  kubernetes.io/os: windows\n";
+
+/// Each pod spec admits exactly these of [WS2019, WS2022, linux/amd64, linux/arm64].
+fn assert_placements(cases: Vec<(String, [bool; 4])>) {
+    let hosts = [
+        labels("windows", "amd64", Some("10.0.17763")),
+        labels("windows", "amd64", Some("10.0.20348")),
+        labels("linux", "amd64", None),
+        labels("linux", "arm64", None),
+    ];
+    for (spec, want) in cases {
+        let uses = parse(&object("DaemonSet", &spec)).unwrap_or_else(|e| panic!("{e}\n{spec}"));
+        let p = &uses[0].placement;
+        let got: Vec<bool> = hosts.iter().map(|h| p.admits(h)).collect();
+        assert_eq!(got, want, "{p}\n{spec}");
+    }
+}
+
+#[test]
+fn node_selector_and_os_name_narrow_hosts() {
+    let beta = "nodeSelector:\n  beta.kubernetes.io/os: linux\n";
+    let linux_arm = "os:\n  name: linux\nnodeSelector:\n  kubernetes.io/arch: arm64\n";
+    let disagree = "os:\n  name: linux\nnodeSelector:\n  kubernetes.io/os: windows\n";
+    assert_placements(vec![
+        (pod_spec(""), [true; 4]),
+        (pod_spec(WIN), [true, true, false, false]),
+        (pod_spec(beta), [false, false, true, true]),
+        (
+            pod_spec("os:\n  name: windows\n"),
+            [true, true, false, false],
+        ),
+        (pod_spec(linux_arm), [false, false, false, true]),
+        // os.name and nodeSelector disagree: nowhere.
+        (pod_spec(disagree), [false; 4]),
+    ]);
+}
+
+#[test]
+fn node_affinity_narrows_hosts_as_kubernetes_does() {
+    let one = |key: &str, op: &str, values: &[&str]| with_terms("", &[&expr(key, op, values)]);
+    let win2019 = expr(OS, "In", &["windows"]) + &expr(BUILD, "In", &["10.0.17763"]);
+    let not_amd = expr(OS, "In", &["linux"]) + &expr(ARCH, "NotIn", &["amd64"]);
+    let arm = expr(ARCH, "In", &["arm64"]);
+    let build = expr(BUILD, "In", &["10.0.17763"]);
+    let not_virtual = expr("type", "NotIn", &["virtual-kubelet"]);
+    let gt = expr(OS, "Exists", &[]) + &expr("build-number", "Gt", &["'5'"]);
+    assert_placements(vec![
+        (
+            one(BUILD, "In", &["10.0.20348"]),
+            [false, true, false, false],
+        ),
+        (
+            one(BUILD, "NotIn", &["10.0.17763"]),
+            [false, true, true, true],
+        ),
+        (
+            with_terms(WIN, &[&expr(BUILD, "NotIn", &["10.0.17763"])]),
+            [false, true, false, false],
+        ),
+        (one(BUILD, "Exists", &[]), [true, true, false, false]),
+        (one(BUILD, "DoesNotExist", &[]), [false, false, true, true]),
+        (
+            one(ARCH, "In", &["arm64", "s390x"]),
+            [false, false, false, true],
+        ),
+        // Terms ORed, expressions ANDed.
+        (
+            with_terms("", &[&arm, &win2019]),
+            [true, false, false, true],
+        ),
+        (with_terms("", &[&not_amd]), [false, false, false, true]),
+        // nodeSelector is ANDed into every term.
+        (
+            with_terms(WIN, &[&arm, &build]),
+            [true, false, false, false],
+        ),
+        // A label the host row cannot decide excludes nothing.
+        (with_terms(WIN, &[&not_virtual]), [true, true, false, false]),
+        (with_terms("", &[&gt]), [true; 4]),
+        // Gt/Lt on a known label: the build label is not an integer, so they never hold.
+        (one(BUILD, "Gt", &["'1'"]), [false; 4]),
+        (one(BUILD, "Lt", &["'99999'"]), [false; 4]),
+    ]);
+}
+
+#[test]
+fn requirements_follow_kubernetes_semantics() {
+    use Operator::*;
+    let r = |op, values: &[&str]| Requirement {
+        key: "k".into(),
+        op,
+        values: values.iter().map(|v| v.to_string()).collect(),
+    };
+    // (requirement, label value, holds)
+    let cases: Vec<(Requirement, Option<&str>, bool)> = vec![
+        (r(In, &["a", "b"]), Some("b"), true),
+        (r(In, &["a"]), Some("c"), false),
+        (r(In, &["a"]), None, false),
+        (r(NotIn, &["a"]), Some("a"), false),
+        (r(NotIn, &["a"]), Some("c"), true),
+        (r(NotIn, &["a"]), None, true),
+        (r(Exists, &[]), Some(""), true),
+        (r(Exists, &[]), None, false),
+        (r(DoesNotExist, &[]), Some("x"), false),
+        (r(DoesNotExist, &[]), None, true),
+        (r(Gt, &["5"]), Some("6"), true),
+        (r(Gt, &["5"]), Some("5"), false),
+        (r(Gt, &["5"]), Some("-7"), false),
+        (r(Gt, &["-8"]), Some("-7"), true),
+        (r(Gt, &["5"]), Some("10.0.17763"), false),
+        (r(Gt, &["5"]), None, false),
+        (r(Lt, &["5"]), Some("4"), true),
+        (r(Lt, &["5"]), Some("5"), false),
+        (r(Lt, &["5"]), Some("x"), false),
+        (r(Lt, &["5"]), None, false),
+    ];
+    for (req, value, want) in cases {
+        assert_eq!(req.holds(value), want, "{req} on {value:?}");
+    }
+    for op in [In, NotIn, Exists, DoesNotExist, Gt, Lt] {
+        assert_eq!(Operator::parse(&op.to_string()), Some(op));
+    }
+    assert_eq!(Operator::parse("in"), None);
+}
+
+proptest! {
+    /// NotIn is the negation of In on a present label; DoesNotExist of Exists; on an integer
+    /// label exactly one of Gt, Lt and equality holds.
+    #[test]
+    fn operators_are_complements(
+        values in prop::collection::vec("[ab]{1,2}", 1..4),
+        label in prop::option::of("[ab]{1,2}"),
+        n in any::<i64>(),
+        bound in any::<i64>(),
+    ) {
+        let r = |op, values: Vec<String>| Requirement { key: "k".into(), op, values };
+        let v = label.as_deref();
+        let is_in = r(Operator::In, values.clone()).holds(v);
+        prop_assert_eq!(r(Operator::NotIn, values).holds(v), v.is_none() || !is_in);
+        prop_assert_eq!(r(Operator::Exists, vec![]).holds(v), !r(Operator::DoesNotExist, vec![]).holds(v));
+        let (n, b) = (n.to_string(), vec![bound.to_string()]);
+        let gt = r(Operator::Gt, b.clone()).holds(Some(&n));
+        let lt = r(Operator::Lt, b).holds(Some(&n));
+        prop_assert_eq!(u8::from(gt) + u8::from(lt) + u8::from(n == bound.to_string()), 1);
+    }
+
+    /// Requirements on labels a host row cannot decide never exclude a host.
+    #[test]
+    fn undecided_requirements_admit_every_host(
+        ops in prop::collection::vec(0usize..6, 1..5),
+        os in "(linux|windows)",
+        arch in "(amd64|arm64)",
+    ) {
+        use Operator::*;
+        let all = [In, NotIn, Exists, DoesNotExist, Gt, Lt];
+        let expressions = ops.iter().map(|&i| Requirement {
+            key: format!("example.com/k{i}"),
+            op: all[i],
+            values: match all[i] { In | NotIn => vec!["x".into()], Gt | Lt => vec!["1".into()], _ => vec![] },
+        }).collect();
+        let p = Placement { terms: vec![Term { expressions, fields: vec![] }] };
+        prop_assert!(p.admits(&labels(&os, &arch, None)));
+        prop_assert_eq!(p.undecided_keys().len(), {
+            let mut o = ops.clone(); o.sort(); o.dedup(); o.len()
+        });
+    }
+}
+
+#[test]
+fn undecided_keys_are_named_once() {
+    let terms = [
+        expr("type", "NotIn", &["virtual-kubelet"]) + &expr("kubernetes.io/os", "In", &["windows"]),
+        expr("type", "Exists", &[]) + &expr("beta.kubernetes.io/arch", "In", &["amd64"]),
+    ];
+    let mut spec = with_terms(
+        "nodeSelector:\n  node-role.kubernetes.io/worker: ''\n",
+        &[&terms[0], &terms[1]],
+    );
+    spec.push_str("      - matchFields:\n        - key: metadata.name\n          operator: In\n          values: [n1]\n");
+    let uses = parse(&object("DaemonSet", &spec)).unwrap();
+    let p = &uses[0].placement;
+    assert_eq!(p.terms.len(), 3, "{p}");
+    assert_eq!(
+        p.undecided_keys(),
+        [
+            "matchFields metadata.name",
+            "node-role.kubernetes.io/worker",
+            "type"
+        ]
+    );
+    // The matchFields-only term admits every host: it cannot be decided.
+    assert!(p.admits(&labels("linux", "s390x", None)));
+    assert_eq!(Placement::anywhere().undecided_keys(), Vec::<String>::new());
+    assert_eq!(Placement::anywhere().to_string(), "any node");
+}
+
+#[test]
+fn hostprocess_comes_from_the_container_else_the_pod() {
+    let hp = |v: &str| format!("securityContext:\n  windowsOptions:\n    hostProcess: {v}\n");
+    let containers = |c: &str| {
+        format!(
+            "containers:\n- name: a\n  image: r.example/a:1\n{}- name: b\n  image: r.example/b:1\n",
+            indent(c, 2)
+        )
+    };
+    // (pod spec, [container a, container b])
+    let cases: Vec<(String, [bool; 2])> = vec![
+        (containers(""), [false, false]),
+        (containers("") + &hp("true"), [true, true]),
+        (containers(&hp("false")) + &hp("true"), [false, true]),
+        (containers(&hp("true")), [true, false]),
+        (containers(&hp("true")) + &hp("false"), [true, false]),
+        (
+            containers("securityContext:\n  privileged: true\n") + "securityContext: {}\n",
+            [false, false],
+        ),
+        (
+            containers("securityContext:\n  windowsOptions:\n    runAsUserName: x\n") + &hp("true"),
+            [true, true],
+        ),
+    ];
+    for (spec, want) in cases {
+        let uses = parse(&object("Pod", &spec)).unwrap_or_else(|e| panic!("{e}\n{spec}"));
+        let got: Vec<bool> = uses.iter().map(|u| u.hostprocess).collect();
+        assert_eq!(got, want, "{spec}");
+    }
+}
+
+fn fixture() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/manifests/azure-file-csi-node-windows.yaml")
+}
+
+#[test]
+fn the_azure_file_fixture_reads_as_windows_hostprocess_and_linux_uses() {
+    let uses = read_manifests(&fixture()).unwrap();
+    assert_eq!(
+        summary(&uses),
+        [
+            "DaemonSet azure-file-csi-driver-node-windows csi-driver",
+            "DaemonSet azure-file-csi-driver-node-windows csi-node-driver-registrar",
+            "DaemonSet azure-file-csi-driver-node-windows csi-liveness-probe",
+            "DaemonSet azure-file-csi-driver-node csi-driver",
+            "DaemonSet azure-file-csi-driver-node csi-node-driver-registrar",
+            "DaemonSet azure-file-csi-driver-node csi-liveness-probe",
+            "DaemonSet azure-file-csi-driver-node azure-inject-credentials init",
+        ]
+    );
+    let win = labels("windows", "amd64", Some("10.0.17763"));
+    let linux = labels("linux", "amd64", None);
+    for (i, u) in uses.iter().enumerate() {
+        let windows = i < 3;
+        assert_eq!(u.hostprocess, windows, "{}", u.origin);
+        assert_eq!(u.placement.admits(&win), windows, "{}", u.origin);
+        assert_eq!(u.placement.admits(&linux), !windows, "{}", u.origin);
+        assert!(u.placement.undecided_keys().is_empty());
+        assert_eq!(
+            u.origin.namespace.as_deref(),
+            Some("openshift-cluster-csi-drivers")
+        );
+        assert!(u.image.digest().is_some(), "{}", u.image);
+    }
+    assert_eq!(
+        uses[1].origin.to_string(),
+        format!(
+            "{}: DaemonSet openshift-cluster-csi-drivers/azure-file-csi-driver-node-windows container csi-node-driver-registrar",
+            fixture().display()
+        )
+    );
+    assert!(
+        uses[6]
+            .origin
+            .to_string()
+            .ends_with("azure-file-csi-driver-node init container azure-inject-credentials")
+    );
+    assert_eq!(
+        uses[0].placement.to_string(),
+        "kubernetes.io/os In [windows]"
+    );
+}
+
+#[test]
+fn a_directory_reads_its_manifest_files_in_name_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+    let pod = |name: &str| {
+        format!(
+            "kind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers:\n  - name: c\n    image: r.example/{name}:1\n"
+        )
+    };
+    write("b.yml", &pod("b"));
+    write("a.yaml", &pod("a"));
+    write(
+        "c.json",
+        r#"{"kind":"Pod","metadata":{"name":"c"},"spec":{"containers":[{"name":"c","image":"r.example/c:1"}]}}"#,
+    );
+    write("d.txt", &pod("d"));
+    write("e.yaml", "kind: ConfigMap\n");
+    std::fs::create_dir(dir.path().join("sub.yaml")).unwrap();
+    std::fs::write(dir.path().join("sub.yaml/f.yaml"), pod("f")).unwrap();
+    let uses = read_manifests(dir.path()).unwrap();
+    assert_eq!(summary(&uses), ["Pod a c", "Pod b c", "Pod c c"]);
+    assert!(
+        uses[1].origin.path.ends_with("b.yml"),
+        "{}",
+        uses[1].origin.path
+    );
+
+    write(
+        "b.yml",
+        "kind: Pod\nspec:\n  containers:\n  - name: c\n    image: ${IMG}\n",
+    );
+    let e = read_manifests(dir.path()).unwrap_err();
+    assert!(e.origin.ends_with("b.yml"), "{e}");
+    assert_eq!(e.location.object.as_deref(), Some("Pod (no metadata.name)"));
+
+    let empty = tempfile::tempdir().unwrap();
+    std::fs::write(empty.path().join("cm.yaml"), "kind: ConfigMap\n").unwrap();
+    let e = read_manifests(empty.path()).unwrap_err();
+    assert!(
+        one_line(&e)
+            .contains("no *.yaml, *.yml or *.json file in the directory holds no pod template"),
+        "{e}"
+    );
+    let e = read_manifests(&empty.path().join("cm.yaml")).unwrap_err();
+    assert!(one_line(&e).ends_with("cm.yaml: holds no pod template (Pod, DaemonSet, Deployment, StatefulSet, ReplicaSet, Job or CronJob with containers)"), "{e}");
+    let e = read_manifests(&empty.path().join("missing.yaml")).unwrap_err();
+    assert!(
+        one_line(&e).contains("missing.yaml: cannot read: No such file"),
+        "{}",
+        one_line(&e)
+    );
+    assert_eq!(e.exit_kind(), ExitKind::Usage);
+}
