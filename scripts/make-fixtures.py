@@ -583,6 +583,11 @@ def build_fixtures():
     lay = new("windows-hp")
     lay.set_top(build_index(lay, [(I["lin_amd64"], None), (I["lin_arm64"], None), (hp, None)]))
 
+    # 20a. windows-hp-only: the HostProcess image alone in a list, as a Windows-only
+    # DaemonSet's image may be published (a Linux node never pulls it).
+    lay = new("windows-hp-only")
+    lay.set_top(build_index(lay, [(hp, None)]))
+
     # 20b. hp-claimed-version: the same HostProcess image with a made-up os.version written
     # on its descriptor (`docker manifest annotate --os-version`), beside a real 20348 entry.
     lay = new("hp-claimed-version")

@@ -21,6 +21,9 @@ pub enum CliError {
     /// `--nodes` is not a usable node list.
     #[error(transparent)]
     Nodes(#[from] cluster::nodes::NodesError),
+    /// `--from-manifests` cannot be read.
+    #[error(transparent)]
+    Manifests(#[from] cluster::manifests::ManifestsError),
     /// `--platform` is not a platform.
     #[error(transparent)]
     Platform(#[from] platform::PlatformError),
@@ -124,6 +127,7 @@ impl Classify for CliError {
             CliError::Policy(e) => e.exit_kind(),
             CliError::Platform(e) => e.exit_kind(),
             CliError::Nodes(e) => e.exit_kind(),
+            CliError::Manifests(e) => e.exit_kind(),
             CliError::Auth(e) => e.exit_kind(),
             CliError::List(e) => e.exit_kind(),
             CliError::Refusal(e) => e.exit_kind(),

@@ -49,8 +49,10 @@ pub struct MirrorCheckArgs {
 /// report, and exits with the verdicts' kind.
 pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind, CliError> {
     args.input.one_stdin(args.nodes.as_deref())?;
-    let refs = args.input.collect()?;
     let policy = super::load_policy(&args.policy, args.nodes.as_deref())?;
+    let jobs = usize::from(args.jobs);
+    let gathered = args.input.gather(global, &policy, jobs).await?;
+    let refs: Vec<ImageRef> = gathered.targets.iter().map(|t| t.reference.clone()).collect();
     let configured =
         !args.idms.is_empty() || !args.icsp.is_empty() || !args.registries_conf.is_empty();
     if !configured && !args.pre {
@@ -67,7 +69,6 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
                 .map(|m| ImageRef::Registry(m.repository.clone()))
         }));
     }
-    let jobs = usize::from(args.jobs);
     let session = global.session(&all_refs, jobs).await?;
     let run = MirrorRun {
         policy,
@@ -79,7 +80,8 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
     let progress = Progress::new(targets.len() as u64);
     let outcomes = mirror::check::check_all(&session, &targets, &run, &|o| progress.done(o)).await;
     progress.finish();
-    let reports = super::reports(outcomes)?;
+    let mut reports = super::reports(outcomes)?;
+    reports.extend(gathered.missing);
     let now = std::time::SystemTime::now();
     super::output::print(report::render(args.format.into(), &reports, now))?;
     Ok(report::exit_kind(&reports))

@@ -27,6 +27,7 @@ pub mod output;
 pub mod policy;
 pub mod progress;
 pub mod resolve;
+pub mod targets;
 pub mod verbose;
 pub mod verify;
 
@@ -166,7 +167,7 @@ impl GlobalArgs {
 #[derive(clap::Args)]
 pub struct RefInput {
     /// References: REGISTRY/REPO[:TAG][@DIGEST], docker://…, oci:DIR[:TAG], oci:DIR@DIGEST.
-    #[arg(value_name = "REF", required_unless_present_any = ["from_file", "from_imageset"])]
+    #[arg(value_name = "REF", required_unless_present_any = ["from_file", "from_imageset", "from_manifests"])]
     references: Vec<String>,
     /// Read references from FILE, one per line, `#` comments (`-` for standard input).
     #[arg(long, value_name = "FILE")]
@@ -174,6 +175,11 @@ pub struct RefInput {
     /// Read references from an oc-mirror ImageSetConfiguration (mirror.additionalImages).
     #[arg(long, value_name = "FILE")]
     from_imageset: Option<String>,
+    /// Read the images of the pod templates in PATH (a file, `-`, or a directory of *.yaml,
+    /// *.yml, *.json): DaemonSets, Deployments, StatefulSets, ReplicaSets, Jobs, CronJobs,
+    /// Pods; each judged for the hosts its pods can land on.
+    #[arg(long, value_name = "PATH")]
+    from_manifests: Option<PathBuf>,
 }
 
 impl RefInput {
@@ -182,11 +188,15 @@ impl RefInput {
         one_stdin(&[
             ("--from-file", self.from_file.as_deref()),
             ("--from-imageset", self.from_imageset.as_deref()),
+            (
+                "--from-manifests",
+                self.from_manifests.as_deref().and_then(|p| p.to_str()),
+            ),
             ("--nodes", nodes),
         ])
     }
 
-    /// References from the command line, `--from-file` and `--from-imageset`, at least one.
+    /// References from the command line, `--from-file` and `--from-imageset`.
     pub fn collect(&self) -> Result<Vec<ImageRef>, CliError> {
         let mut refs = parse_refs(&self.references)?;
         if let Some(f) = &self.from_file {
@@ -198,9 +208,6 @@ impl RefInput {
                 eprintln!("imgcheck: warning: {w}");
             }
             refs.extend(set.images);
-        }
-        if refs.is_empty() {
-            return Err(CliError::NoReferences);
         }
         Ok(refs)
     }

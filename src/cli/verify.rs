@@ -1,10 +1,11 @@
 //! `imgcheck verify`: judge references against a policy.
 
-use imgcheck::batch::{self, Target, VerifyRun};
+use imgcheck::batch::{self, VerifyRun};
 use imgcheck::exit::ExitKind;
 use imgcheck::graph::WalkOptions;
 use imgcheck::platform::RuntimeProfile;
 use imgcheck::policy::DEFAULT_POLICY;
+use imgcheck::reference::ImageRef;
 use imgcheck::report;
 
 use super::output;
@@ -44,7 +45,6 @@ pub struct VerifyArgs {
 /// Verifies every reference, prints the report, and exits with the verdicts' kind.
 pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, CliError> {
     args.input.one_stdin(args.nodes.as_deref())?;
-    let refs = args.input.collect()?;
     let policy = super::load_policy(&args.policy, args.nodes.as_deref())?;
     let runtimes = if args.runtimes.is_empty() {
         policy.runtimes.clone()
@@ -52,6 +52,8 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
         args.runtimes.clone()
     };
     let jobs = usize::from(args.jobs);
+    let gathered = args.input.gather(global, &policy, jobs).await?;
+    let refs: Vec<ImageRef> = gathered.targets.iter().map(|t| t.reference.clone()).collect();
     let session = global.session(&refs, jobs).await?;
     let run = VerifyRun {
         policy,
@@ -63,10 +65,11 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
         images_in_flight: jobs,
     };
     let progress = Progress::new(refs.len() as u64);
-    let targets: Vec<Target> = refs.iter().cloned().map(Target::plain).collect();
-    let outcomes = batch::verify_all(&session, &targets, &run, &|o| progress.done(o)).await;
+    let outcomes =
+        batch::verify_all(&session, &gathered.targets, &run, &|o| progress.done(o)).await;
     progress.finish();
-    let reports = super::reports(outcomes)?;
+    let mut reports = super::reports(outcomes)?;
+    reports.extend(gathered.missing);
     let now = std::time::SystemTime::now();
     output::print(report::render(args.format.into(), &reports, now))?;
     if args.stats {

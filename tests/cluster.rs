@@ -1,0 +1,279 @@
+//! `--from-manifests` and `--from-release` end to end (issue 13): the images of pod templates
+//! judged for the hosts their pods can land on, a release payload's components, and both with
+//! a cluster's nodes, against a real `docker-registry`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::{Registry, fixture, fixtures_dir, imgcheck};
+use serde_json::Value;
+
+fn run(args: &[&str]) -> Output {
+    imgcheck().args(args).output().expect("imgcheck runs")
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// A DaemonSet running `image` as container `name`, on nodes of `os`, HostProcess or not.
+fn daemonset(ds: &str, os: &str, hostprocess: bool, containers: &[(&str, &str)]) -> String {
+    let security = match hostprocess {
+        true => "      securityContext:\n        windowsOptions:\n          hostProcess: true\n          runAsUserName: \"NT AUTHORITY\\\\SYSTEM\"\n      hostNetwork: true\n",
+        false => "",
+    };
+    let mut doc = format!(
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: {ds}\n  namespace: openshift-cluster-csi-drivers\n\
+         spec:\n  selector:\n    matchLabels: {{app: {ds}}}\n  template:\n    metadata:\n      labels: {{app: {ds}}}\n\
+         \x20   spec:\n      nodeSelector:\n        kubernetes.io/os: {os}\n{security}      containers:\n"
+    );
+    for (name, image) in containers {
+        doc.push_str(&format!("      - name: {name}\n        image: {image}\n"));
+    }
+    doc
+}
+
+/// The cluster fixture (WS2019 ×2, WS2022, WS2025 on containerd 1.7; amd64 and arm64 RHCOS
+/// on cri-o), without the nodes `drop` says go.
+fn cluster_without(dir: &Path, name: &str, drop: impl Fn(&Value) -> bool) -> String {
+    let path: PathBuf = fixtures_dir().join("nodes").join("ocp-wmco.json");
+    let mut c: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    c["items"].as_array_mut().unwrap().retain(|n| !drop(n));
+    write(dir, name, &c.to_string())
+}
+
+fn build_label(n: &Value) -> &str {
+    n["metadata"]["labels"]["node.kubernetes.io/windows-build"]
+        .as_str()
+        .unwrap_or("")
+}
+
+fn rule_ids(image: &Value) -> Vec<String> {
+    image["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The issue's "done when": the Azure File Windows node DaemonSet's HostProcess driver image,
+/// published as a Windows-only list without os.version, passes: it is judged for the Windows
+/// hosts only, with `hostprocess` isolation. Typed on its own, the same image fails (no
+/// Linux entry, no os.version). JSON records the manifest, object and container.
+#[test]
+fn a_hostprocess_daemonsets_windows_only_image_passes() {
+    let registry = Registry::start();
+    registry.push_layout(&fixture("windows-hp-only"), "azure-file-csi-driver", "hp");
+    registry.push_layout(&fixture("good"), "csi-node-driver-registrar", "v1");
+    let driver = registry.docker_ref("azure-file-csi-driver", "hp");
+    let registrar = registry.docker_ref("csi-node-driver-registrar", "v1");
+    let dir = tempfile::tempdir().unwrap();
+    let ds = write(
+        dir.path(),
+        "ds.yaml",
+        &daemonset(
+            "azure-file-csi-driver-node-windows",
+            "windows",
+            true,
+            &[("csi-driver", &driver), ("csi-node-driver-registrar", &registrar)],
+        ),
+    );
+
+    let out = run(&["verify", "--from-manifests", &ds, "--format", "json"]);
+    let doc = json_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{doc:#}");
+    let images = doc["images"].as_array().unwrap();
+    assert_eq!(images.len(), 2, "one report per image");
+    let image = &images[0];
+    assert_eq!(image["reference"], driver.as_str());
+    assert_eq!(image["verdict"], "pass");
+    assert_eq!(
+        image["origins"],
+        serde_json::json!([{
+            "kind": "manifest",
+            "path": ds,
+            "object": "DaemonSet openshift-cluster-csi-drivers/azure-file-csi-driver-node-windows",
+            "container": "csi-driver"
+        }])
+    );
+    let hosts = image["hosts"].as_array().unwrap();
+    assert!(!hosts.is_empty());
+    for h in hosts {
+        assert!(
+            h["platform"].as_str().unwrap().starts_with("windows/"),
+            "{h}"
+        );
+        assert_eq!(h["isolation"], "hostprocess", "{h}");
+        assert_eq!(h["status"], "ok", "{h}");
+    }
+
+    // The same image typed: judged for the policy's Linux host too, and process-isolated.
+    let out = run(&["verify", "--format", "json", &driver]);
+    assert_eq!(out.status.code(), Some(1));
+    let ids = rule_ids(&json_of(&out)["images"][0]);
+    assert!(
+        ids.contains(&"no-match".into()) && ids.contains(&"os-version-missing".into()),
+        "{ids:?}"
+    );
+
+    // Not a HostProcess pod: process isolation, and the missing os.version fails it.
+    let process = write(
+        dir.path(),
+        "process.yaml",
+        &daemonset("drv", "windows", false, &[("csi-driver", &driver)]),
+    );
+    let out = run(&["verify", "--from-manifests", &process, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let image = &json_of(&out)["images"][0];
+    assert_eq!(rule_ids(image), ["os-version-missing"], "{image:#}");
+    assert_eq!(image["hosts"][0]["isolation"], "process");
+}
+
+/// `--from-manifests` with `--nodes`: a Windows DaemonSet's image lacking a 17763 entry fails
+/// on the cluster's WS2019 nodes (named), is not judged for its Linux nodes, and passes once
+/// those nodes are gone. An image used by a Windows and a Linux DaemonSet is one report with
+/// both origins, judged for both kinds of hosts.
+#[test]
+fn manifests_and_nodes_combine() {
+    let registry = Registry::start();
+    registry.push_layout(&fixture("ltsc2022-only"), "driver", "v1");
+    let driver = registry.docker_ref("driver", "v1");
+    let dir = tempfile::tempdir().unwrap();
+    let ds = write(
+        dir.path(),
+        "ds.yaml",
+        &daemonset("drv-windows", "windows", false, &[("csi-driver", &driver)]),
+    );
+    let full = fixtures_dir().join("nodes").join("ocp-wmco.json");
+    let full = full.to_str().unwrap();
+
+    let out = run(&["verify", "--from-manifests", &ds, "--nodes", full, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let image = json_of(&out)["images"][0].clone();
+    let messages: Vec<&str> = image["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(
+        messages[0].starts_with("2 nodes (winworker-4kq8x, winworker-9tbzm) on windows/amd64:10.0.17763 would select nothing"),
+        "{messages:?}"
+    );
+    assert!(
+        image["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["platform"].as_str().unwrap().starts_with("windows/")),
+        "the arm64 Linux worker lacks an entry too, but no pod of this image lands there: {image:#}"
+    );
+
+    let no2019 = cluster_without(dir.path(), "no2019.json", |n| build_label(n) == "10.0.17763");
+    let out = run(&["verify", "--from-manifests", &ds, "--nodes", &no2019]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("from DaemonSet openshift-cluster-csi-drivers/drv-windows container csi-driver"), "{stdout}");
+
+    // The same image also in a Linux DaemonSet: judged for the Linux hosts as well, where the
+    // arm64 worker gets no match.
+    let both = format!(
+        "{}---\n{}",
+        daemonset("drv-windows", "windows", false, &[("csi-driver", &driver)]),
+        daemonset("drv-linux", "linux", false, &[("csi-driver", &driver)])
+    );
+    let both = write(dir.path(), "both.yaml", &both);
+    let out = run(&["verify", "--from-manifests", &both, "--nodes", &no2019, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc = json_of(&out);
+    assert_eq!(doc["images"].as_array().unwrap().len(), 1);
+    let image = &doc["images"][0];
+    assert_eq!(image["origins"].as_array().unwrap().len(), 2, "{image:#}");
+    let text = image["findings"].to_string();
+    assert!(text.contains("on linux/arm64 would select nothing"), "{text}");
+}
+
+/// A DaemonSet whose pods can land on no node judged: the image's content is checked, the
+/// host matrix is empty, and a warning says why (never a silent pass with nothing judged).
+#[test]
+fn pods_that_land_nowhere_get_a_warning() {
+    let registry = Registry::start();
+    registry.push_layout(&fixture("good"), "driver", "v1");
+    let driver = registry.docker_ref("driver", "v1");
+    let dir = tempfile::tempdir().unwrap();
+    let ds = write(
+        dir.path(),
+        "ds.yaml",
+        &daemonset("drv-windows", "windows", false, &[("csi-driver", &driver)]),
+    );
+    let linux_only = cluster_without(dir.path(), "linux.json", |n| {
+        n["status"]["nodeInfo"]["operatingSystem"] == "windows"
+    });
+    let out = run(&["verify", "--from-manifests", &ds, "--nodes", &linux_only, "--format", "json"]);
+    let image = json_of(&out)["images"][0].clone();
+    assert_eq!(out.status.code(), Some(0), "{image:#}");
+    assert_eq!(image["hosts"], serde_json::json!([]));
+    let warning = image["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "no-host-in-scope")
+        .unwrap_or_else(|| panic!("{image:#}"));
+    assert_eq!(warning["severity"], "warning");
+    assert!(
+        warning["message"]
+            .as_str()
+            .unwrap()
+            .contains("kubernetes.io/os In [windows]"),
+        "{warning}"
+    );
+}
+
+/// Bad pod templates exit 2 naming the file, the object and the field.
+#[test]
+fn bad_manifests_exit_2_naming_file_object_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            daemonset("drv", "windows", true, &[("csi-driver", "${DRIVER_IMAGE}")]),
+            "DaemonSet openshift-cluster-csi-drivers/drv",
+            "containers[0] (csi-driver).image",
+        ),
+        (
+            "apiVersion: v1\nmetadata: {name: x}\n".to_string(),
+            "document 1",
+            "kind",
+        ),
+        (
+            "kind: ConfigMap\napiVersion: v1\nmetadata: {name: x}\n".to_string(),
+            "bad.yaml",
+            "no",
+        ),
+    ];
+    for (text, object, field) in cases {
+        let path = write(dir.path(), "bad.yaml", &text);
+        let out = run(&["verify", "--from-manifests", &path]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text}: {err}");
+        assert!(
+            err.contains(&format!("manifests {path}")) && err.contains(object) && err.contains(field),
+            "{text}: {err}"
+        );
+    }
+}
