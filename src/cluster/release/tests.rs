@@ -324,6 +324,14 @@ async fn finds_the_file_from_the_last_layer_down() {
             0,
         ),
         (
+            "a zstd layer",
+            vec![ruzstd::encoding::compress_to_vec(
+                &tar(&[file("release-manifests/image-references", &refs())])[..],
+                ruzstd::encoding::CompressionLevel::Fastest,
+            )],
+            0,
+        ),
+        (
             "a later layer replaces it",
             vec![
                 gzip(&tar(&[file("release-manifests/image-references", b"old")])),
