@@ -101,6 +101,18 @@ impl Classify for crate::source::FetchError {
     }
 }
 
+impl Classify for crate::cluster::release::ReleaseError {
+    fn exit_kind(&self) -> ExitKind {
+        use crate::cluster::release::ReleaseErrorKind;
+        match self.kind {
+            // A release tag or repository that does not exist is the user's reference, not
+            // a verdict on an image: bad input, like a release image that is not one.
+            ReleaseErrorKind::NotARelease | ReleaseErrorKind::NotFound => ExitKind::Usage,
+            ReleaseErrorKind::Unavailable => ExitKind::Incomplete,
+        }
+    }
+}
+
 impl Classify for crate::push::Failure {
     fn exit_kind(&self) -> ExitKind {
         use crate::push::Failure;

@@ -65,6 +65,8 @@ impl std::fmt::Display for Problem {
     }
 }
 
+impl std::error::Error for Problem {}
+
 impl Problem {
     fn from_fetch(err: FetchError) -> Problem {
         match err {
@@ -184,7 +186,7 @@ impl Graph {
 }
 
 /// Checks `bytes` against the digest and (when known) size that named them.
-fn verify(bytes: &[u8], digest: &Digest, size: Option<u64>) -> Result<(), Problem> {
+pub(crate) fn verify(bytes: &[u8], digest: &Digest, size: Option<u64>) -> Result<(), Problem> {
     if let Some(size) = size
         && size != bytes.len() as u64
     {

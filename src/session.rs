@@ -2,6 +2,7 @@
 //! reference through the right [`Source`](crate::source::Source).
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::auth::AuthStore;
 use crate::digest::Digest;
@@ -9,32 +10,63 @@ use crate::graph::{Graph, WalkOptions, walk};
 use crate::reference::{ImageRef, RegistryRef};
 use crate::source::FetchError;
 use crate::source::layout::LayoutSource;
-use crate::source::registry::{ClientOptions, RegistryClient, Stats};
+use crate::source::registry::{ClientOptions, RegistryClient, RegistrySource, Stats};
 
 /// Shared state for a run over one or more references.
 pub struct Session {
     client: Option<Arc<RegistryClient>>,
+    options: ClientOptions,
+    auth: AuthStore,
+    /// When the run's registry work must be over (`--timeout`), fixed when the run starts.
+    deadline: Option<Instant>,
+}
+
+/// The registry references among `refs`.
+fn registries(refs: &[ImageRef]) -> Vec<RegistryRef> {
+    refs.iter()
+        .filter_map(|r| match r {
+            ImageRef::Registry(r) => Some(r.clone()),
+            ImageRef::Layout(_) => None,
+        })
+        .collect()
 }
 
 impl Session {
     /// Prepares a session for `refs`: the registry client is built (and plain-HTTP hosts
     /// probed) only when a registry reference is present.
     pub async fn new(options: &ClientOptions, auth: AuthStore, refs: &[ImageRef]) -> Session {
-        let registries: Vec<RegistryRef> = refs
-            .iter()
-            .filter_map(|r| match r {
-                ImageRef::Registry(r) => Some(r.clone()),
-                ImageRef::Layout(_) => None,
-            })
-            .collect();
+        let deadline = options.deadline.map(|d| Instant::now() + d);
+        Session::until(options, auth, refs, deadline).await
+    }
+
+    async fn until(
+        options: &ClientOptions,
+        auth: AuthStore,
+        refs: &[ImageRef],
+        deadline: Option<Instant>,
+    ) -> Session {
+        let registries = registries(refs);
         let client = if registries.is_empty() {
             None
         } else {
             Some(Arc::new(
-                RegistryClient::new(options, auth, &registries).await,
+                RegistryClient::until(options, auth.clone(), &registries, deadline).await,
             ))
         };
-        Session { client }
+        Session {
+            client,
+            options: options.clone(),
+            auth,
+            deadline,
+        }
+    }
+
+    /// A session for references this run learned only from what it read (a release's
+    /// components, `--from-release`): the same options and credentials, plain-HTTP probing
+    /// and token scopes for `refs`, and the same deadline (`--timeout` bounds the whole run;
+    /// it does not start again). Its request counters ([`Session::stats`]) are its own.
+    pub async fn successor(&self, refs: &[ImageRef]) -> Session {
+        Session::until(&self.options, self.auth.clone(), refs, self.deadline).await
     }
 
     /// Registry request counters, when a registry was contacted.
@@ -48,12 +80,7 @@ impl Session {
         reference: &RegistryRef,
         digest: &Digest,
     ) -> Result<bool, FetchError> {
-        let client = self.client.as_ref().ok_or_else(|| {
-            FetchError::BadInput(format!(
-                "{reference}: session was created without registry references"
-            ))
-        })?;
-        client.source(reference).blob_exists(digest).await
+        self.registry_source(reference)?.blob_exists(digest).await
     }
 
     /// Walks the graph of one reference.
@@ -64,15 +91,19 @@ impl Session {
     ) -> Result<Graph, FetchError> {
         match reference {
             ImageRef::Layout(l) => walk(&LayoutSource::open(l)?, options).await,
-            ImageRef::Registry(r) => {
-                let client = self.client.as_ref().ok_or_else(|| {
-                    FetchError::BadInput(format!(
-                        "{r}: session was created without registry references"
-                    ))
-                })?;
-                walk(&client.source(r), options).await
-            }
+            ImageRef::Registry(r) => walk(&self.registry_source(r)?, options).await,
         }
+    }
+
+    /// The source serving a registry reference; an error when the session was created
+    /// without registry references (no client).
+    pub fn registry_source(&self, reference: &RegistryRef) -> Result<RegistrySource, FetchError> {
+        let client = self.client.as_ref().ok_or_else(|| {
+            FetchError::BadInput(format!(
+                "{reference}: session was created without registry references"
+            ))
+        })?;
+        Ok(client.source(reference))
     }
 
     /// The shared registry client, when the session has registry references.

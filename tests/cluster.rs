@@ -33,7 +33,9 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 /// A DaemonSet running `image` as container `name`, on nodes of `os`, HostProcess or not.
 fn daemonset(ds: &str, os: &str, hostprocess: bool, containers: &[(&str, &str)]) -> String {
     let security = match hostprocess {
-        true => "      securityContext:\n        windowsOptions:\n          hostProcess: true\n          runAsUserName: \"NT AUTHORITY\\\\SYSTEM\"\n      hostNetwork: true\n",
+        true => {
+            "      securityContext:\n        windowsOptions:\n          hostProcess: true\n          runAsUserName: \"NT AUTHORITY\\\\SYSTEM\"\n      hostNetwork: true\n"
+        }
         false => "",
     };
     let mut doc = format!(
@@ -80,8 +82,8 @@ fn a_hostprocess_daemonsets_windows_only_image_passes() {
     let registry = Registry::start();
     registry.push_layout(&fixture("windows-hp-only"), "azure-file-csi-driver", "hp");
     registry.push_layout(&fixture("good"), "csi-node-driver-registrar", "v1");
-    let driver = registry.docker_ref("azure-file-csi-driver", "hp");
-    let registrar = registry.docker_ref("csi-node-driver-registrar", "v1");
+    let driver = format!("{}/azure-file-csi-driver:hp", registry.host());
+    let registrar = format!("{}/csi-node-driver-registrar:v1", registry.host());
     let dir = tempfile::tempdir().unwrap();
     let ds = write(
         dir.path(),
@@ -90,7 +92,10 @@ fn a_hostprocess_daemonsets_windows_only_image_passes() {
             "azure-file-csi-driver-node-windows",
             "windows",
             true,
-            &[("csi-driver", &driver), ("csi-node-driver-registrar", &registrar)],
+            &[
+                ("csi-driver", &driver),
+                ("csi-node-driver-registrar", &registrar),
+            ],
         ),
     );
 
@@ -152,7 +157,7 @@ fn a_hostprocess_daemonsets_windows_only_image_passes() {
 fn manifests_and_nodes_combine() {
     let registry = Registry::start();
     registry.push_layout(&fixture("ltsc2022-only"), "driver", "v1");
-    let driver = registry.docker_ref("driver", "v1");
+    let driver = format!("{}/driver:v1", registry.host());
     let dir = tempfile::tempdir().unwrap();
     let ds = write(
         dir.path(),
@@ -162,7 +167,15 @@ fn manifests_and_nodes_combine() {
     let full = fixtures_dir().join("nodes").join("ocp-wmco.json");
     let full = full.to_str().unwrap();
 
-    let out = run(&["verify", "--from-manifests", &ds, "--nodes", full, "--format", "json"]);
+    let out = run(&[
+        "verify",
+        "--from-manifests",
+        &ds,
+        "--nodes",
+        full,
+        "--format",
+        "json",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let image = json_of(&out)["images"][0].clone();
     let messages: Vec<&str> = image["findings"]
@@ -185,11 +198,18 @@ fn manifests_and_nodes_combine() {
         "the arm64 Linux worker lacks an entry too, but no pod of this image lands there: {image:#}"
     );
 
-    let no2019 = cluster_without(dir.path(), "no2019.json", |n| build_label(n) == "10.0.17763");
+    let no2019 = cluster_without(dir.path(), "no2019.json", |n| {
+        build_label(n) == "10.0.17763"
+    });
     let out = run(&["verify", "--from-manifests", &ds, "--nodes", &no2019]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
-    assert!(stdout.contains("from DaemonSet openshift-cluster-csi-drivers/drv-windows container csi-driver"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "from DaemonSet openshift-cluster-csi-drivers/drv-windows container csi-driver"
+        ),
+        "{stdout}"
+    );
 
     // The same image also in a Linux DaemonSet: judged for the Linux hosts as well, where the
     // arm64 worker gets no match.
@@ -199,14 +219,25 @@ fn manifests_and_nodes_combine() {
         daemonset("drv-linux", "linux", false, &[("csi-driver", &driver)])
     );
     let both = write(dir.path(), "both.yaml", &both);
-    let out = run(&["verify", "--from-manifests", &both, "--nodes", &no2019, "--format", "json"]);
+    let out = run(&[
+        "verify",
+        "--from-manifests",
+        &both,
+        "--nodes",
+        &no2019,
+        "--format",
+        "json",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let doc = json_of(&out);
     assert_eq!(doc["images"].as_array().unwrap().len(), 1);
     let image = &doc["images"][0];
     assert_eq!(image["origins"].as_array().unwrap().len(), 2, "{image:#}");
     let text = image["findings"].to_string();
-    assert!(text.contains("on linux/arm64 would select nothing"), "{text}");
+    assert!(
+        text.contains("on linux/arm64 would select nothing"),
+        "{text}"
+    );
 }
 
 /// A DaemonSet whose pods can land on no node judged: the image's content is checked, the
@@ -215,7 +246,7 @@ fn manifests_and_nodes_combine() {
 fn pods_that_land_nowhere_get_a_warning() {
     let registry = Registry::start();
     registry.push_layout(&fixture("good"), "driver", "v1");
-    let driver = registry.docker_ref("driver", "v1");
+    let driver = format!("{}/driver:v1", registry.host());
     let dir = tempfile::tempdir().unwrap();
     let ds = write(
         dir.path(),
@@ -225,7 +256,15 @@ fn pods_that_land_nowhere_get_a_warning() {
     let linux_only = cluster_without(dir.path(), "linux.json", |n| {
         n["status"]["nodeInfo"]["operatingSystem"] == "windows"
     });
-    let out = run(&["verify", "--from-manifests", &ds, "--nodes", &linux_only, "--format", "json"]);
+    let out = run(&[
+        "verify",
+        "--from-manifests",
+        &ds,
+        "--nodes",
+        &linux_only,
+        "--format",
+        "json",
+    ]);
     let image = json_of(&out)["images"][0].clone();
     assert_eq!(out.status.code(), Some(0), "{image:#}");
     assert_eq!(image["hosts"], serde_json::json!([]));
@@ -272,7 +311,9 @@ fn bad_manifests_exit_2_naming_file_object_and_field() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{text}: {err}");
         assert!(
-            err.contains(&format!("manifests {path}")) && err.contains(object) && err.contains(field),
+            err.contains(&format!("manifests {path}"))
+                && err.contains(object)
+                && err.contains(field),
             "{text}: {err}"
         );
     }

@@ -24,6 +24,14 @@ pub enum CliError {
     /// `--from-manifests` cannot be read.
     #[error(transparent)]
     Manifests(#[from] cluster::manifests::ManifestsError),
+    /// `--from-release` cannot be read.
+    #[error(transparent)]
+    Release(#[from] cluster::release::ReleaseError),
+    /// `--from-release` without `--release-image`, under a policy naming no components.
+    #[error(
+        "--from-release: policy '{0}' names no release components (release.components): name them with --release-image NAME"
+    )]
+    NoReleaseComponents(String),
     /// `--platform` is not a platform.
     #[error(transparent)]
     Platform(#[from] platform::PlatformError),
@@ -128,6 +136,7 @@ impl Classify for CliError {
             CliError::Platform(e) => e.exit_kind(),
             CliError::Nodes(e) => e.exit_kind(),
             CliError::Manifests(e) => e.exit_kind(),
+            CliError::Release(e) => e.exit_kind(),
             CliError::Auth(e) => e.exit_kind(),
             CliError::List(e) => e.exit_kind(),
             CliError::Refusal(e) => e.exit_kind(),
@@ -139,6 +148,7 @@ impl Classify for CliError {
             | CliError::CertDir(_)
             | CliError::NoReferences
             | CliError::StdinTwice(_)
+            | CliError::NoReleaseComponents(_)
             | CliError::NoMirrorConfig
             | CliError::ManDir { .. } => ExitKind::Usage,
             CliError::NoMatch { .. }
@@ -180,8 +190,9 @@ mod tests {
     #[test]
     fn each_error_ends_with_its_kind() {
         let fetch = |e| CliError::Fetch(e);
-        let table: [(CliError, ExitKind); 6] = [
+        let table: [(CliError, ExitKind); 8] = [
             (CliError::NoReferences, ExitKind::Usage),
+            (CliError::NoReleaseComponents("linux-only".into()), ExitKind::Usage),
             (
                 CliError::StdinTwice("--nodes, --from-file".into()),
                 ExitKind::Usage,

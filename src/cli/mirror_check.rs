@@ -52,7 +52,7 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
     let policy = super::load_policy(&args.policy, args.nodes.as_deref())?;
     let jobs = usize::from(args.jobs);
     let gathered = args.input.gather(global, &policy, jobs).await?;
-    let refs: Vec<ImageRef> = gathered.targets.iter().map(|t| t.reference.clone()).collect();
+    let refs = gathered.references();
     let configured =
         !args.idms.is_empty() || !args.icsp.is_empty() || !args.registries_conf.is_empty();
     if !configured && !args.pre {
@@ -69,7 +69,7 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
                 .map(|m| ImageRef::Registry(m.repository.clone()))
         }));
     }
-    let session = global.session(&all_refs, jobs).await?;
+    let session = gathered.session(global, &all_refs, jobs).await?;
     let run = MirrorRun {
         policy,
         configured,

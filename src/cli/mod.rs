@@ -167,7 +167,7 @@ impl GlobalArgs {
 #[derive(clap::Args)]
 pub struct RefInput {
     /// References: REGISTRY/REPO[:TAG][@DIGEST], docker://…, oci:DIR[:TAG], oci:DIR@DIGEST.
-    #[arg(value_name = "REF", required_unless_present_any = ["from_file", "from_imageset", "from_manifests"])]
+    #[arg(value_name = "REF", required_unless_present_any = ["from_file", "from_imageset", "from_manifests", "from_release"])]
     references: Vec<String>,
     /// Read references from FILE, one per line, `#` comments (`-` for standard input).
     #[arg(long, value_name = "FILE")]
@@ -180,6 +180,15 @@ pub struct RefInput {
     /// Pods; each judged for the hosts its pods can land on.
     #[arg(long, value_name = "PATH")]
     from_manifests: Option<PathBuf>,
+    /// Verify the components of an OpenShift release image (e.g.
+    /// quay.io/openshift-release-dev/ocp-release:4.18.0-multi): those the policy's
+    /// `release.components` names, or those given with --release-image.
+    #[arg(long, value_name = "REF")]
+    from_release: Option<String>,
+    /// A component of the release to verify (a tag of its image-references; repeatable),
+    /// instead of the policy's `release.components`.
+    #[arg(long = "release-image", value_name = "NAME", requires = "from_release")]
+    release_images: Vec<String>,
 }
 
 impl RefInput {

@@ -2,9 +2,11 @@
 //! payload's components (`--from-release`), the images of pod templates (`--from-manifests`).
 
 use imgcheck::batch::Target;
-use imgcheck::cluster::{manifests, targets};
+use imgcheck::cluster::{manifests, release, targets};
 use imgcheck::engine::ImageReport;
 use imgcheck::policy::Policy;
+use imgcheck::reference::ImageRef;
+use imgcheck::session::Session;
 
 use super::{CliError, GlobalArgs, RefInput, output};
 
@@ -15,18 +17,27 @@ pub struct Gathered {
     pub targets: Vec<Target>,
     /// Failing reports of components the release lacks.
     pub missing: Vec<ImageReport>,
+    /// The session that read `--from-release`'s release image.
+    release_session: Option<Session>,
 }
 
 impl RefInput {
     /// Every image the inputs name, at least one.
     pub async fn gather(
         &self,
-        _global: &GlobalArgs,
+        global: &GlobalArgs,
         policy: &Policy,
-        _jobs: usize,
+        jobs: usize,
     ) -> Result<Gathered, CliError> {
         let mut all: Vec<Target> = self.collect()?.into_iter().map(Target::plain).collect();
-        let missing = Vec::new();
+        let mut missing = Vec::new();
+        let mut release_session = None;
+        if let Some(r) = &self.from_release {
+            let (session, found, lacking) = self.release_targets(global, policy, r, jobs).await?;
+            all.extend(found);
+            missing = lacking;
+            release_session = Some(session);
+        }
         if let Some(path) = &self.from_manifests {
             let uses = manifests::read_manifests(path)?;
             note_undecided(&uses);
@@ -38,7 +49,54 @@ impl RefInput {
         Ok(Gathered {
             targets: targets::merge(all),
             missing,
+            release_session,
         })
+    }
+
+    /// The release's components: those `--release-image` names, else the policy's
+    /// `release.components`; with the session that read the release.
+    async fn release_targets(
+        &self,
+        global: &GlobalArgs,
+        policy: &Policy,
+        reference: &str,
+        jobs: usize,
+    ) -> Result<(Session, Vec<Target>, Vec<ImageReport>), CliError> {
+        let names = match self.release_images.is_empty() {
+            true => policy.release_components(),
+            false => self.release_images.clone(),
+        };
+        if names.is_empty() {
+            return Err(CliError::NoReleaseComponents(policy.name.clone()));
+        }
+        let reference: ImageRef = reference.parse()?;
+        let session = global
+            .session(std::slice::from_ref(&reference), jobs)
+            .await?;
+        let payload = release::read_release(&session, &reference).await?;
+        let (found, lacking) = targets::from_release(&payload, &names);
+        Ok((session, found, lacking))
+    }
+}
+
+impl Gathered {
+    /// The targets' references.
+    pub fn references(&self) -> Vec<ImageRef> {
+        self.targets.iter().map(|t| t.reference.clone()).collect()
+    }
+
+    /// A session for `refs` (the targets', and mirrors): after a release was read, its
+    /// successor (same credentials, the same `--timeout` deadline), else a new one.
+    pub async fn session(
+        &self,
+        global: &GlobalArgs,
+        refs: &[ImageRef],
+        jobs: usize,
+    ) -> Result<Session, CliError> {
+        match &self.release_session {
+            Some(s) => Ok(s.successor(refs).await),
+            None => global.session(refs, jobs).await,
+        }
     }
 }
 

@@ -5,7 +5,6 @@ use imgcheck::exit::ExitKind;
 use imgcheck::graph::WalkOptions;
 use imgcheck::platform::RuntimeProfile;
 use imgcheck::policy::DEFAULT_POLICY;
-use imgcheck::reference::ImageRef;
 use imgcheck::report;
 
 use super::output;
@@ -53,8 +52,8 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
     };
     let jobs = usize::from(args.jobs);
     let gathered = args.input.gather(global, &policy, jobs).await?;
-    let refs: Vec<ImageRef> = gathered.targets.iter().map(|t| t.reference.clone()).collect();
-    let session = global.session(&refs, jobs).await?;
+    let refs = gathered.references();
+    let session = gathered.session(global, &refs, jobs).await?;
     let run = VerifyRun {
         policy,
         runtimes,

@@ -7,7 +7,9 @@
 //!   where each pod can land and whether it runs as a Windows HostProcess container.
 //! - [`targets`]: those images as the targets of a run: one per image, judged for the hosts
 //!   its pods can land on.
+//! - [`release`]: an OpenShift release image's component images (`--from-release`).
 
 pub mod manifests;
 pub mod nodes;
+pub mod release;
 pub mod targets;

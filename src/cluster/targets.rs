@@ -6,8 +6,42 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::batch::{Scope, Target};
 use crate::cluster::manifests::ImageUse;
-use crate::engine::Origin;
+use crate::cluster::release::Release;
+use crate::engine::{ImageReport, Origin};
 use crate::policy::{Host, Isolation, Policy};
+
+/// The components `names` of `release`: a target for each one the payload has (in the order
+/// of `names`), and a failing `release-image-missing` report for each it lacks.
+pub fn from_release(release: &Release, names: &[String]) -> (Vec<Target>, Vec<ImageReport>) {
+    let mut targets = Vec::new();
+    let mut missing = Vec::new();
+    for name in names {
+        let origin = Origin::Release {
+            release: release.reference.clone(),
+            release_digest: release.digest.clone(),
+            version: release.version.clone(),
+            tag: name.clone(),
+        };
+        match release.tags.iter().find(|t| &t.name == name) {
+            Some(tag) => targets.push(Target {
+                reference: tag.image.clone(),
+                origins: vec![origin],
+                scope: None,
+            }),
+            None => missing.push(ImageReport::release_image_missing(
+                &format!("{}#{name}", release.reference),
+                format!(
+                    "release {} has no component '{name}': its release-manifests/image-references \
+                     names {} others",
+                    release.version.as_deref().unwrap_or(&release.reference),
+                    release.tags.len()
+                ),
+                origin,
+            )),
+        }
+    }
+    (targets, missing)
+}
 
 /// The labels a node of `host` carries that pod placement can test: `kubernetes.io/os`,
 /// `kubernetes.io/arch` and, on Windows, `node.kubernetes.io/windows-build` (`10.0.17763`).

@@ -5,7 +5,8 @@
 //! are decoded on the fly and only tar headers are kept ([`entries`]); names are normalised
 //! as an extractor resolves them before the layout check; the decompressed size is capped
 //! relative to the compressed size (decompression bombs) and the work ends at the run's
-//! deadline. [`fetch`] feeds a source's blob stream in and checks its digest.
+//! deadline. [`fetch`] feeds a source's blob stream in and checks its digest. [`find_file`]
+//! reads one file out of a layer the same way (`--from-release`).
 
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::Arc;
@@ -19,6 +20,9 @@ use super::{LayerFormat, Problem};
 
 mod entries;
 pub mod fetch;
+mod find;
+
+pub use find::{FileInLayer, find_file};
 
 /// Decompressed bytes a layer may always expand to, whatever its compressed size.
 pub const EXPANSION_FLOOR: u64 = 1024 * 1024 * 1024;
@@ -157,13 +161,18 @@ fn sniff(head: &[u8]) -> Compression {
     }
 }
 
-/// Reads a tar layer (gzip, zstd or uncompressed) from `reader` and checks every entry is in
-/// the Windows layout, within `limits`.
-pub fn check_layer(reader: impl Read, limits: Limits) -> LayerFormat {
+/// Walks the tar stream of a layer (gzip, zstd or uncompressed) from `reader` within
+/// `limits`, calling `on_entry` with every entry and a reader of its data; returns how many
+/// entries there were, or why the walk could not finish.
+fn walk_layer(
+    reader: impl Read,
+    limits: Limits,
+    on_entry: impl FnMut(entries::Entry<'_>, &mut dyn Read) -> Result<(), entries::TarError>,
+) -> Result<u64, Problem> {
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     let head = match reader.fill_buf() {
         Ok(head) => head.get(..4).unwrap_or(head).to_vec(),
-        Err(e) => return LayerFormat::Failed(Problem::Bad(format!("cannot read the layer: {e}"))),
+        Err(e) => return Err(Problem::Bad(format!("cannot read the layer: {e}"))),
     };
     let decoded: Box<dyn Read> = match sniff(&head) {
         Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(reader)),
@@ -180,31 +189,43 @@ pub fn check_layer(reader: impl Read, limits: Limits) -> LayerFormat {
         limits,
         stopped: None,
     };
+    let walked = entries::for_each_entry(&mut bounded, on_entry);
+    match (walked, bounded.stopped) {
+        (_, Some(stop)) => Err(stopped(stop, &bounded.limits)),
+        (Err(e @ entries::TarError::Refused(_)), None) => Err(Problem::Bad(e.to_string())),
+        (Err(e), None) => Err(Problem::Bad(format!(
+            "{} (after {} decompressed bytes)",
+            e, bounded.read
+        ))),
+        (Ok(count), None) => Ok(count),
+    }
+}
+
+/// Reads a tar layer (gzip, zstd or uncompressed) from `reader` and checks every entry is in
+/// the Windows layout, within `limits`.
+pub fn check_layer(reader: impl Read, limits: Limits) -> LayerFormat {
     let mut outside = 0;
     let mut examples = Vec::new();
-    let walked = entries::for_each_name(&mut bounded, |name| {
-        let name = String::from_utf8_lossy(name);
+    let walked = walk_layer(reader, limits, |entry, _| {
+        let name = String::from_utf8_lossy(entry.name);
         if !is_windows_layout_path(&name) {
             outside += 1;
             if examples.len() < 3 {
                 examples.push(name.into_owned());
             }
         }
+        Ok(())
     });
-    match (walked, bounded.stopped) {
-        (_, Some(stop)) => stopped(stop, &bounded.limits),
-        (Err(e), None) => LayerFormat::Failed(Problem::Bad(format!(
-            "{} (after {} decompressed bytes)",
-            e, bounded.read
-        ))),
-        (Ok(0), None) => LayerFormat::Skipped("empty layer".to_string()),
-        (Ok(_), None) if outside == 0 => LayerFormat::Windows,
-        (Ok(_), None) => LayerFormat::NotWindows { outside, examples },
+    match walked {
+        Err(p) => LayerFormat::Failed(p),
+        Ok(0) => LayerFormat::Skipped("empty layer".to_string()),
+        Ok(_) if outside == 0 => LayerFormat::Windows,
+        Ok(_) => LayerFormat::NotWindows { outside, examples },
     }
 }
 
-fn stopped(stop: Stop, limits: &Limits) -> LayerFormat {
-    LayerFormat::Failed(match stop {
+fn stopped(stop: Stop, limits: &Limits) -> Problem {
+    match stop {
         Stop::Expanded => Problem::Bad(format!(
             "the layer expands past {} decompressed bytes (the larger of {} bytes and {}x its \
              compressed size): reading stopped, a decompression bomb or a layer no node should pull",
@@ -215,7 +236,7 @@ fn stopped(stop: Stop, limits: &Limits) -> LayerFormat {
                 .to_string(),
         ),
         Stop::Cancelled => Problem::Unavailable("the layer check was cancelled".to_string()),
-    })
+    }
 }
 
 /// Reads a layer held in memory (see [`check_layer`]), with the limits for its size.

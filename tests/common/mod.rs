@@ -15,7 +15,12 @@
 #![allow(dead_code)]
 
 pub mod proxy;
+pub mod release;
 pub mod secure;
+
+// Not every test file that includes this module pushes releases.
+#[allow(unused_imports)]
+pub use release::{push_release, push_release_multi};
 
 use std::collections::HashSet;
 use std::fs::{self, File};

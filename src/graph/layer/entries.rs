@@ -1,5 +1,5 @@
-//! The names of a tar stream's entries, headers only, in bounded memory: entry data is read
-//! and dropped, PAX and GNU long-name records are read up to [`MAX_RECORD`] bytes. The `tar`
+//! The entries of a tar stream, in bounded memory: each entry's data is handed to the caller
+//! as a reader (the `--deep` check reads none of it and it is dropped), PAX and GNU long-name records are read up to [`MAX_RECORD`] bytes. The `tar`
 //! crate parses each header; its `Archive` is not used because it buffers PAX and long-name
 //! records whole, however large a hostile header says they are (docs/decisions.md).
 //!
@@ -23,6 +23,8 @@ pub(super) enum TarError {
     Io(io::Error),
     /// The bytes are not a valid tar stream.
     Corrupt(String),
+    /// A valid entry the reader refuses (a file larger than it takes), and why.
+    Refused(String),
 }
 
 impl fmt::Display for TarError {
@@ -30,6 +32,7 @@ impl fmt::Display for TarError {
         match self {
             TarError::Io(e) => write!(f, "cannot read the layer: {e}"),
             TarError::Corrupt(m) => write!(f, "corrupt tar archive: {m}"),
+            TarError::Refused(m) => f.write_str(m),
         }
     }
 }
@@ -152,11 +155,22 @@ fn pax_overrides(record: &[u8], into: &mut Overrides) -> Result<(), TarError> {
     Ok(())
 }
 
-/// Calls `on_name` with the name of every entry (PAX and long-name records applied); returns
-/// how many there were.
-pub(super) fn for_each_name(
+/// One entry of a tar stream, as [`for_each_entry`] hands it on.
+pub(super) struct Entry<'a> {
+    /// The name, PAX and long-name records applied, not normalised.
+    pub name: &'a [u8],
+    /// The type flag (`0` or NUL regular file, `2` symbolic link, `5` directory…).
+    pub flag: u8,
+    /// How many data bytes follow the header (0 for links, devices and directories).
+    pub size: u64,
+}
+
+/// Calls `on_entry` with every entry and a reader of its data (at most `entry.size` bytes;
+/// what it leaves unread is skipped); returns how many entries there were. An error from
+/// `on_entry` ends the walk.
+pub(super) fn for_each_entry(
     r: &mut impl Read,
-    mut on_name: impl FnMut(&[u8]),
+    mut on_entry: impl FnMut(Entry<'_>, &mut dyn Read) -> Result<(), TarError>,
 ) -> Result<u64, TarError> {
     let mut block = [0u8; BLOCK];
     let mut scratch = vec![0u8; 64 * 1024];
@@ -196,7 +210,6 @@ pub(super) fn for_each_name(
                     .take()
                     .or(gnu_name.take())
                     .unwrap_or_else(|| header.path_bytes().into_owned());
-                on_name(&name);
                 count += 1;
                 let data = match (next.size.take(), flag) {
                     // Links, character and block devices, directories, FIFOs: no data.
@@ -204,7 +217,15 @@ pub(super) fn for_each_name(
                     (Some(pax), _) => pax,
                     (None, _) => size,
                 };
-                skip(r, padded(data), &mut scratch)?;
+                let mut body = (&mut *r).take(data);
+                let entry = Entry {
+                    name: &name,
+                    flag,
+                    size: data,
+                };
+                on_entry(entry, &mut body)?;
+                let unread = body.limit();
+                skip(r, unread + padded(data) - data, &mut scratch)?;
             }
         }
     }

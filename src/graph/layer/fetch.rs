@@ -49,17 +49,36 @@ pub(crate) async fn check_blob<S: Source>(
     d: &Descriptor,
     digest: &Digest,
 ) -> LayerFormat {
-    let size = u64::try_from(d.size).ok();
+    read_blob(source, digest, u64::try_from(d.size).ok(), check_layer)
+        .await
+        .unwrap_or_else(LayerFormat::Failed)
+}
+
+/// Streams the blob `digest` (of `size` bytes, when the descriptor says) from `source` to
+/// `read` on the blocking pool, within the limits for its size and the stream's deadline.
+/// Every byte is hashed and counted as it passes, to the end of the blob even when `read`
+/// stops early: bytes that are not the blob's are an error, whatever `read` made of them.
+pub(crate) async fn read_blob<S, T, F>(
+    source: &S,
+    digest: &Digest,
+    size: Option<u64>,
+    read: F,
+) -> Result<T, Problem>
+where
+    S: Source,
+    T: Send + 'static,
+    F: FnOnce(ChannelReader, Limits) -> T + Send + 'static,
+{
     let Ok(_permit) = slots().acquire().await else {
-        return LayerFormat::Failed(Problem::Unavailable("layer check slots closed".into()));
+        return Err(Problem::Unavailable("layer check slots closed".into()));
     };
     let limit = size
         .unwrap_or(MAX_DEEP_LAYER_BYTES)
         .min(MAX_DEEP_LAYER_BYTES);
-    let stream = match source.blob_stream(digest, limit).await {
-        Ok(s) => s,
-        Err(e) => return LayerFormat::Failed(Problem::from_fetch(e)),
-    };
+    let stream = source
+        .blob_stream(digest, limit)
+        .await
+        .map_err(Problem::from_fetch)?;
     let cancel = CancelOnDrop(Arc::new(AtomicBool::new(false)));
     let limits = Limits {
         deadline: stream.deadline,
@@ -67,19 +86,17 @@ pub(crate) async fn check_blob<S: Source>(
         ..Limits::for_compressed_size(size.unwrap_or(0))
     };
     let (tx, rx) = mpsc::channel(CHANNEL_CHUNKS);
-    let checker = tokio::task::spawn_blocking(move || check_layer(ChannelReader::new(rx), limits));
+    let reader = tokio::task::spawn_blocking(move || read(ChannelReader::new(rx), limits));
     let received = pump(stream.chunks, tx, digest, size).await;
     if received.is_err() {
         cancel.0.store(true, Ordering::Relaxed);
     }
-    let format = checker
+    let out = reader
         .await
-        .unwrap_or_else(|e| LayerFormat::Failed(Problem::Bad(format!("layer check crashed: {e}"))));
-    match received {
-        // Bytes that are not the layer's say nothing about it, however their entries look.
-        Err(p) => LayerFormat::Failed(p),
-        Ok(()) => format,
-    }
+        .map_err(|e| Problem::Bad(format!("layer reader crashed: {e}")));
+    // Bytes that are not the layer's say nothing about it, however their entries look.
+    received?;
+    out
 }
 
 /// Hashes and counts every chunk, handing each to the check while it still reads.
@@ -124,7 +141,7 @@ async fn pump(
 }
 
 /// The receiving end of the channel as a blocking reader.
-struct ChannelReader {
+pub(crate) struct ChannelReader {
     rx: mpsc::Receiver<Vec<u8>>,
     chunk: Vec<u8>,
     at: usize,

@@ -85,11 +85,23 @@ impl RegistryClient {
         auth: AuthStore,
         registries: &[RegistryRef],
     ) -> RegistryClient {
+        let deadline = options.deadline.map(|d| Instant::now() + d);
+        RegistryClient::until(options, auth, registries, deadline).await
+    }
+
+    /// Builds the client with the run's overall `deadline` already set (a second client of
+    /// the same run keeps the first one's: see [`crate::session::Session::successor`]).
+    pub(crate) async fn until(
+        options: &ClientOptions,
+        auth: AuthStore,
+        registries: &[RegistryRef],
+        deadline: Option<Instant>,
+    ) -> RegistryClient {
         let mut client = RegistryClient {
             auth,
             options: options.clone(),
             plain_http: HashSet::new(),
-            deadline: options.deadline.map(|d| Instant::now() + d),
+            deadline,
             http: tls::HttpClients::new(options),
             challenges: Mutex::new(HashMap::new()),
             tokens: token::Tokens::new(registries),
