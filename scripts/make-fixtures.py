@@ -588,6 +588,11 @@ def build_fixtures():
     lay = new("windows-hp-only")
     lay.set_top(build_index(lay, [(hp, None)]))
 
+    # 20a'. linux-only-list: a list of Linux entries only (linux/amd64, linux/arm64/v8), as a
+    # component built without its Windows half is published.
+    lay = new("linux-only-list")
+    lay.set_top(build_index(lay, [(I["lin_amd64"], None), (I["lin_arm64"], None)]))
+
     # 20b. hp-claimed-version: the same HostProcess image with a made-up os.version written
     # on its descriptor (`docker manifest annotate --os-version`), beside a real 20348 entry.
     lay = new("hp-claimed-version")

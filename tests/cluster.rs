@@ -318,3 +318,272 @@ fn bad_manifests_exit_2_naming_file_object_and_field() {
         );
     }
 }
+
+/// A test registry holding a `-multi` release whose components are the fixture layouts named,
+/// pushed under `ocp/<component>:v1`; returns the registry and the release reference.
+fn release_with(components: &[(&str, &str)], omit: &[&str]) -> (Registry, String) {
+    let registry = Registry::start();
+    let mut refs = Vec::new();
+    for (name, layout) in components {
+        let digest = registry.push_layout(&fixture(layout), &format!("ocp/{name}"), "v1");
+        refs.push((*name, format!("{}/ocp/{name}@{digest}", registry.host())));
+    }
+    let named: Vec<(&str, &str)> = refs
+        .iter()
+        .filter(|(n, _)| !omit.contains(n))
+        .map(|(n, r)| (*n, r.as_str()))
+        .collect();
+    let release = common::push_release_multi(&registry, "ocp/release", "4.18.0-multi", &named);
+    (registry, release)
+}
+
+const COMPONENTS: [(&str, &str); 4] = [
+    ("azure-file-csi-driver", "good"),
+    ("vsphere-csi-driver", "linux-only-list"),
+    ("csi-node-driver-registrar", "good"),
+    ("csi-livenessprobe", "good"),
+];
+
+/// The issue's "done when": a release whose vSphere driver lacks Windows fails naming that
+/// component; a component the payload lacks is `release-image-missing`; JSON records the
+/// release, its digest and version, and the tag of each image.
+#[test]
+fn a_release_with_a_component_lacking_windows_fails_naming_it() {
+    let (_registry, release) = release_with(&COMPONENTS, &["csi-livenessprobe"]);
+    let out = run(&["verify", "--from-release", &release, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc = json_of(&out);
+    let images = doc["images"].as_array().unwrap();
+    let verdicts: Vec<(&str, &str)> = images
+        .iter()
+        .map(|i| {
+            (
+                i["origins"][0]["tag"].as_str().unwrap(),
+                i["verdict"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("azure-file-csi-driver", "pass"),
+            ("vsphere-csi-driver", "fail"),
+            ("csi-node-driver-registrar", "pass"),
+            ("csi-livenessprobe", "fail"),
+        ],
+        "{doc:#}"
+    );
+    let vsphere = &images[1];
+    assert!(
+        vsphere["reference"]
+            .as_str()
+            .unwrap()
+            .contains("/ocp/vsphere-csi-driver@sha256:")
+    );
+    assert_eq!(rule_ids(vsphere), ["no-match", "no-match"], "{vsphere:#}");
+    let origin = &vsphere["origins"][0];
+    assert_eq!(origin["kind"], "release");
+    assert_eq!(origin["release"], release.trim_start_matches("docker://"));
+    assert_eq!(origin["version"], "4.18.0");
+    assert!(
+        origin["release_digest"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+    let missing = &images[3];
+    assert_eq!(rule_ids(missing), ["release-image-missing"]);
+    assert!(
+        missing["reference"]
+            .as_str()
+            .unwrap()
+            .ends_with("#csi-livenessprobe")
+    );
+    assert!(
+        missing["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("release 4.18.0 has no component 'csi-livenessprobe'"),
+        "{missing:#}"
+    );
+
+    // The text report names the component under each image.
+    let out = run(&["verify", "--from-release", &release]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("FAIL") && stdout.contains("component vsphere-csi-driver"),
+        "{stdout}"
+    );
+
+    // --release-image picks the components instead of the policy.
+    let out = run(&[
+        "verify",
+        "--from-release",
+        &release,
+        "--release-image",
+        "azure-file-csi-driver",
+        "--release-image",
+        "csi-node-driver-registrar",
+        "--format",
+        "json",
+    ]);
+    let doc = json_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{doc:#}");
+    assert_eq!(doc["images"].as_array().unwrap().len(), 2);
+}
+
+/// Release, pod templates and nodes together: the DaemonSet uses the release's driver image,
+/// so it is one report with both origins, judged for every host (a release component is
+/// judged for all of them); the host rows name the cluster's nodes.
+#[test]
+fn release_manifests_and_nodes_combine() {
+    let (registry, release) = release_with(&COMPONENTS[..1], &[]);
+    let digest = registry
+        .manifest_digest("ocp/azure-file-csi-driver", "v1")
+        .unwrap();
+    let driver = format!("{}/ocp/azure-file-csi-driver@{digest}", registry.host());
+    let dir = tempfile::tempdir().unwrap();
+    let ds = write(
+        dir.path(),
+        "ds.yaml",
+        &daemonset("drv-windows", "windows", true, &[("csi-driver", &driver)]),
+    );
+    let nodes = fixtures_dir().join("nodes").join("ocp-wmco.json");
+    let out = run(&[
+        "verify",
+        "--from-release",
+        &release,
+        "--release-image",
+        "azure-file-csi-driver",
+        "--from-manifests",
+        &ds,
+        "--nodes",
+        nodes.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let doc = json_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{doc:#}");
+    let images = doc["images"].as_array().unwrap();
+    assert_eq!(images.len(), 1, "{doc:#}");
+    let kinds: Vec<&str> = images[0]["origins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["release", "manifest"]);
+    let hosts = images[0]["hosts"].as_array().unwrap();
+    assert!(
+        hosts.iter().any(|h| h["platform"] == "linux/amd64"),
+        "{hosts:?}"
+    );
+    assert!(
+        hosts
+            .iter()
+            .all(|h| !h["nodes"].as_array().unwrap().is_empty())
+    );
+}
+
+/// Bad release inputs: not a release, a policy naming no components, a release that does
+/// not exist — exit 2 naming the reference.
+#[test]
+fn bad_release_inputs_exit_2() {
+    let registry = Registry::start();
+    registry.push_layout(&fixture("good"), "ocp/not-a-release", "v1");
+    let not_release = registry.docker_ref("ocp/not-a-release", "v1");
+    let out = run(&["verify", "--from-release", &not_release]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("ocp/not-a-release") && err.contains("image-references"),
+        "{err}"
+    );
+
+    let out = run(&[
+        "verify",
+        "--policy",
+        "linux-only",
+        "--from-release",
+        &not_release,
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("policy 'linux-only' names no release components"),
+        "{err}"
+    );
+
+    let absent = registry.docker_ref("ocp/release", "4.99.0");
+    let out = run(&["verify", "--from-release", &absent]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("ocp/release:4.99.0"), "{err}");
+}
+
+/// `mirror-check --from-release`: the pre-mirror gate of a release. The mirror holds three of
+/// the four components; the one left behind is `mirror-missing`, the one the payload lacks is
+/// `release-image-missing`.
+#[test]
+fn mirror_check_checks_a_releases_components_against_the_mirror() {
+    let (source, release) = release_with(&COMPONENTS, &["csi-livenessprobe"]);
+    let mirror = Registry::start();
+    for (name, _) in &COMPONENTS[..2] {
+        common::skopeo_copy_all(
+            &source.docker_ref(&format!("ocp/{name}"), "v1"),
+            &mirror.docker_ref(&format!("mirror/ocp/{name}"), "v1"),
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let idms = write(
+        dir.path(),
+        "idms.yaml",
+        &format!(
+            "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {{name: release}}\n\
+             spec:\n  imageDigestMirrors:\n  - source: {}/ocp\n    mirrors: [{}/mirror/ocp]\n",
+            source.host(),
+            mirror.host()
+        ),
+    );
+    let out = run(&[
+        "mirror-check",
+        "--idms",
+        &idms,
+        "--from-release",
+        &release,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc = json_of(&out);
+    let got: Vec<(String, Vec<String>)> = doc["images"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let errors = i["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f["severity"] == "error")
+                .map(|f| f["rule"].as_str().unwrap().to_string())
+                .collect();
+            (i["origins"][0]["tag"].as_str().unwrap().to_string(), errors)
+        })
+        .collect();
+    let want = [
+        ("azure-file-csi-driver", vec![]),
+        ("vsphere-csi-driver", vec![]),
+        (
+            "csi-node-driver-registrar",
+            vec!["mirror-missing".to_string()],
+        ),
+        (
+            "csi-livenessprobe",
+            vec!["release-image-missing".to_string()],
+        ),
+    ];
+    let want: Vec<(String, Vec<String>)> =
+        want.into_iter().map(|(n, r)| (n.to_string(), r)).collect();
+    assert_eq!(got, want, "{doc:#}");
+}

@@ -192,7 +192,10 @@ mod tests {
         let fetch = |e| CliError::Fetch(e);
         let table: [(CliError, ExitKind); 8] = [
             (CliError::NoReferences, ExitKind::Usage),
-            (CliError::NoReleaseComponents("linux-only".into()), ExitKind::Usage),
+            (
+                CliError::NoReleaseComponents("linux-only".into()),
+                ExitKind::Usage,
+            ),
             (
                 CliError::StdinTwice("--nodes, --from-file".into()),
                 ExitKind::Usage,

@@ -59,7 +59,7 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
         return Err(CliError::NoMirrorConfig);
     }
     let config = mirror::load(&args.registries_conf, &args.idms, &args.icsp)?;
-    let targets = mirror::check::targets(&config, configured, &refs)?;
+    let targets = mirror::check::targets(&config, configured, &gathered.targets)?;
     // Mirrors join the session's registries (plain-HTTP probing of loopback hosts).
     let mut all_refs = refs.clone();
     for t in &targets {

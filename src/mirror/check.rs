@@ -11,7 +11,7 @@ use super::judge::{judge, pre_check};
 use super::plan::plan;
 use super::resolve::{Resolution, ResolveError, resolve};
 use crate::batch::Outcome;
-use crate::engine::ImageReport;
+use crate::engine::{ImageReport, Origin};
 use crate::graph::WalkOptions;
 use crate::policy::Policy;
 use crate::reference::{ImageRef, RegistryRef};
@@ -36,6 +36,10 @@ pub async fn check(
 pub struct Target {
     /// The source reference.
     pub reference: ImageRef,
+    /// Where the run found it (release component, pod template), for the report.
+    pub origins: Vec<Origin>,
+    /// The policy its pods' hosts make of the run's (`--from-manifests`), if narrower.
+    pub policy: Option<Policy>,
     /// Where a node pulls it from (`None`: no entry covers it, or no configuration).
     pub resolution: Option<Resolution>,
 }
@@ -68,15 +72,17 @@ pub enum TargetError {
     Layout(ImageRef),
 }
 
-/// Resolves every reference under `config`; refuses OCI layouts when a configuration is
+/// Resolves every image under `config`; refuses OCI layouts when a configuration is
 /// given (the cluster mirrors registry references only).
 pub fn targets(
     config: &MirrorConfig,
     configured: bool,
-    refs: &[ImageRef],
+    images: &[crate::batch::Target],
 ) -> Result<Vec<Target>, TargetError> {
-    refs.iter()
-        .map(|r| {
+    images
+        .iter()
+        .map(|image| {
+            let r = &image.reference;
             let resolution = match r {
                 ImageRef::Registry(reg) if configured => resolve(config, reg)?,
                 ImageRef::Layout(_) if configured => return Err(TargetError::Layout(r.clone())),
@@ -84,6 +90,8 @@ pub fn targets(
             };
             Ok(Target {
                 reference: r.clone(),
+                origins: image.origins.clone(),
+                policy: image.scope.as_ref().map(|s| s.policy.clone()),
                 resolution,
             })
         })
@@ -100,22 +108,32 @@ pub async fn check_all(
     on_done: &(dyn Fn(&Outcome) + Sync),
 ) -> Vec<Outcome> {
     crate::batch::run_bounded(targets, run.images_in_flight, on_done, |t| async move {
-        match (&t.reference, run.pre) {
+        let policy = t.policy.as_ref().unwrap_or(&run.policy);
+        let mut outcome = match (&t.reference, run.pre) {
             (ImageRef::Registry(reg), false) => {
-                match check(session, reg, t.resolution.as_ref(), &run.policy, run.walk).await {
+                match check(session, reg, t.resolution.as_ref(), policy, run.walk).await {
                     Ok(r) => Outcome::Report(r),
                     Err(e) => Outcome::BadInput(e.to_string()),
                 }
             }
-            (_, _) => check_before_mirroring(session, t, run).await,
+            (_, _) => check_before_mirroring(session, t, policy, run).await,
+        };
+        if let Outcome::Report(r) = &mut outcome {
+            r.origins = t.origins.clone();
         }
+        outcome
     })
     .await
 }
 
 /// `--pre` (and layouts without a configuration): the source judged as `verify` does, plus
 /// the pull plan when a configuration is given.
-async fn check_before_mirroring(session: &Session, t: &Target, run: &MirrorRun) -> Outcome {
+async fn check_before_mirroring(
+    session: &Session,
+    t: &Target,
+    policy: &Policy,
+    run: &MirrorRun,
+) -> Outcome {
     let r = &t.reference;
     match session.graph(r, run.walk).await {
         Ok(g) => {
@@ -123,7 +141,7 @@ async fn check_before_mirroring(session: &Session, t: &Target, run: &MirrorRun) 
                 ImageRef::Registry(reg) if run.configured => Some(plan(reg, t.resolution.as_ref())),
                 _ => None,
             };
-            Outcome::Report(pre_check(&g, &run.policy, &run.policy.runtimes, p.as_ref()))
+            Outcome::Report(pre_check(&g, policy, &policy.runtimes, p.as_ref()))
         }
         Err(e) => Outcome::fetch_failed(r, e),
     }
