@@ -58,6 +58,19 @@ fn cluster_without(dir: &Path, name: &str, drop: impl Fn(&Value) -> bool) -> Str
     write(dir, name, &c.to_string())
 }
 
+/// Fails unless `doc` keeps to docs/report.schema.json (origins of both kinds included).
+#[track_caller]
+fn assert_schema(doc: &Value) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json");
+    let schema: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let v = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}\n{doc:#}");
+}
+
 fn build_label(n: &Value) -> &str {
     n["metadata"]["labels"]["node.kubernetes.io/windows-build"]
         .as_str()
@@ -353,6 +366,7 @@ fn a_release_with_a_component_lacking_windows_fails_naming_it() {
     let out = run(&["verify", "--from-release", &release, "--format", "json"]);
     assert_eq!(out.status.code(), Some(1));
     let doc = json_of(&out);
+    assert_schema(&doc);
     let images = doc["images"].as_array().unwrap();
     let verdicts: Vec<(&str, &str)> = images
         .iter()
@@ -464,6 +478,7 @@ fn release_manifests_and_nodes_combine() {
     ]);
     let doc = json_of(&out);
     assert_eq!(out.status.code(), Some(0), "{doc:#}");
+    assert_schema(&doc);
     let images = doc["images"].as_array().unwrap();
     assert_eq!(images.len(), 1, "{doc:#}");
     let kinds: Vec<&str> = images[0]["origins"]

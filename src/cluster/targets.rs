@@ -31,8 +31,8 @@ pub fn from_release(release: &Release, names: &[String]) -> (Vec<Target>, Vec<Im
             None => missing.push(ImageReport::release_image_missing(
                 &format!("{}#{name}", release.reference),
                 format!(
-                    "release {} has no component '{name}': its release-manifests/image-references \
-                     names {} others",
+                    "release {} has no component '{name}' (its release-manifests/image-references \
+                     names {} components)",
                     release.version.as_deref().unwrap_or(&release.reference),
                     release.tags.len()
                 ),
