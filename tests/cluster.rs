@@ -602,3 +602,66 @@ fn mirror_check_checks_a_releases_components_against_the_mirror() {
         want.into_iter().map(|(n, r)| (n.to_string(), r)).collect();
     assert_eq!(got, want, "{doc:#}");
 }
+
+/// The fixture DaemonSets as the operator renders them (fixtures/manifests/), with their
+/// images pushed to the test registry: the Windows HostProcess DaemonSet's driver and probe are
+/// Windows-only lists, its registrar a full list; the Linux DaemonSet's images full lists. On
+/// the fixture cluster every image passes, each judged only where its pods land.
+#[test]
+fn the_azure_file_daemonsets_pass_on_the_wmco_cluster() {
+    let registry = Registry::start();
+    let host = registry.host();
+    let mut refs = Vec::new();
+    for (repo, layout) in [
+        ("windows/csi-driver", "windows-hp-only"),
+        ("windows/csi-node-driver-registrar", "good"),
+        ("windows/csi-liveness-probe", "windows-hp-only"),
+        ("linux/azure-inject-credentials", "good"),
+        ("linux/csi-driver", "good"),
+        ("linux/csi-node-driver-registrar", "good"),
+        ("linux/csi-liveness-probe", "good"),
+    ] {
+        registry.push_layout(&fixture(layout), &format!("ocp/{repo}"), "v1");
+        refs.push(format!("{host}/ocp/{repo}:v1"));
+    }
+    let text =
+        std::fs::read_to_string(fixtures_dir().join("manifests/azure-file-csi-node-windows.yaml"))
+            .unwrap();
+    let mut local = refs.iter();
+    let text: String = text
+        .lines()
+        .map(|l| match l.split_once("image: quay.io/") {
+            Some((indent, _)) => format!("{indent}image: {}\n", local.next().unwrap()),
+            None => format!("{l}\n"),
+        })
+        .collect();
+    assert!(local.next().is_none(), "every fixture image was replaced");
+    let dir = tempfile::tempdir().unwrap();
+    let ds = write(dir.path(), "rendered.yaml", &text);
+    let nodes = fixtures_dir().join("nodes").join("ocp-wmco.json");
+    let out = run(&[
+        "verify",
+        "--from-manifests",
+        &ds,
+        "--nodes",
+        nodes.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let doc = json_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{doc:#}");
+    let images = doc["images"].as_array().unwrap();
+    assert_eq!(images.len(), 7);
+    for (i, image) in images.iter().enumerate() {
+        let windows = i < 3;
+        for h in image["hosts"].as_array().unwrap() {
+            let on_windows = h["platform"].as_str().unwrap().starts_with("windows/");
+            assert_eq!(on_windows, windows, "{image:#}");
+            if windows {
+                assert_eq!(h["isolation"], "hostprocess");
+            }
+        }
+        let object = image["origins"][0]["object"].as_str().unwrap();
+        assert_eq!(object.ends_with("-windows"), windows, "{object}");
+    }
+}
