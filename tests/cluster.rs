@@ -421,12 +421,18 @@ fn a_release_with_a_component_lacking_windows_fails_naming_it() {
         "{missing:#}"
     );
 
-    // The text report names the component under each image.
-    let out = run(&["verify", "--from-release", &release]);
+    // The text report names the component under each image; --stats counts the release's
+    // reading apart (the index and its amd64 child, then the layer holding the file).
+    let out = run(&["verify", "--stats", "--from-release", &release]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("FAIL") && stdout.contains("component vsphere-csi-driver"),
         "{stdout}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("imgcheck: reading the release: requests: 2 manifest, 1 blob"),
+        "{stderr}"
     );
 
     // --release-image picks the components instead of the policy.

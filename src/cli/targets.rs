@@ -80,6 +80,13 @@ impl RefInput {
 }
 
 impl Gathered {
+    /// Request counters of reading `--from-release`'s release image, when one was read from a
+    /// registry.
+    pub fn release_stats(&self) -> Option<String> {
+        let stats = self.release_session.as_ref()?.stats()?;
+        Some(stats.summary())
+    }
+
     /// The targets' references.
     pub fn references(&self) -> Vec<ImageRef> {
         self.targets.iter().map(|t| t.reference.clone()).collect()

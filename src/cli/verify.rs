@@ -68,7 +68,7 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
         batch::verify_all(&session, &gathered.targets, &run, &|o| progress.done(o)).await;
     progress.finish();
     let mut reports = super::reports(outcomes)?;
-    reports.extend(gathered.missing);
+    reports.extend(gathered.missing.iter().cloned());
     let now = std::time::SystemTime::now();
     output::print(report::render(args.format.into(), &reports, now))?;
     if args.stats {
@@ -77,6 +77,9 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
             |s| s.summary(),
         );
         output::eprintln(format_args!("imgcheck: {} images; {line}", reports.len()));
+        if let Some(line) = gathered.release_stats() {
+            output::eprintln(format_args!("imgcheck: reading the release: {line}"));
+        }
     }
     Ok(report::exit_kind(&reports))
 }
