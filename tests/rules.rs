@@ -9,10 +9,10 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use imgcheck::batch::Outcome;
-use imgcheck::engine::{ImageReport, Rule, Verdict, judge};
+use imgcheck::batch::{Outcome, Scope, Target, VerifyRun};
+use imgcheck::engine::{ImageReport, Origin, Rule, Verdict, judge};
 use imgcheck::graph::{Content, Graph, Problem, WalkOptions, walk};
-use imgcheck::policy::Policy;
+use imgcheck::policy::{Isolation, Policy};
 use imgcheck::reference::{ImageRef, LayoutRef};
 use imgcheck::source::layout::LayoutSource;
 
@@ -132,6 +132,24 @@ const ROWS: &[Row] = &[
     // windows.isolation); HostProcess pods run it on every build.
     row("windows-hp", Verdict::Fail, &[Rule::OsVersionMissing], &[]),
     hostprocess(row("windows-hp", Verdict::Pass, &[], &[])),
+    row(
+        "windows-hp-only",
+        Verdict::Fail,
+        &[Rule::NoMatch, Rule::OsVersionMissing],
+        &[("linux/amd64", "no-match")],
+    ),
+    hostprocess(row(
+        "windows-hp-only",
+        Verdict::Fail,
+        &[Rule::NoMatch],
+        &[("linux/amd64", "no-match")],
+    )),
+    row(
+        "linux-only-list",
+        Verdict::Fail,
+        &[Rule::NoMatch],
+        &[(W17763, "no-match"), (W20348, "no-match")],
+    ),
     // HostProcess: pull-time matching is not relaxed (containerd#7431)…
     hostprocess(row(
         "ltsc2022-only",
@@ -226,7 +244,12 @@ fn check(name: &str, report: &ImageReport, row: &Row) -> BTreeSet<Rule> {
     let hosts: BTreeSet<(&str, &str)> = row.hosts.iter().copied().collect();
     assert_eq!(failing_hosts(report), hosts, "{name}");
     for f in &report.findings {
-        assert_eq!(f.hint, f.rule.hint(), "{name}: {}", f.rule);
+        // A Linux host's no-match has its own hint (the rule's speaks of Windows builds).
+        let linux_no_match =
+            f.rule == Rule::NoMatch && f.host.as_deref().is_some_and(|h| h.starts_with("linux/"));
+        if !linux_no_match {
+            assert_eq!(f.hint, f.rule.hint(), "{name}: {}", f.rule);
+        }
         assert!(!f.message.is_empty(), "{name}: {}", f.rule);
     }
     got
@@ -301,6 +324,55 @@ async fn every_fixture_layout_gives_its_rules_and_verdict() {
         &[],
     );
     covered.extend(check(absent.layout, &missing, &absent));
+
+    // A Windows-only DaemonSet's image on a cluster without Windows hosts (--from-manifests):
+    // the scope is empty, so only the content is judged, and a warning says so.
+    let g = graph("windows-hp-only", false).await;
+    let policy = Policy::default_policy();
+    let target = Target {
+        reference: ImageRef::Layout(LayoutRef {
+            dir: Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/layouts/windows-hp-only"),
+            tag: None,
+            digest: None,
+        }),
+        origins: vec![],
+        scope: Some(Scope {
+            policy: policy.scoped(|_| false, Isolation::Hostprocess),
+            placement: "kubernetes.io/os In [windows]".into(),
+        }),
+    };
+    let run = VerifyRun {
+        runtimes: policy.runtimes.clone(),
+        policy,
+        walk: WalkOptions::default(),
+        images_in_flight: 1,
+    };
+    let nowhere = row(
+        "windows-hp-only, pods landing nowhere",
+        Verdict::Pass,
+        &[Rule::NoHostInScope],
+        &[],
+    );
+    covered.extend(check(nowhere.layout, &target.judge(&g, &run), &nowhere));
+
+    // A release component the payload lacks (--from-release).
+    let lacking = ImageReport::release_image_missing(
+        "quay.io/ocp/release:4.18.0-multi#csi-livenessprobe",
+        "release 4.18.0 has no component 'csi-livenessprobe'".into(),
+        Origin::Release {
+            release: "quay.io/ocp/release:4.18.0-multi".into(),
+            release_digest: format!("sha256:{}", "0".repeat(64)),
+            version: Some("4.18.0".into()),
+            tag: "csi-livenessprobe".into(),
+        },
+    );
+    let absent_component = row(
+        "a release lacking a component",
+        Verdict::Fail,
+        &[Rule::ReleaseImageMissing],
+        &[],
+    );
+    covered.extend(check(absent_component.layout, &lacking, &absent_component));
 
     let verify_rules: BTreeSet<Rule> = Rule::ALL.into_iter().filter(|r| !r.is_mirror()).collect();
     let missing: Vec<&Rule> = verify_rules.difference(&covered).collect();

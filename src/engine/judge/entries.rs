@@ -28,7 +28,9 @@ pub(super) fn findings(root: &Node, policy: &Policy, selected: &BTreeSet<String>
         }
         let Some(p) = &d.platform else { continue };
         let cfg = config_platform(child.as_ref());
-        if policy.isolation() == Isolation::Process {
+        // An entry without os.version matches every Windows host: a fault only where Windows
+        // hosts are judged, and process-isolated ones.
+        if policy.windows.is_some() && policy.isolation() == Isolation::Process {
             findings.extend(os_version_missing(d, p, cfg.as_ref()));
         }
         findings.extend(cfg.as_ref().and_then(|cfg| not_in_config(d, p, cfg)));
