@@ -9,7 +9,7 @@ use crate::digest::Digest;
 use crate::engine::resolve;
 use crate::graph::{Content, Graph, Node, Problem, WalkOptions};
 use crate::platform::{Platform, RuntimeProfile, WindowsVersion};
-use crate::reference::{ImageRef, ReferenceError};
+use crate::reference::{ImageRef, ReferenceError, RegistryRef};
 use crate::session::Session;
 use crate::source::FetchError;
 
@@ -33,6 +33,9 @@ pub struct BaseInfo {
     pub os_version: Option<String>,
     /// Its layers, in order: a Windows image built on it starts with them.
     pub layers: Vec<Digest>,
+    /// The image a node of the planned build pulls, pinned by digest (`None` for a base in an
+    /// OCI layout): a composed Windows stage reads its manifest and config there.
+    pub image: Option<RegistryRef>,
 }
 
 /// Why a Windows base cannot be used for a build.
@@ -145,9 +148,14 @@ pub async fn inspect_base(
             None => return Err(BaseError::OsVersionUnreadable(base.to_string(), v.clone())),
         }
     }
+    let image = match &reference {
+        ImageRef::Registry(r) => Some(r.with_digest(&node.digest)),
+        ImageRef::Layout(_) => None,
+    };
     Ok(BaseInfo {
         os_version: platform.os_version,
         layers,
+        image,
     })
 }
 

@@ -21,6 +21,7 @@ pub mod assembler;
 pub mod base;
 pub mod buildah;
 pub mod check;
+pub mod compose;
 pub mod containerfile;
 pub mod error;
 pub mod exec;
