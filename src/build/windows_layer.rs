@@ -299,7 +299,14 @@ impl<W: Write> LayerWriter<W> {
             header.set_gid(entry.header().gid()?);
             header.set_size(entry.size());
             let time = self.times.clamped(entry.header().mtime()?);
-            write_entry(&mut self.out, header, &name, link.as_deref(), time, &mut entry)?;
+            write_entry(
+                &mut self.out,
+                header,
+                &name,
+                link.as_deref(),
+                time,
+                &mut entry,
+            )?;
             self.entries += 1;
         }
         Ok(())

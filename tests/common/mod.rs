@@ -131,7 +131,11 @@ impl Registry {
             let config = dir.path().join("config.yml");
             let mut text = config_yaml(&storage, &format!("{bind}:{port}"), &token, "", "");
             if access_log {
-                text = text.replacen("accesslog:\n    disabled: true", "accesslog:\n    disabled: false", 1);
+                text = text.replacen(
+                    "accesslog:\n    disabled: true",
+                    "accesslog:\n    disabled: false",
+                    1,
+                );
             }
             fs::write(&config, text).expect("write registry config");
             let log = File::create(dir.path().join("registry.log")).expect("create registry log");

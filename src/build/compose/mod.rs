@@ -186,8 +186,7 @@ async fn write_layer(image: &ComposeImage<'_>) -> Result<Rewritten, StageError> 
         clamp: image.clamp,
     };
     let blobs = image.work.join("blobs/sha256");
-    std::fs::create_dir_all(&blobs)
-        .map_err(|e| StageError::Write(blobs.clone(), Arc::new(e)))?;
+    std::fs::create_dir_all(&blobs).map_err(|e| StageError::Write(blobs.clone(), Arc::new(e)))?;
     let spool = blobs.join("composing");
     let done = tokio::task::spawn_blocking(move || {
         let output = std::io::BufWriter::new(std::fs::File::create(&spool)?);
@@ -219,11 +218,15 @@ pub async fn compose_image(
         .registry_client()
         .ok_or_else(|| StageError::NoRegistryClient(base_name.clone()))?;
     let source = client.source(image.base);
-    let base_digest = image.base.digest.clone().ok_or_else(|| StageError::Unusable {
-        image: base_name.clone(),
-        what: "manifest",
-        reason: "the base is not pinned by digest".into(),
-    })?;
+    let base_digest = image
+        .base
+        .digest
+        .clone()
+        .ok_or_else(|| StageError::Unusable {
+            image: base_name.clone(),
+            what: "manifest",
+            reason: "the base is not pinned by digest".into(),
+        })?;
     let mut manifest = read_json(&source, &base_name, "manifest", &base_digest).await?;
     let config_digest = config_digest(&manifest, &base_name)?;
     let config = read_json(&source, &base_name, "config", &config_digest).await?;

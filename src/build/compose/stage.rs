@@ -167,13 +167,18 @@ fn copy_problem(ins: &Instruction, linux: &dyn Fn(&str) -> bool) -> Option<Strin
         if let Some(from) = w.strip_prefix("--from=")
             && !linux(from)
         {
-            return Some(format!("{at} copies from '{from}', not an earlier Linux stage"));
+            return Some(format!(
+                "{at} copies from '{from}', not an earlier Linux stage"
+            ));
         }
     }
     sources.retain(|w| !w.starts_with("--"));
     sources.pop();
     if ins.keyword == "ADD" {
-        if let Some(url) = sources.iter().find(|s| s.contains("://") || s.starts_with("git@")) {
+        if let Some(url) = sources
+            .iter()
+            .find(|s| s.contains("://") || s.starts_with("git@"))
+        {
             return Some(format!("{at} fetches {url}"));
         }
         if let Some(a) = sources.iter().find(|s| {
@@ -229,8 +234,12 @@ fn body(
                 declare(args, build_args, &mut b.args);
                 None
             }
-            "ENV" => Some(Edit::Env(pairs(args, true).map_err(|e| format!("{at}: {e}"))?)),
-            "LABEL" => Some(Edit::Labels(pairs(args, false).map_err(|e| format!("{at}: {e}"))?)),
+            "ENV" => Some(Edit::Env(
+                pairs(args, true).map_err(|e| format!("{at}: {e}"))?,
+            )),
+            "LABEL" => Some(Edit::Labels(
+                pairs(args, false).map_err(|e| format!("{at}: {e}"))?,
+            )),
             "USER" => Some(Edit::User(args.to_string())),
             "WORKDIR" => Some(Edit::Workdir(args.to_string())),
             "ENTRYPOINT" => Some(Edit::Entrypoint(command(args))),
@@ -238,7 +247,10 @@ fn body(
             "RUN" => return Err(format!("{at}: a command must run in the stage")),
             other => return Err(format!("{at}: {other} is not composed")),
         };
-        if matches!(ins.keyword.as_str(), "ARG" | "ENV" | "WORKDIR" | "COPY" | "ADD") {
+        if matches!(
+            ins.keyword.as_str(),
+            "ARG" | "ENV" | "WORKDIR" | "COPY" | "ADD"
+        ) {
             b.files.push(format!("{} {}", ins.keyword, args));
         }
         b.edits.extend(edit);

@@ -42,22 +42,44 @@ fn each_edit_changes_the_base_config_as_buildah_would() {
     let s = |v: &str| v.to_string();
     let cases: Vec<(Vec<Edit>, &str, Value)> = vec![
         (
-            vec![Edit::Env(vec![(s("PATH"), s("C:\\app;${PATH}")), (s("V"), s("$VERSION"))])],
+            vec![Edit::Env(vec![
+                (s("PATH"), s("C:\\app;${PATH}")),
+                (s("V"), s("$VERSION")),
+            ])],
             "Env",
             json!(["PATH=C:\\app;C:\\Windows", "KEEP=1", "V=1.2"]),
         ),
-        (vec![Edit::User(s("ContainerUser"))], "User", json!("ContainerUser")),
+        (
+            vec![Edit::User(s("ContainerUser"))],
+            "User",
+            json!("ContainerUser"),
+        ),
         (vec![Edit::Workdir(s("app"))], "WorkingDir", json!("C:/app")),
-        (vec![Edit::Workdir(s("/data"))], "WorkingDir", json!("/data")),
+        (
+            vec![Edit::Workdir(s("/data"))],
+            "WorkingDir",
+            json!("/data"),
+        ),
         (
             vec![Edit::Workdir(s("/data")), Edit::Workdir(s("v$VERSION"))],
             "WorkingDir",
             json!("/data/v1.2"),
         ),
-        (vec![Edit::Entrypoint(vec![s("/a.exe")])], "Cmd", Value::Null),
-        (vec![Edit::Entrypoint(vec![s("/a.exe")])], "Entrypoint", json!(["/a.exe"])),
         (
-            vec![Edit::Cmd(vec![s("--x")]), Edit::Entrypoint(vec![s("/a.exe")])],
+            vec![Edit::Entrypoint(vec![s("/a.exe")])],
+            "Cmd",
+            Value::Null,
+        ),
+        (
+            vec![Edit::Entrypoint(vec![s("/a.exe")])],
+            "Entrypoint",
+            json!(["/a.exe"]),
+        ),
+        (
+            vec![
+                Edit::Cmd(vec![s("--x")]),
+                Edit::Entrypoint(vec![s("/a.exe")]),
+            ],
             "Cmd",
             json!(["--x"]),
         ),

@@ -34,9 +34,18 @@ fn each_instruction_kind_is_composed_or_says_why_not() {
         ("LABEL a=b\n", None),
         ("WORKDIR /app\n", None),
         ("ARG TARGETARCH\n", None),
-        ("RUN echo hi\n", Some("RUN at line 7: a command must run in the stage")),
-        ("EXPOSE 80\n", Some("EXPOSE at line 7: EXPOSE is not composed")),
-        ("SHELL [\"powershell\"]\n", Some("SHELL at line 7: SHELL is not composed")),
+        (
+            "RUN echo hi\n",
+            Some("RUN at line 7: a command must run in the stage"),
+        ),
+        (
+            "EXPOSE 80\n",
+            Some("EXPOSE at line 7: EXPOSE is not composed"),
+        ),
+        (
+            "SHELL [\"powershell\"]\n",
+            Some("SHELL at line 7: SHELL is not composed"),
+        ),
         (
             "ADD https://example.com/a.zip /a.zip\n",
             Some("ADD at line 7 fetches https://example.com/a.zip"),
@@ -52,8 +61,14 @@ fn each_instruction_kind_is_composed_or_says_why_not() {
                  not an earlier Linux stage",
             ),
         ),
-        ("COPY <<EOF /a.txt\nhello\nEOF\n", Some("COPY at line 7 has a heredoc")),
-        ("LABEL novalue\n", Some("LABEL at line 7: 'novalue' is not NAME=VALUE")),
+        (
+            "COPY <<EOF /a.txt\nhello\nEOF\n",
+            Some("COPY at line 7 has a heredoc"),
+        ),
+        (
+            "LABEL novalue\n",
+            Some("LABEL at line 7: 'novalue' is not NAME=VALUE"),
+        ),
     ];
     for (stage, want) in cases {
         let got = match decide(&file(stage), BASE, &args()) {
@@ -110,7 +125,10 @@ fn the_files_stage_keeps_the_stages_before_and_the_copies_on_scratch() {
         ]
     );
     assert_eq!(plan.args["TARGETARCH"], "amd64");
-    assert!(plan.created_by.starts_with("ARG TARGETARCH; COPY --from=builder"));
+    assert!(
+        plan.created_by
+            .starts_with("ARG TARGETARCH; COPY --from=builder")
+    );
 }
 
 #[test]
@@ -134,5 +152,8 @@ fn variables_expand_like_a_containerfile() {
         pairs("A=1 B=\"two words\" C='x y'", false).unwrap(),
         [("A", "1"), ("B", "two words"), ("C", "x y")].map(|(k, v)| (k.to_string(), v.to_string()))
     );
-    assert_eq!(command("app.exe --serve"), ["cmd", "/S", "/C", "app.exe --serve"]);
+    assert_eq!(
+        command("app.exe --serve"),
+        ["cmd", "/S", "/C", "app.exe --serve"]
+    );
 }
