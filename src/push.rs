@@ -4,6 +4,9 @@
 //! engine, and only then move the tag to it. A list that fails its policy (or cannot be
 //! verified) never replaces what the tag names, unless the caller forces it.
 //!
+//! [`push_image`] pushes one image under a tag (a per-platform tag of `imgcheck build`), its
+//! base's blobs taken from the base's repository.
+//!
 //! Writes go through the run's registry client ([`RegistrySource::upload_blob`] and its
 //! siblings), retried like reads. Every byte copied is checked against its digest (and size)
 //! first, so a corrupt layout or a lying registry cannot make us publish other content under a

@@ -413,7 +413,7 @@ fn buildah_before_1_44_builds_windows_images_whose_layers_imgcheck_writes() {
     // Built, Windows layers written, pushed, assembled, verified with --deep: pass.
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     assert!(
-        stderr.contains("imgcheck rewrites the layers each Windows stage adds")
+        stderr.contains("imgcheck writes the layers each Windows stage adds")
             && stderr.contains(
                 "driver windows/amd64 20348: Windows stage built by Buildah: --windows-stage buildah"
             ),
@@ -623,7 +623,7 @@ fn the_windows_stage_is_composed_without_downloading_the_base() {
 }
 
 #[test]
-fn a_stage_that_runs_a_command_is_not_composed() {
+fn a_stage_that_cannot_be_composed_is_refused_when_compose_is_forced() {
     require("buildah", "buildah");
     let reg = Registry::start();
     let work = tempfile::tempdir().unwrap();

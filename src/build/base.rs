@@ -20,8 +20,9 @@ pub fn windows_layers_note(version: Version, has_windows: bool) -> Option<String
         format!(
             "buildah {version} writes the layers it adds to a Windows image in the Linux layout \
              (Buildah writes the Windows layout from {WINDOWS_LAYERS_SINCE} on); imgcheck \
-             rewrites the layers each Windows stage adds (Files/, Hives/, PAX records) and \
-             verifies the lists with --deep"
+             writes the layers each Windows stage adds (Files/, Hives/, PAX records), by \
+             composing the stage or by rewriting Buildah's layers, and verifies the lists \
+             with --deep"
         )
     })
 }
@@ -246,7 +247,7 @@ mod tests {
             if let Some(n) = note {
                 assert!(
                     n.contains(&format!("buildah {version} writes"))
-                        && n.contains("imgcheck rewrites the layers")
+                        && n.contains("imgcheck writes the layers each Windows stage adds")
                         && n.contains("--deep"),
                     "{n}"
                 );
