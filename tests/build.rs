@@ -623,6 +623,43 @@ fn the_windows_stage_is_composed_without_downloading_the_base() {
 }
 
 #[test]
+fn a_stage_that_cannot_be_composed_is_built_by_buildah_and_says_why() {
+    require("buildah", "buildah");
+    let reg = Registry::start();
+    let _cleanup = PulledImages(reg.host());
+    let work = tempfile::tempdir().unwrap();
+    let builder = push_builder(&reg, work.path());
+    let bases = push_windows_bases(&reg);
+    let plan = write_plan(&work.path().join("plan"), &builder, &bases, "");
+    let file = plan.parent().unwrap().join("driver/Containerfile.windows");
+    let text_before = fs::read_to_string(&file).unwrap();
+    let exposed = text_before.replace(
+        "USER ContainerAdministrator\n",
+        "USER ContainerAdministrator\nEXPOSE 8080\n",
+    );
+    fs::write(&file, exposed).unwrap();
+    let logs = work.path().join("logs");
+    let out = build_cmd(&plan, &reg, &logs).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let why = "Windows stage built by Buildah: EXPOSE at line 14: EXPOSE is not composed";
+    assert!(
+        stderr.contains(&format!("driver windows/amd64 17763: {why}")),
+        "{stderr}"
+    );
+    let log = fs::read_to_string(logs.join("driver-windows-amd64-17763.log")).unwrap();
+    assert!(log.starts_with(&format!("# {why}\n")), "{log}");
+    // Buildah's path, its layer rewritten: the same layout as a composed one.
+    let list = manifest(&reg, "csi/driver", "v1");
+    let child = list_entries(&list)
+        .into_iter()
+        .find(|e| e.1.as_deref() == Some("10.0.17763.5830"))
+        .unwrap()
+        .2;
+    check_windows_child(&reg, &bases[0].2, &child, "ltsc2019");
+}
+
+#[test]
 fn a_stage_that_cannot_be_composed_is_refused_when_compose_is_forced() {
     require("buildah", "buildah");
     let reg = Registry::start();
