@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::build::containerfile::{Containerfile, Instruction, Stage};
+use crate::build::containerfile::{Containerfile, Instruction, Stage, escape_char};
 
 /// One change a composed stage makes to the base's config, values as written (variables are
 /// expanded against the config when applied).
@@ -94,11 +94,13 @@ pub fn expand(s: &str, vars: &BTreeMap<String, String>) -> String {
     out
 }
 
-/// Splits on white space, keeping quoted parts together (quotes removed, `\` escapes).
-fn words(s: &str) -> Vec<String> {
+/// Splits on white space, keeping quoted parts together (quotes removed), as a Containerfile
+/// does: the escape character (`\`, or the `# escape=` one) escapes any character outside
+/// quotes, only `"`, `$` and itself inside double quotes, nothing inside single quotes.
+fn words(s: &str, escape: char) -> Vec<String> {
     let mut out = Vec::new();
     let mut word = String::new();
-    let (mut quote, mut started, mut chars) = (None, false, s.chars());
+    let (mut quote, mut started, mut chars) = (None, false, s.chars().peekable());
     while let Some(c) = chars.next() {
         match (quote, c) {
             (None, c) if c.is_whitespace() => {
@@ -110,7 +112,14 @@ fn words(s: &str) -> Vec<String> {
             (None, '"' | '\'') => (quote, started) = (Some(c), true),
             (Some(q), c) if c == q => quote = None,
             (Some('\''), c) => word.push(c),
-            (_, '\\') => {
+            (Some(_), e) if e == escape => match chars.peek() {
+                Some(&n) if n == '"' || n == '$' || n == escape => {
+                    word.push(n);
+                    chars.next();
+                }
+                _ => word.push(e),
+            },
+            (None, e) if e == escape => {
                 word.extend(chars.next());
                 started = true;
             }
@@ -127,13 +136,13 @@ fn words(s: &str) -> Vec<String> {
 }
 
 /// `K=V K2="v 2"` pairs; the legacy `K V…` form when `legacy` (ENV).
-fn pairs(args: &str, legacy: bool) -> Result<Vec<(String, String)>, String> {
+fn pairs(args: &str, legacy: bool, escape: char) -> Result<Vec<(String, String)>, String> {
     let first = args.split_whitespace().next().unwrap_or("");
     if legacy && !first.contains('=') {
         let value = args[first.len()..].trim();
         return Ok(vec![(first.to_string(), value.to_string())]);
     }
-    words(args)
+    words(args, escape)
         .into_iter()
         .map(|w| match w.split_once('=') {
             Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
@@ -154,14 +163,14 @@ fn command(args: &str) -> Vec<String> {
 
 /// Why a `COPY`/`ADD` cannot be composed; `None` when it can. `linux` says whether a `--from`
 /// value names an earlier Linux stage.
-fn copy_problem(ins: &Instruction, linux: &dyn Fn(&str) -> bool) -> Option<String> {
+fn copy_problem(ins: &Instruction, linux: &dyn Fn(&str) -> bool, escape: char) -> Option<String> {
     let at = format!("{} at line {}", ins.keyword, ins.line);
     if ins.args.contains("<<") {
         return Some(format!("{at} has a heredoc"));
     }
     let mut sources: Vec<String> = match serde_json::from_str::<Vec<String>>(&ins.args) {
         Ok(v) => v,
-        Err(_) => words(&ins.args),
+        Err(_) => words(&ins.args, escape),
     };
     for w in sources.iter().filter(|w| w.starts_with("--")) {
         if let Some(from) = w.strip_prefix("--from=")
@@ -218,6 +227,7 @@ fn body(
     stage: &Stage,
     build_args: &[(String, String)],
     linux: &dyn Fn(&str) -> bool,
+    escape: char,
 ) -> Result<Body, String> {
     let mut b = Body {
         edits: Vec::new(),
@@ -229,16 +239,16 @@ fn body(
         let at = format!("{} at line {}", ins.keyword, ins.line);
         let args = ins.args.trim();
         let edit = match ins.keyword.as_str() {
-            "COPY" | "ADD" => copy_problem(ins, linux).map_or(Ok(None), Err)?,
+            "COPY" | "ADD" => copy_problem(ins, linux, escape).map_or(Ok(None), Err)?,
             "ARG" => {
                 declare(args, build_args, &mut b.args);
                 None
             }
             "ENV" => Some(Edit::Env(
-                pairs(args, true).map_err(|e| format!("{at}: {e}"))?,
+                pairs(args, true, escape).map_err(|e| format!("{at}: {e}"))?,
             )),
             "LABEL" => Some(Edit::Labels(
-                pairs(args, false).map_err(|e| format!("{at}: {e}"))?,
+                pairs(args, false, escape).map_err(|e| format!("{at}: {e}"))?,
             )),
             "USER" => Some(Edit::User(args.to_string())),
             "WORKDIR" => Some(Edit::Workdir(args.to_string())),
@@ -293,7 +303,7 @@ fn plan(text: &str, base: &str, build_args: &[(String, String)]) -> Result<Stage
         ));
     }
     let linux = |from: &str| file.stage(from).is_some_and(|s| s.index < last.index);
-    let b = body(last, build_args, &linux)?;
+    let b = body(last, build_args, &linux, escape_char(text))?;
     let head: Vec<&str> = text.lines().take(last.line - 1).collect();
     let files_containerfile = format!(
         "{}\n# The files of the Windows stage (line {}), composed by imgcheck\nFROM scratch\n{}\n",

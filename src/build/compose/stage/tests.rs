@@ -148,9 +148,36 @@ fn variables_expand_like_a_containerfile() {
     for (input, want) in cases {
         assert_eq!(expand(input, &vars), want, "{input}");
     }
+    let cases: [(&str, char, &[&str]); 6] = [
+        (
+            "A=1 B=\"two words\" C='x y'",
+            '\\',
+            &["A=1", "B=two words", "C=x y"],
+        ),
+        (r#"P="C:\app;$P" Q=a\ b"#, '\\', &[r"P=C:\app;$P", "Q=a b"]),
+        (
+            r#"P="say \"hi\"" R='C:\x'"#,
+            '\\',
+            &[r#"P=say "hi""#, r"R=C:\x"],
+        ),
+        (r"P=C:\app", '\\', &["P=C:app"]),
+        (r"P=C:\app Q=a` b", '`', &[r"P=C:\app", "Q=a b"]),
+        (r#"P="C:\app ``""#, '`', &[r"P=C:\app `"]),
+    ];
+    for (input, escape, want) in cases {
+        assert_eq!(words(input, escape), want, "{input}");
+    }
+    let text = "# escape=`\nFROM base\nENV P=\"C:\\app\" Q=1\nLABEL a=C:\\x\n";
+    let Decision::Compose(plan) = decide(text, "base", &[]) else {
+        panic!("not composed");
+    };
+    let s = |v: &str| v.to_string();
     assert_eq!(
-        pairs("A=1 B=\"two words\" C='x y'", false).unwrap(),
-        [("A", "1"), ("B", "two words"), ("C", "x y")].map(|(k, v)| (k.to_string(), v.to_string()))
+        plan.edits,
+        [
+            Edit::Env(vec![(s("P"), s(r"C:\app")), (s("Q"), s("1"))]),
+            Edit::Labels(vec![(s("a"), s(r"C:\x"))])
+        ]
     );
     assert_eq!(
         command("app.exe --serve"),
