@@ -168,7 +168,14 @@ async fn run_in_turn(
     }
     match run_job(&job, &pass, &*view, &mut stop).await {
         Ok(d) => {
-            view.finish(&format!("pushed {}", d.short()));
+            let done = match job.compose {
+                Some(_) => format!(
+                    "files built {}; composed once the builds are done",
+                    d.short()
+                ),
+                None => format!("pushed {}", d.short()),
+            };
+            view.finish(&done);
             JobOutcome::Pushed(d)
         }
         Err(JobError::Stopped) => skipped(&*view),
