@@ -133,7 +133,10 @@ impl Classify for crate::build::error::RunError {
     fn exit_kind(&self) -> ExitKind {
         use crate::build::error::RunError;
         match self {
-            RunError::PushToLayout(_) | RunError::PushReference(_) => ExitKind::Usage,
+            RunError::PushToLayout(_)
+            | RunError::PushReference(_)
+            | RunError::NotComposable { .. }
+            | RunError::StageFile(..) => ExitKind::Usage,
             RunError::BuildahMissing
             | RunError::BuildahUnrunnable(_)
             | RunError::BuildahFailed { .. }

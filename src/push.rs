@@ -4,6 +4,9 @@
 //! engine, and only then move the tag to it. A list that fails its policy (or cannot be
 //! verified) never replaces what the tag names, unless the caller forces it.
 //!
+//! [`push_image`] pushes one image under a tag (a per-platform tag of `imgcheck build`), its
+//! base's blobs taken from the base's repository.
+//!
 //! Writes go through the run's registry client ([`RegistrySource::upload_blob`] and its
 //! siblings), retried like reads. Every byte copied is checked against its digest (and size)
 //! first, so a corrupt layout or a lying registry cannot make us publish other content under a
@@ -23,7 +26,7 @@ use crate::graph::{Content, Image, MAX_LAYER_BYTES, Node, Problem, WalkOptions, 
 use crate::manifest::{Descriptor, MAX_MANIFEST_BYTES, OCI_MANIFEST};
 use crate::platform::Platform;
 use crate::policy::Policy;
-use crate::reference::{ImageRef, RegistryRef};
+use crate::reference::{ImageRef, LayoutRef, RegistryRef};
 use crate::session::Session;
 use crate::source::layout::LayoutSource;
 use crate::source::registry::RegistrySource;
@@ -662,4 +665,78 @@ async fn check_tag(
         });
     }
     Ok(())
+}
+
+/// Whether the layout holds the blob `digest` itself.
+fn layout_has(layout: &LayoutRef, digest: &Digest) -> bool {
+    layout
+        .dir
+        .join("blobs")
+        .join(digest.algorithm().name())
+        .join(digest.hex())
+        .is_file()
+}
+
+/// Pushes one image under a tag: the image manifest itself, not a list of it (a per-platform
+/// tag of `imgcheck build`). The image is read from `layout` (its `index.json`, or the digest
+/// the reference pins); each blob the layout lacks (the layers of the image's base) is taken
+/// from `base`: already present, mounted from it on the same registry, or copied through a
+/// file. Nothing is held whole in memory but the manifest. The tag is moved last and read back;
+/// returns the manifest's digest and what was copied.
+pub async fn push_image(
+    session: &Session,
+    target: &RegistryRef,
+    layout: &LayoutRef,
+    base: Option<&RegistryRef>,
+) -> Result<(Digest, CopyStats), Failure> {
+    let input = layout.to_string();
+    let spec = ChildSpec {
+        input: input.clone(),
+        reference: ImageRef::Layout(layout.clone()),
+        os_version: None,
+    };
+    let source = open_source(session, &spec)?;
+    let mut pieces = read_child(&source, 0, &spec).await?;
+    let piece = match (pieces.pop(), pieces.is_empty()) {
+        (Some(p), true) if p.image.listed.is_none() => p,
+        _ => return Err(unusable(&input, "is not a single image")),
+    };
+    let client = session
+        .registry_client()
+        .ok_or_else(|| Failure::NoRegistryClient {
+            target: target.to_string(),
+        })?;
+    let writer = Writer {
+        target: client.source(target),
+        name: target,
+    };
+    let from_base = base.map(|b| ChildSource::Registry(client.source(b), b.clone()));
+    let mut stats = CopyStats::default();
+    for d in &piece.blobs {
+        if d.is_foreign_layer() {
+            stats.foreign += 1;
+            continue;
+        }
+        let digest = d.digest().map_err(|e| unreadable(&input, None, e))?;
+        let from = match &from_base {
+            Some(b) if !layout_has(layout, &digest) => b,
+            _ => &source,
+        };
+        match writer.copy_blob(from, &input, d).await? {
+            BlobCopy::Present => stats.present += 1,
+            BlobCopy::Mounted => stats.mounted += 1,
+            BlobCopy::Uploaded => stats.uploaded += 1,
+        }
+    }
+    let digest = piece.image.digest.clone();
+    let media_type = piece.image.media_type.as_str();
+    writer
+        .put_manifest(&digest.to_string(), &piece.manifest, media_type)
+        .await?;
+    writer
+        .put_manifest(&target.reference_part(), &piece.manifest, media_type)
+        .await?;
+    check_tag(&writer.target, target, &digest).await?;
+    stats.manifests += 1;
+    Ok((digest, stats))
 }

@@ -166,6 +166,8 @@ RUN mkdir -p /out && \
 FROM ${WINDOWS_BASE}
 COPY --from=builder /out/csi.exe /csi.exe
 USER ContainerAdministrator
+ENV CSI_MODE=node
+LABEL org.example.stage="windows stage"
 ENTRYPOINT ["/csi.exe"]
 "#;
 
@@ -366,10 +368,34 @@ fn check_windows_child(reg: &Registry, base_digest: &str, child: &str, osversion
     assert_eq!(diff_ids.len(), layers.len());
 }
 
+/// GETs of the Windows bases' layer blobs from the bases' repository (Buildah pulling a base).
+fn base_layer_downloads(reg: &Registry, bases: &[(u16, String, String)]) -> Vec<String> {
+    let layers: BTreeSet<String> = bases
+        .iter()
+        .flat_map(|(_, _, d)| layer_digests(&manifest(reg, "bases/good", d)))
+        .collect();
+    reg.requests()
+        .into_iter()
+        .filter(|r| {
+            r.starts_with("GET /v2/windows/nanoserver/blobs/")
+                && layers.iter().any(|l| r.contains(l.as_str()))
+        })
+        .collect()
+}
+
+/// The per-platform tag names the image manifest itself, not a list of it.
+fn assert_tag_names_an_image(reg: &Registry, tag: &str) {
+    let m = manifest(reg, "csi/driver", tag);
+    assert!(
+        m["layers"].is_array() && m.get("manifests").is_none(),
+        "{tag} is not an image manifest: {m}"
+    );
+}
+
 #[test]
 fn buildah_before_1_44_builds_windows_images_whose_layers_imgcheck_writes() {
     require("buildah", "buildah");
-    let reg = Registry::start();
+    let reg = Registry::start_logging_requests();
     let _cleanup = PulledImages(reg.host());
     let work = tempfile::tempdir().unwrap();
     let builder = push_builder(&reg, work.path());
@@ -379,7 +405,7 @@ fn buildah_before_1_44_builds_windows_images_whose_layers_imgcheck_writes() {
     let epoch = "1700000000";
 
     let out = build_cmd(&plan, &reg, &logs)
-        .args(["--jobs", "2"])
+        .args(["--jobs", "2", "--windows-stage", "buildah"])
         .env("SOURCE_DATE_EPOCH", epoch)
         .output()
         .unwrap();
@@ -387,9 +413,18 @@ fn buildah_before_1_44_builds_windows_images_whose_layers_imgcheck_writes() {
     // Built, Windows layers written, pushed, assembled, verified with --deep: pass.
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     assert!(
-        stderr.contains("imgcheck rewrites the layers each Windows stage adds"),
+        stderr.contains("imgcheck writes the layers each Windows stage adds")
+            && stderr.contains(
+                "driver windows/amd64 20348: Windows stage built by Buildah: --windows-stage buildah"
+            ),
         "{stderr}"
     );
+    // Each rewritten image is pushed under its per-platform tag as an image. (Buildah pulls
+    // the bases' layers unless its storage has them already: not asserted, the storage is
+    // shared.)
+    for tag in ["v1-windows-amd64-17763", "v1-windows-amd64-20348"] {
+        assert_tag_names_an_image(&reg, tag);
+    }
     let list_digest = reg
         .manifest_digest("csi/driver", "v1")
         .unwrap_or_else(|| panic!("no list pushed:\n{stdout}{stderr}"));
@@ -457,6 +492,7 @@ fn buildah_before_1_44_builds_windows_images_whose_layers_imgcheck_writes() {
     // list. The old flag is accepted and ignored with a note.
     let out = build_cmd(&plan, &reg, &work.path().join("logs2"))
         .args(["--jobs", "2", "--allow-legacy-windows-layers"])
+        .args(["--windows-stage", "buildah"])
         .env("SOURCE_DATE_EPOCH", epoch)
         .output()
         .unwrap();
@@ -470,6 +506,188 @@ fn buildah_before_1_44_builds_windows_images_whose_layers_imgcheck_writes() {
     let second = list_entries(&manifest(&reg, "csi/driver", &again));
     assert_eq!(second, entries);
     assert_eq!(again, list_digest);
+}
+
+/// The config of a composed Windows child: the base's, with the stage's edits, one history
+/// entry more and `created` at SOURCE_DATE_EPOCH.
+fn check_composed_config(reg: &Registry, base_digest: &str, child: &str) {
+    let config_of = |repo: &str, m: &Value| -> Value {
+        let (_, bytes) = reg.get_blob(repo, m["config"]["digest"].as_str().unwrap());
+        serde_json::from_slice(&bytes).unwrap()
+    };
+    let base = config_of("bases/good", &manifest(reg, "bases/good", base_digest));
+    let mine = config_of("csi/driver", &manifest(reg, "csi/driver", child));
+    assert_eq!(mine["os.version"], base["os.version"]);
+    assert_eq!(mine["created"], "2023-11-14T22:13:20Z");
+    assert_eq!(mine["config"]["User"], "ContainerAdministrator");
+    assert_eq!(
+        mine["config"]["Entrypoint"],
+        serde_json::json!(["/csi.exe"])
+    );
+    assert_eq!(
+        mine["config"]["Labels"]["org.example.stage"],
+        "windows stage"
+    );
+    let env: Vec<&str> = mine["config"]["Env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(env.contains(&"CSI_MODE=node"), "{env:?}");
+    let history = |c: &Value| c["history"].as_array().map_or(0, Vec::len);
+    assert_eq!(history(&mine), history(&base) + 1);
+}
+
+#[test]
+fn the_windows_stage_is_composed_without_downloading_the_base() {
+    require("buildah", "buildah");
+    let reg = Registry::start_logging_requests();
+    let _cleanup = PulledImages(reg.host());
+    let work = tempfile::tempdir().unwrap();
+    let builder = push_builder(&reg, work.path());
+    let bases = push_windows_bases(&reg);
+    let plan = write_plan(&work.path().join("plan"), &builder, &bases, "");
+    let logs = work.path().join("logs");
+    let epoch = "1700000000";
+
+    // Default (--windows-stage auto): the stage is FROM the base + COPY/USER/ENV/LABEL/
+    // ENTRYPOINT, so it is composed.
+    let out = build_cmd(&plan, &reg, &logs)
+        .args(["--jobs", "2"])
+        .env("SOURCE_DATE_EPOCH", epoch)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    for build in ["17763", "20348"] {
+        let line = format!("driver windows/amd64 {build}: Windows stage composed by imgcheck");
+        assert!(stderr.contains(&line), "{stderr}");
+        let log =
+            fs::read_to_string(logs.join(format!("driver-windows-amd64-{build}.log"))).unwrap();
+        assert!(
+            log.starts_with("# Windows stage composed by imgcheck"),
+            "{log}"
+        );
+        assert!(log.contains("oci:"), "{log}");
+    }
+    // No base layer was downloaded to build (Buildah pulls them on the other path).
+    assert_eq!(base_layer_downloads(&reg, &bases), Vec::<String>::new());
+    let list_digest = reg.manifest_digest("csi/driver", "v1").unwrap();
+    let row = stdout.lines().find(|l| l.starts_with("driver ")).unwrap();
+    assert!(row.contains(&list_digest) && row.ends_with("pass"), "{row}");
+
+    let entries = list_entries(&manifest(&reg, "csi/driver", &list_digest));
+    assert_eq!(entries.len(), 3);
+    for ((_, _, base), (version, osversion, tag)) in bases.iter().zip([
+        ("10.0.17763.5830", "ltsc2019", "v1-windows-amd64-17763"),
+        ("10.0.20348.2461", "ltsc2022", "v1-windows-amd64-20348"),
+    ]) {
+        let child = &entries
+            .iter()
+            .find(|e| e.1.as_deref() == Some(version))
+            .unwrap_or_else(|| panic!("no {version} in {entries:?}"))
+            .2;
+        // Base layers by digest (so byte for byte), one Windows-format layer with the PAX
+        // records, the config edits.
+        check_windows_child(&reg, base, child, osversion);
+        check_composed_config(&reg, base, child);
+        assert_tag_names_an_image(&reg, tag);
+        assert_eq!(
+            reg.manifest_digest("csi/driver", tag).as_deref(),
+            Some(child.as_str())
+        );
+    }
+
+    let list_ref = format!("{}/csi/driver:v1", reg.host());
+    let out = imgcheck()
+        .args(["verify", "--deep", &list_ref])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out).0);
+
+    // Reproducible: the same inputs and SOURCE_DATE_EPOCH give the same list.
+    let out = build_cmd(&plan, &reg, &work.path().join("logs2"))
+        .args(["--jobs", "2", "--windows-stage", "compose"])
+        .env("SOURCE_DATE_EPOCH", epoch)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out).0,
+        text(&out).1
+    );
+    assert_eq!(reg.manifest_digest("csi/driver", "v1"), Some(list_digest));
+}
+
+#[test]
+fn a_stage_that_cannot_be_composed_is_built_by_buildah_and_says_why() {
+    require("buildah", "buildah");
+    let reg = Registry::start();
+    let _cleanup = PulledImages(reg.host());
+    let work = tempfile::tempdir().unwrap();
+    let builder = push_builder(&reg, work.path());
+    let bases = push_windows_bases(&reg);
+    let plan = write_plan(&work.path().join("plan"), &builder, &bases, "");
+    let file = plan.parent().unwrap().join("driver/Containerfile.windows");
+    let text_before = fs::read_to_string(&file).unwrap();
+    let exposed = text_before.replace(
+        "USER ContainerAdministrator\n",
+        "USER ContainerAdministrator\nEXPOSE 8080\n",
+    );
+    fs::write(&file, exposed).unwrap();
+    let logs = work.path().join("logs");
+    let out = build_cmd(&plan, &reg, &logs).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let why = "Windows stage built by Buildah: EXPOSE at line 14: EXPOSE is not composed";
+    assert!(
+        stderr.contains(&format!("driver windows/amd64 17763: {why}")),
+        "{stderr}"
+    );
+    let log = fs::read_to_string(logs.join("driver-windows-amd64-17763.log")).unwrap();
+    assert!(log.starts_with(&format!("# {why}\n")), "{log}");
+    // Buildah's path, its layer rewritten: the same layout as a composed one.
+    let list = manifest(&reg, "csi/driver", "v1");
+    let child = list_entries(&list)
+        .into_iter()
+        .find(|e| e.1.as_deref() == Some("10.0.17763.5830"))
+        .unwrap()
+        .2;
+    check_windows_child(&reg, &bases[0].2, &child, "ltsc2019");
+}
+
+#[test]
+fn a_stage_that_cannot_be_composed_is_refused_when_compose_is_forced() {
+    require("buildah", "buildah");
+    let reg = Registry::start();
+    let work = tempfile::tempdir().unwrap();
+    let bases = push_windows_bases(&reg);
+    let plan = write_plan(&work.path().join("plan"), "busybox:latest", &bases, "");
+    let file = plan.parent().unwrap().join("driver/Containerfile.windows");
+    let text_before = fs::read_to_string(&file).unwrap();
+    fs::write(
+        &file,
+        text_before.replace("ENV CSI_MODE=node", "STOPSIGNAL SIGTERM"),
+    )
+    .unwrap();
+    // Forced compose: refused before anything is built, naming the instruction (exit 2).
+    let out = build_cmd(&plan, &reg, &work.path().join("logs"))
+        .args(["--windows-stage", "compose"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("--windows-stage compose: driver windows/amd64 17763: STOPSIGNAL at line 14: STOPSIGNAL is not composed"),
+        "{stderr}"
+    );
+    assert_eq!(
+        reg.manifest_digest("csi/driver", "v1-windows-amd64-17763"),
+        None
+    );
 }
 
 #[test]

@@ -9,7 +9,7 @@ use crate::digest::Digest;
 use crate::engine::resolve;
 use crate::graph::{Content, Graph, Node, Problem, WalkOptions};
 use crate::platform::{Platform, RuntimeProfile, WindowsVersion};
-use crate::reference::{ImageRef, ReferenceError};
+use crate::reference::{ImageRef, ReferenceError, RegistryRef};
 use crate::session::Session;
 use crate::source::FetchError;
 
@@ -20,8 +20,9 @@ pub fn windows_layers_note(version: Version, has_windows: bool) -> Option<String
         format!(
             "buildah {version} writes the layers it adds to a Windows image in the Linux layout \
              (Buildah writes the Windows layout from {WINDOWS_LAYERS_SINCE} on); imgcheck \
-             rewrites the layers each Windows stage adds (Files/, Hives/, PAX records) and \
-             verifies the lists with --deep"
+             writes the layers each Windows stage adds (Files/, Hives/, PAX records), by \
+             composing the stage or by rewriting Buildah's layers, and verifies the lists \
+             with --deep"
         )
     })
 }
@@ -33,6 +34,9 @@ pub struct BaseInfo {
     pub os_version: Option<String>,
     /// Its layers, in order: a Windows image built on it starts with them.
     pub layers: Vec<Digest>,
+    /// The image a node of the planned build pulls, pinned by digest (`None` for a base in an
+    /// OCI layout): a composed Windows stage reads its manifest and config there.
+    pub image: Option<RegistryRef>,
 }
 
 /// Why a Windows base cannot be used for a build.
@@ -145,9 +149,14 @@ pub async fn inspect_base(
             None => return Err(BaseError::OsVersionUnreadable(base.to_string(), v.clone())),
         }
     }
+    let image = match &reference {
+        ImageRef::Registry(r) => Some(r.with_digest(&node.digest)),
+        ImageRef::Layout(_) => None,
+    };
     Ok(BaseInfo {
         os_version: platform.os_version,
         layers,
+        image,
     })
 }
 
@@ -238,7 +247,7 @@ mod tests {
             if let Some(n) = note {
                 assert!(
                     n.contains(&format!("buildah {version} writes"))
-                        && n.contains("imgcheck rewrites the layers")
+                        && n.contains("imgcheck writes the layers each Windows stage adds")
                         && n.contains("--deep"),
                     "{n}"
                 );

@@ -178,6 +178,24 @@ pub fn push_command(
     cmd
 }
 
+/// `buildah push --digestfile F IMAGE oci:DIR`: writes a built image to a local OCI layout
+/// (the files of a composed Windows stage) and records its manifest's digest.
+pub fn push_layout_command(
+    image: &str,
+    dir: &std::path::Path,
+    digestfile: &std::path::Path,
+    pass: &Passthrough,
+) -> Vec<String> {
+    let mut cmd = vec!["buildah".to_string()];
+    cmd.extend(pass.global());
+    cmd.push("push".into());
+    cmd.push("--digestfile".into());
+    cmd.push(digestfile.display().to_string());
+    cmd.push(image.to_string());
+    cmd.push(format!("oci:{}", dir.display()));
+    cmd
+}
+
 /// `buildah version`.
 pub fn version_command() -> Vec<String> {
     vec!["buildah".to_string(), "version".to_string()]

@@ -21,7 +21,7 @@ pub struct Instruction {
 
 /// The line-continuation character: `\\`, or what a leading `# escape=` parser directive sets
 /// (Windows Containerfiles often use a backtick so paths can keep their backslashes).
-fn escape_char(text: &str) -> char {
+pub fn escape_char(text: &str) -> char {
     for line in text.lines() {
         let t = line.trim();
         let Some(directive) = t.strip_prefix('#') else {

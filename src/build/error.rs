@@ -112,6 +112,19 @@ pub enum RunError {
     /// A per-platform push destination does not parse.
     #[error("--push")]
     PushReference(#[source] Arc<ReferenceError>),
+    /// `--windows-stage compose`, but a Windows stage cannot be composed.
+    #[error("--windows-stage compose: {image} {target}: {reason}")]
+    NotComposable {
+        /// The image.
+        image: String,
+        /// The target (`windows/amd64 20348`).
+        target: String,
+        /// Why not.
+        reason: String,
+    },
+    /// The Containerfile of a Windows stage cannot be read, or its files stage written.
+    #[error("{}", .0.display())]
+    StageFile(PathBuf, #[source] Arc<std::io::Error>),
 }
 
 /// Why a step for one image (its Windows base, its list) stopped.

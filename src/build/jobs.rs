@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::build::BuildError;
 use crate::build::buildah::BuildSpec;
 use crate::build::check::image_policy;
+use crate::build::compose::stage::StagePlan;
 use crate::build::plan::{Context, ContextError, ImageSpec, Plan, expand_context, osversion_arg};
 use crate::digest::Digest;
 use crate::policy::{Build, Policy};
@@ -71,6 +72,22 @@ pub struct Job {
     /// The layers of its Windows base (filled in once the base is read): the layers of the
     /// built image after these are the ones its Windows stage added.
     pub base_layers: Vec<Digest>,
+    /// The image of its Windows base, pinned (filled in once the base is read).
+    pub base_image: Option<RegistryRef>,
+    /// Set when its Windows stage is composed without Buildah ([`crate::build::compose`]):
+    /// `spec` then builds only the stage's files, pushed to a local layout.
+    pub compose: Option<ComposeJob>,
+    /// How its Windows stage is made and why, for the progress and the job's log.
+    pub stage_note: Option<String>,
+}
+
+/// A Windows job whose stage imgcheck composes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComposeJob {
+    /// The stage.
+    pub plan: StagePlan,
+    /// The OCI layout `buildah push` writes the stage's files image to.
+    pub files: PathBuf,
 }
 
 /// Settings shared by every job of a run.
@@ -227,6 +244,9 @@ fn job(
         log: log_dir.join(format!("{stem}.log")),
         digestfile: log_dir.join(format!("{stem}.digest")),
         base_layers: Vec::new(),
+        base_image: None,
+        compose: None,
+        stage_note: None,
         target,
     }
 }

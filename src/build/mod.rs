@@ -16,11 +16,14 @@
 //! - [`windows_layer`]: the Windows layer writer (pure: a tar in, a Windows-format layer out).
 //! - [`windows_stage`]: the Windows stage of an image built by Buildah before 1.44: its added
 //!   layers rewritten by [`windows_layer`], its config and manifest fixed, pushed again.
+//! - [`compose`]: the Windows stage composed without Buildah building it: whether it can be,
+//!   its files as one layer by [`windows_layer`], the base's config edited, pushed as an image.
 
 pub mod assembler;
 pub mod base;
 pub mod buildah;
 pub mod check;
+pub mod compose;
 pub mod containerfile;
 pub mod error;
 pub mod exec;

@@ -8,7 +8,8 @@ use crate::exit::ExitKind;
 /// The end of one job.
 #[derive(Debug, Clone)]
 pub enum JobOutcome {
-    /// Built and pushed: the digest of the per-platform image.
+    /// Built and pushed: the digest of the per-platform image (for a composed Windows stage,
+    /// of its files image in the job's local layout).
     Pushed(Digest),
     /// It failed.
     Failed {

@@ -11,7 +11,10 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::{Semaphore, watch};
 
 use crate::build::base::BaseInfo;
-use crate::build::buildah::{Passthrough, Version, build_command, parse_step, push_command};
+use crate::build::buildah::{
+    Passthrough, Version, build_command, parse_step, push_command, push_layout_command,
+};
+use crate::build::compose::{ComposeImage, StageMode, choose, compose_image};
 use crate::build::error::{JobError, StepError, VerifyError, with_causes};
 use crate::build::exec::{BUILD_ATTEMPTS, is_transient_setup_failure, read_trimmed, run_logged};
 use crate::build::jobs::Job;
@@ -40,6 +43,8 @@ pub struct RunSettings {
     /// `SOURCE_DATE_EPOCH` / `--timestamp`: the times of the Windows layers imgcheck writes
     /// are clamped to it (Buildah gets `--timestamp` through each job's spec).
     pub timestamp: Option<u64>,
+    /// How Windows stages are made (`--windows-stage`).
+    pub windows_stage: StageMode,
 }
 
 /// Builds and pushes one job; returns the pushed digest.
@@ -55,12 +60,26 @@ async fn run_job(
     for f in [&job.spec.iidfile, &job.digestfile] {
         let _ = std::fs::remove_file(f);
     }
+    if let Some(note) = &job.stage_note {
+        log.write_all(format!("# {note}\n").as_bytes())
+            .await
+            .map_err(|e| JobError::WriteLog(Arc::new(e)))?;
+    }
     build(job, pass, view, stop, &mut log).await?;
     let iidfile = &job.spec.iidfile;
     let image_id =
         read_trimmed(iidfile).map_err(|e| JobError::ImageId(iidfile.clone(), Arc::new(e)))?;
-    view.status(&format!("pushing to {}", job.push_to));
-    let push = push_command(&image_id, &job.push_to, &job.digestfile, pass);
+    let push = match &job.compose {
+        Some(c) => {
+            view.status("writing the Windows stage's files");
+            let _ = std::fs::remove_dir_all(&c.files);
+            push_layout_command(&image_id, &c.files, &job.digestfile, pass)
+        }
+        None => {
+            view.status(&format!("pushing to {}", job.push_to));
+            push_command(&image_id, &job.push_to, &job.digestfile, pass)
+        }
+    };
     if !run_logged(&push, &mut log, stop, |_| {}).await? {
         return Err(JobError::Push(job.push_to.clone()));
     }
@@ -149,7 +168,14 @@ async fn run_in_turn(
     }
     match run_job(&job, &pass, &*view, &mut stop).await {
         Ok(d) => {
-            view.finish(&format!("pushed {}", d.short()));
+            let done = match job.compose {
+                Some(_) => format!(
+                    "files built {}; composed once the builds are done",
+                    d.short()
+                ),
+                None => format!("pushed {}", d.short()),
+            };
+            view.finish(&done);
             JobOutcome::Pushed(d)
         }
         Err(JobError::Stopped) => skipped(&*view),
@@ -325,6 +351,7 @@ impl Build<'_> {
                         job.spec.os_version = Some(WindowsVersion::host(build).to_string());
                     }
                     job.base_layers = info.layers.clone();
+                    job.base_image = info.image.clone();
                 }
                 Err(e) => errors.entry(job.image.clone()).or_default().push(e.clone()),
             }
@@ -335,6 +362,23 @@ impl Build<'_> {
             }
         }
         errors
+    }
+
+    /// Decides how each Windows stage is made (of the images whose bases are usable) and says
+    /// so.
+    fn choose_stages(&mut self, base_errors: &BaseErrors) -> Result<(), RunError> {
+        let mode = self.settings.windows_stage;
+        for job in &mut self.jobs {
+            if base_errors.contains_key(&job.image) {
+                continue;
+            }
+            if let Some(note) = choose(job, mode)? {
+                let label = job.target.label();
+                self.reporter
+                    .line(&format!("imgcheck: {} {label}: {note}", job.image));
+            }
+        }
+        Ok(())
     }
 
     /// Runs it. `session_for` opens the registry session for the references the run
@@ -352,6 +396,7 @@ impl Build<'_> {
         self.prepare(version)?;
         let session = session_for(self.references()?).await;
         let base_errors = self.check_bases(&session).await;
+        self.choose_stages(&base_errors)?;
         let runnable: Vec<Job> = self
             .jobs
             .iter()
@@ -470,10 +515,25 @@ impl ListStep<'_> {
     /// The pushed image of one job, with its Windows layers written when this step writes them.
     async fn child(&self, job: &Job, digest: &Digest) -> Result<RegistryRef, StepOrRun> {
         let pushed = registry_ref(&job.push_to).map_err(StepOrRun::Run)?;
+        let work = job.log.with_extension("oci");
+        let failed = |e| StepOrRun::Step(job.target.label(), StepError::Windows(Arc::new(e)));
+        if let (Some(c), Some(base)) = (&job.compose, &job.base_image) {
+            let _ = std::fs::remove_dir_all(&work);
+            let image = ComposeImage {
+                push_to: &pushed,
+                files: (&c.files, digest),
+                base,
+                plan: &c.plan,
+                work: &work,
+                clamp: self.clamp,
+                os_version: job.spec.os_version.clone(),
+            };
+            let composed = compose_image(self.session, &image).await.map_err(failed)?;
+            return Ok(pushed.with_digest(&composed));
+        }
         if job.target.os != "windows" || !self.write_windows_layers {
             return Ok(pushed.with_digest(digest));
         }
-        let work = job.log.with_extension("oci");
         let _ = std::fs::remove_dir_all(&work);
         let image = StageImage {
             pushed: &pushed,
@@ -482,9 +542,7 @@ impl ListStep<'_> {
             work: &work,
             clamp: self.clamp,
         };
-        let written = rewrite_image(self.session, &image)
-            .await
-            .map_err(|e| StepOrRun::Step(job.target.label(), StepError::Windows(Arc::new(e))))?;
+        let written = rewrite_image(self.session, &image).await.map_err(failed)?;
         Ok(pushed.with_digest(&written))
     }
 

@@ -243,6 +243,89 @@ fn write_roots<W: Write>(out: &mut tar::Builder<W>, times: LayerTimes) -> io::Re
     Ok(())
 }
 
+/// The one Windows layer writer: `Hives/` and `Files/` first, then the entries of each tar
+/// appended, every one under `Files/` with the Windows PAX records, into a gzip'd tar. Both the
+/// rewrite of a layer Buildah wrote ([`rewrite`]) and the Windows stage composed without
+/// Buildah ([`crate::build::compose`]) write through it.
+pub struct LayerWriter<W: Write> {
+    out: tar::Builder<Hashing<flate2::write::GzEncoder<Hashing<W>>>>,
+    times: LayerTimes,
+    entries: usize,
+}
+
+impl<W: Write> LayerWriter<W> {
+    /// Starts a layer on `output`: writes the `Hives/` and `Files/` entries.
+    pub fn new(output: W, times: LayerTimes) -> Result<Self, LayerError> {
+        let compressed = Hashing::new(output);
+        let encoder = flate2::GzBuilder::new().write(compressed, flate2::Compression::new(6));
+        let mut out = tar::Builder::new(Hashing::new(encoder));
+        write_roots(&mut out, times)?;
+        Ok(LayerWriter {
+            out,
+            times,
+            entries: 2,
+        })
+    }
+
+    /// Appends every entry of the tar `input` (gzip'd when `gzip`), in its order, under
+    /// `Files/`.
+    pub fn append_tar<R: Read>(&mut self, input: R, gzip: bool) -> Result<(), LayerError> {
+        let reader: Box<dyn Read + '_> = if gzip {
+            Box::new(flate2::read::MultiGzDecoder::new(input))
+        } else {
+            Box::new(input)
+        };
+        let mut archive = tar::Archive::new(reader);
+        for entry in archive.entries()? {
+            let mut entry = entry?;
+            let Some(rel) = relative(&entry.path()?)? else {
+                continue;
+            };
+            let kind = entry.header().entry_type();
+            let name = if kind.is_dir() {
+                format!("Files/{rel}/")
+            } else {
+                format!("Files/{rel}")
+            };
+            let link = match entry.link_name()? {
+                Some(l) if kind.is_hard_link() => relative(&l)?.map(|r| format!("Files/{r}")),
+                Some(l) => Some(l.to_string_lossy().into_owned()),
+                None => None,
+            };
+            let mut header = tar::Header::new_ustar();
+            header.set_entry_type(kind);
+            header.set_mode(entry.header().mode()?);
+            header.set_uid(entry.header().uid()?);
+            header.set_gid(entry.header().gid()?);
+            header.set_size(entry.size());
+            let time = self.times.clamped(entry.header().mtime()?);
+            write_entry(
+                &mut self.out,
+                header,
+                &name,
+                link.as_deref(),
+                time,
+                &mut entry,
+            )?;
+            self.entries += 1;
+        }
+        Ok(())
+    }
+
+    /// Ends the tar and the gzip stream; returns the layer's digests and size.
+    pub fn finish(self) -> Result<Rewritten, LayerError> {
+        let tar = self.out.into_inner()?;
+        let diff_id = tar.hasher.finish();
+        let compressed = tar.inner.finish()?;
+        Ok(Rewritten {
+            diff_id,
+            digest: compressed.hasher.finish(),
+            size: compressed.count,
+            entries: self.entries,
+        })
+    }
+}
+
 /// Rewrites the tar `input` (gzip'd when `gzip`) into a gzip'd Windows-format layer on `output`.
 pub fn rewrite<R: Read, W: Write>(
     input: R,
@@ -250,53 +333,9 @@ pub fn rewrite<R: Read, W: Write>(
     output: W,
     times: LayerTimes,
 ) -> Result<Rewritten, LayerError> {
-    let reader: Box<dyn Read + '_> = if gzip {
-        Box::new(flate2::read::MultiGzDecoder::new(input))
-    } else {
-        Box::new(input)
-    };
-    let mut archive = tar::Archive::new(reader);
-    let compressed = Hashing::new(output);
-    let encoder = flate2::GzBuilder::new().write(compressed, flate2::Compression::new(6));
-    let mut out = tar::Builder::new(Hashing::new(encoder));
-    write_roots(&mut out, times)?;
-    let mut entries = 2;
-    for entry in archive.entries()? {
-        let mut entry = entry?;
-        let Some(rel) = relative(&entry.path()?)? else {
-            continue;
-        };
-        let kind = entry.header().entry_type();
-        let directory = kind.is_dir();
-        let name = if directory {
-            format!("Files/{rel}/")
-        } else {
-            format!("Files/{rel}")
-        };
-        let link = match entry.link_name()? {
-            Some(l) if kind.is_hard_link() => relative(&l)?.map(|r| format!("Files/{r}")),
-            Some(l) => Some(l.to_string_lossy().into_owned()),
-            None => None,
-        };
-        let mut header = tar::Header::new_ustar();
-        header.set_entry_type(kind);
-        header.set_mode(entry.header().mode()?);
-        header.set_uid(entry.header().uid()?);
-        header.set_gid(entry.header().gid()?);
-        header.set_size(entry.size());
-        let time = times.clamped(entry.header().mtime()?);
-        write_entry(&mut out, header, &name, link.as_deref(), time, &mut entry)?;
-        entries += 1;
-    }
-    let tar = out.into_inner()?;
-    let diff_id = tar.hasher.finish();
-    let compressed = tar.inner.finish()?;
-    Ok(Rewritten {
-        diff_id,
-        digest: compressed.hasher.finish(),
-        size: compressed.count,
-        entries,
-    })
+    let mut writer = LayerWriter::new(output, times)?;
+    writer.append_tar(input, gzip)?;
+    writer.finish()
 }
 
 #[cfg(test)]

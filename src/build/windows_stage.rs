@@ -10,13 +10,12 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::assemble::ChildSpec;
 use crate::build::windows_layer::{LayerError, LayerTimes, Rewritten, rewrite};
 use crate::digest::Digest;
 use crate::graph::MAX_LAYER_BYTES;
 use crate::manifest::{MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES, OCI_MANIFEST};
-use crate::push::{Failure, Request, assemble};
-use crate::reference::{ImageRef, LayoutRef, RegistryRef};
+use crate::push::{Failure, push_image};
+use crate::reference::{LayoutRef, RegistryRef};
 use crate::session::Session;
 use crate::source::registry::RegistrySource;
 use crate::source::{FetchError, Source};
@@ -227,7 +226,7 @@ impl StageImage<'_> {
 }
 
 /// Writes `bytes` as a blob of the work layout; returns its digest.
-fn put_blob(work: &Path, bytes: &[u8]) -> Result<Digest, StageError> {
+pub(crate) fn put_blob(work: &Path, bytes: &[u8]) -> Result<Digest, StageError> {
     let digest = Digest::sha256(bytes);
     let path = work.join("blobs/sha256").join(digest.hex());
     std::fs::write(&path, bytes).map_err(|e| StageError::Write(path, Arc::new(e)))?;
@@ -235,7 +234,7 @@ fn put_blob(work: &Path, bytes: &[u8]) -> Result<Digest, StageError> {
 }
 
 /// Writes `oci-layout` and an `index.json` naming the manifest.
-fn put_index(
+pub(crate) fn put_index(
     work: &Path,
     manifest: &Digest,
     size: usize,
@@ -259,7 +258,7 @@ fn put_index(
 }
 
 /// Seconds since the epoch now: the time of `Hives/` and `Files/` without a clamp.
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
@@ -320,8 +319,9 @@ pub async fn rewrite_image(
     Ok(digest)
 }
 
-/// Pushes the rewritten image (its blobs that the repository lacks, its manifest by digest)
-/// through [`crate::push::assemble`]; the per-platform tag then names a one-entry list of it.
+/// Pushes the rewritten image (its blobs that the repository lacks, its manifest) through
+/// [`crate::push::push_image`]: the per-platform tag names the image itself. The base's layers
+/// are in the repository already (Buildah pushed them there).
 async fn push(
     session: &Session,
     image: &StageImage<'_>,
@@ -332,23 +332,7 @@ async fn push(
         tag: None,
         digest: Some(digest.clone()),
     };
-    let request = Request {
-        target: image.pushed.clone(),
-        children: vec![ChildSpec {
-            input: layout.to_string(),
-            reference: ImageRef::Layout(layout),
-            os_version: None,
-        }],
-        format: None,
-        annotations: Default::default(),
-        dry_run: false,
-        // A per-platform tag is a step of the build, not a release: its one-entry list is
-        // tagged whatever a list policy says of it; the image's own list is judged (with
-        // --deep) once every platform is pushed.
-        policy: crate::policy::Policy::default_policy(),
-        force: true,
-    };
-    assemble(session, &request)
+    push_image(session, image.pushed, &layout, Some(image.pushed))
         .await
         .map_err(|e| StageError::Push(image.pushed.to_string(), Arc::new(e)))?;
     Ok(())

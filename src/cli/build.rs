@@ -8,6 +8,7 @@ use imgcheck::build::BuildError;
 use imgcheck::build::assembler::PushAssembler;
 use imgcheck::build::buildah::Passthrough;
 use imgcheck::build::check::{CheckFinding, check};
+use imgcheck::build::compose::StageMode;
 use imgcheck::build::jobs::{JobSettings, image_lists, plan_jobs, require_contexts};
 use imgcheck::build::outcome::exit_kind;
 use imgcheck::build::plan::{DEFAULT_PLAN, Plan};
@@ -63,10 +64,36 @@ pub struct BuildArgs {
     /// the same digests.
     #[arg(long, env = "SOURCE_DATE_EPOCH", value_name = "SECONDS")]
     timestamp: Option<u64>,
+    /// How each Windows stage is made: compose it without Buildah when it is only FROM the base
+    /// plus COPY/ADD/ENV/USER/ENTRYPOINT/CMD/LABEL/WORKDIR (auto), always with Buildah, or
+    /// always composed (a stage that cannot be is an error).
+    #[arg(long, value_enum, default_value_t = WindowsStage::Auto, value_name = "HOW")]
+    windows_stage: WindowsStage,
     /// No longer needed, and ignored: with a Buildah older than 1.44 imgcheck writes the
     /// Windows layers itself.
     #[arg(long, hide = true)]
     allow_legacy_windows_layers: bool,
+}
+
+/// `--windows-stage`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum WindowsStage {
+    /// Compose when the stage can be, else Buildah.
+    Auto,
+    /// Always Buildah.
+    Buildah,
+    /// Always compose.
+    Compose,
+}
+
+impl From<WindowsStage> for StageMode {
+    fn from(w: WindowsStage) -> StageMode {
+        match w {
+            WindowsStage::Auto => StageMode::Auto,
+            WindowsStage::Buildah => StageMode::Buildah,
+            WindowsStage::Compose => StageMode::Compose,
+        }
+    }
 }
 
 /// What `--allow-legacy-windows-layers` now says.
@@ -125,6 +152,7 @@ async fn build(
         jobs: usize::from(args.jobs),
         passthrough,
         timestamp: args.timestamp,
+        windows_stage: args.windows_stage.into(),
     };
     let build = Build {
         jobs,

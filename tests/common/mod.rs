@@ -86,15 +86,32 @@ impl Registry {
     /// answers 200. Retries with a new port, up to 5 times, if the process
     /// exits early (typically because the port was taken in the meantime).
     pub fn start() -> Registry {
-        Registry::start_on("127.0.0.1")
+        Registry::start_on("127.0.0.1", false)
+    }
+
+    /// [`Registry::start`] with the registry's access log on: [`Registry::requests`] then
+    /// lists every request it served.
+    pub fn start_logging_requests() -> Registry {
+        Registry::start_on("127.0.0.1", true)
+    }
+
+    /// The request lines of the access log (`GET /v2/… HTTP/1.1`), in order (empty unless
+    /// started with [`Registry::start_logging_requests`]).
+    pub fn requests(&self) -> Vec<String> {
+        let text = fs::read_to_string(self.log_path()).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| l.split('"').nth(1))
+            .filter(|r| r.contains(" /v2/"))
+            .map(String::from)
+            .collect()
     }
 
     /// [`Registry::start`] on the IPv6 loopback, `[::1]`.
     pub fn start_ipv6() -> Registry {
-        Registry::start_on("[::1]")
+        Registry::start_on("[::1]", false)
     }
 
-    fn start_on(bind: &'static str) -> Registry {
+    fn start_on(bind: &'static str, access_log: bool) -> Registry {
         let bin = find_on_path("docker-registry").unwrap_or_else(|| panic!("{NOT_FOUND_MSG}"));
         let client = http_client();
         let mut failures = Vec::new();
@@ -117,11 +134,15 @@ impl Registry {
             let storage = dir.path().join("storage");
             fs::create_dir_all(&storage).expect("create registry storage dir");
             let config = dir.path().join("config.yml");
-            fs::write(
-                &config,
-                config_yaml(&storage, &format!("{bind}:{port}"), &token, "", ""),
-            )
-            .expect("write registry config");
+            let mut text = config_yaml(&storage, &format!("{bind}:{port}"), &token, "", "");
+            if access_log {
+                text = text.replacen(
+                    "accesslog:\n    disabled: true",
+                    "accesslog:\n    disabled: false",
+                    1,
+                );
+            }
+            fs::write(&config, text).expect("write registry config");
             let log = File::create(dir.path().join("registry.log")).expect("create registry log");
             let child = match Command::new(&bin)
                 .arg("serve")
