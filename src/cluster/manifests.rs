@@ -21,7 +21,7 @@ use serde_yaml_ng::Value;
 pub use placement::{KNOWN_LABELS, Operator, Placement, Requirement, Term};
 
 use crate::cluster::nodes::LABEL_OS;
-use crate::reference::{ImageRef, ReferenceError};
+use crate::reference::{ImageRef, ReferenceError, RegistryRef};
 
 /// How deep `kind: List` may nest.
 const MAX_LIST_DEPTH: usize = 4;
@@ -240,9 +240,13 @@ struct RawRequirement {
 fn pod_spec_path(kind: &str) -> Option<&'static [&'static str]> {
     match kind {
         "Pod" => Some(&["spec"]),
-        "DaemonSet" | "Deployment" | "StatefulSet" | "ReplicaSet" | "Job" => {
-            Some(&["spec", "template", "spec"])
-        }
+        "DaemonSet"
+        | "Deployment"
+        | "StatefulSet"
+        | "ReplicaSet"
+        | "Job"
+        | "ReplicationController"
+        | "DeploymentConfig" => Some(&["spec", "template", "spec"]),
         "CronJob" => Some(&["spec", "jobTemplate", "spec", "template", "spec"]),
         _ => None,
     }
@@ -363,8 +367,11 @@ fn collect(
         Some(_) => return Err(err(None, Problem::new("kind", "not a string"))),
         None => return Err(err(None, Problem::new("kind", "missing"))),
     };
-    if kind == "List" || kind.ends_with("List") {
-        let Some(items) = get("items").and_then(Value::as_sequence) else {
+    // `List`, and typed lists (`DaemonSetList`); a custom resource whose kind merely ends in
+    // `List` (`IPAllowList`) has no `items` and is skipped as any other kind.
+    let items = get("items").and_then(Value::as_sequence);
+    if kind == "List" || (kind.ends_with("List") && items.is_some()) {
+        let Some(items) = items else {
             return Err(err(
                 None,
                 Problem::new("items", format!("a {kind} needs a list")),
@@ -538,17 +545,18 @@ fn container_image(
         );
         return Err(Problem::new(field, reason));
     }
-    match image.parse::<ImageRef>() {
-        Ok(r @ ImageRef::Registry(_)) => Ok(r),
-        Ok(ImageRef::Layout(_)) => Err(Problem::new(
+    if image.starts_with("oci:") {
+        return Err(Problem::new(
             field,
             format!("'{image}' is not a registry reference (a pod pulls from a registry)"),
-        )),
-        Err(e) => Err(Problem {
+        ));
+    }
+    RegistryRef::parse_pull_spec(image)
+        .map(ImageRef::Registry)
+        .map_err(|e| Problem {
             source: Some(ManifestsCause::Reference(e)),
             ..Problem::new(field, "not an image reference")
-        }),
-    }
+        })
 }
 
 /// The placement of a pod spec at `field`: `nodeSelector` and `os.name` ANDed into every term
