@@ -671,3 +671,54 @@ fn the_azure_file_daemonsets_pass_on_the_wmco_cluster() {
         assert_eq!(object.ends_with("-windows"), windows, "{object}");
     }
 }
+
+/// `mirror-check --pre --from-manifests`: the pre-mirror gate judges each image for the hosts
+/// its pods can land on, as `verify` does: the HostProcess driver's Windows-only list passes,
+/// and an image whose pods land on no host judged gets the `no-host-in-scope` warning.
+#[test]
+fn mirror_check_pre_judges_pod_images_in_their_scope() {
+    let registry = Registry::start();
+    registry.push_layout(&fixture("windows-hp-only"), "azure-file-csi-driver", "hp");
+    let driver = format!("{}/azure-file-csi-driver:hp", registry.host());
+    let dir = tempfile::tempdir().unwrap();
+    let ds = write(
+        dir.path(),
+        "ds.yaml",
+        &daemonset("drv", "windows", true, &[("csi-driver", &driver)]),
+    );
+    let args = [
+        "mirror-check",
+        "--pre",
+        "--from-manifests",
+        &ds,
+        "--format",
+        "json",
+    ];
+    let out = run(&args);
+    let doc = json_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{doc:#}");
+    assert_schema(&doc);
+    let image = &doc["images"][0];
+    assert_eq!(image["origins"][0]["container"], "csi-driver", "{image:#}");
+    let hosts = image["hosts"].as_array().unwrap();
+    assert!(!hosts.is_empty(), "{image:#}");
+    for h in hosts {
+        assert!(
+            h["platform"].as_str().unwrap().starts_with("windows/"),
+            "{h}"
+        );
+        assert_eq!(h["isolation"], "hostprocess", "{h}");
+    }
+
+    let linux_only = cluster_without(dir.path(), "linux.json", |n| {
+        n["status"]["nodeInfo"]["operatingSystem"] == "windows"
+    });
+    let out = run(&[&args[..], &["--nodes", &linux_only]].concat());
+    let image = json_of(&out)["images"][0].clone();
+    assert_eq!(out.status.code(), Some(0), "{image:#}");
+    assert_eq!(image["hosts"], serde_json::json!([]));
+    assert!(
+        rule_ids(&image).contains(&"no-host-in-scope".to_string()),
+        "{image:#}"
+    );
+}
