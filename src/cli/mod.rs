@@ -177,7 +177,8 @@ pub struct RefInput {
     from_imageset: Option<String>,
     /// Read the images of the pod templates in PATH (a file, `-`, or a directory of *.yaml,
     /// *.yml, *.json): DaemonSets, Deployments, StatefulSets, ReplicaSets, Jobs, CronJobs,
-    /// Pods; each judged for the hosts its pods can land on.
+    /// Pods, ReplicationControllers, DeploymentConfigs; each judged for the hosts its pods can
+    /// land on.
     #[arg(long, value_name = "PATH")]
     from_manifests: Option<PathBuf>,
     /// Verify the components of an OpenShift release image (e.g.

@@ -1,5 +1,6 @@
 //! Images from pod templates (`--from-manifests`): every container image of the Pods,
-//! DaemonSets, Deployments, StatefulSets, ReplicaSets, Jobs and CronJobs in a set of
+//! DaemonSets, Deployments, StatefulSets, ReplicaSets, Jobs, CronJobs, ReplicationControllers
+//! and DeploymentConfigs in a set of
 //! manifests, with where each pod can land ([`Placement`]) and whether it runs as a Windows
 //! HostProcess container.
 //!
@@ -286,7 +287,7 @@ pub fn read_manifests(path: &Path) -> Result<Vec<ImageUse>, ManifestsError> {
             location: Box::default(),
             reason: format!(
                 "{what} no pod template (Pod, DaemonSet, Deployment, StatefulSet, ReplicaSet, \
-                 Job or CronJob with containers)"
+                 Job, CronJob, ReplicationController or DeploymentConfig with containers)"
             ),
             source: None,
         });

@@ -765,7 +765,7 @@ fn a_directory_reads_its_manifest_files_in_name_order() {
         "{e}"
     );
     let e = read_manifests(&empty.path().join("cm.yaml")).unwrap_err();
-    assert!(one_line(&e).ends_with("cm.yaml: holds no pod template (Pod, DaemonSet, Deployment, StatefulSet, ReplicaSet, Job or CronJob with containers)"), "{e}");
+    assert!(one_line(&e).ends_with("cm.yaml: holds no pod template (Pod, DaemonSet, Deployment, StatefulSet, ReplicaSet, Job, CronJob, ReplicationController or DeploymentConfig with containers)"), "{e}");
     let e = read_manifests(&empty.path().join("missing.yaml")).unwrap_err();
     assert!(
         one_line(&e).contains("missing.yaml: cannot read: No such file"),
