@@ -149,6 +149,32 @@ fn a_hostprocess_daemonsets_windows_only_image_passes() {
         "{ids:?}"
     );
 
+    // Typed as well as found in the DaemonSet: nothing says where else the typed one runs, so
+    // the scope is dropped and it is judged for every host (docs/cluster.md, "Scope"); the
+    // report still says where the manifest uses it.
+    let out = run(&[
+        "verify",
+        &driver,
+        "--from-manifests",
+        &ds,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc = json_of(&out);
+    assert_eq!(doc["images"].as_array().unwrap().len(), 2, "{doc:#}");
+    let image = &doc["images"][0];
+    assert!(rule_ids(image).contains(&"no-match".into()), "{image:#}");
+    assert_eq!(image["origins"][0]["container"], "csi-driver");
+    assert!(
+        image["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["platform"] == "linux/amd64"),
+        "{image:#}"
+    );
+
     // Not a HostProcess pod: process isolation, and the missing os.version fails it.
     let process = write(
         dir.path(),

@@ -474,6 +474,26 @@ fn node_selector_and_os_name_narrow_hosts() {
         (pod_spec(linux_arm), [false, false, false, true]),
         // os.name and nodeSelector disagree: nowhere.
         (pod_spec(disagree), [false; 4]),
+        // The deprecated arch label reads as the stable one.
+        (
+            pod_spec("nodeSelector:\n  beta.kubernetes.io/arch: arm64\n"),
+            [false, false, false, true],
+        ),
+        // The kubelet's build label is MAJOR.MINOR.BUILD: a value with a revision matches no
+        // node (the image then gets `no-host-in-scope`), the build alone matches its nodes.
+        (
+            pod_spec(&format!("{WIN}  {BUILD}: '10.0.17763.6414'\n")),
+            [false; 4],
+        ),
+        (
+            pod_spec(&format!("{WIN}  {BUILD}: '10.0.17763'\n")),
+            [true, false, false, false],
+        ),
+        // os.name on a Deployment's pod template, with node affinity on the architecture.
+        (
+            with_terms("os:\n  name: windows\n", &[&expr(ARCH, "In", &["amd64"])]),
+            [true, true, false, false],
+        ),
     ]);
 }
 
