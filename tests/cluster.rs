@@ -447,6 +447,20 @@ fn a_release_with_a_component_lacking_windows_fails_naming_it() {
         "{missing:#}"
     );
 
+    // Konflux: the TEST_OUTPUT shape (docs/report.schema.json), the missing component counted
+    // as a failure and named in the note.
+    let out = run(&["verify", "--from-release", &release, "--format", "konflux"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc = json_of(&out);
+    assert_schema(&doc);
+    assert_eq!(doc["result"], "FAILURE", "{doc:#}");
+    assert_eq!(doc["failures"], 2, "{doc:#}");
+    let note = doc["note"].as_str().unwrap();
+    assert!(
+        note.contains("#csi-livenessprobe: release-image-missing"),
+        "{note}"
+    );
+
     // The text report names the component under each image; --stats counts the release's
     // reading apart (the index and its amd64 child, then the layer holding the file).
     let out = run(&["verify", "--stats", "--from-release", &release]);

@@ -278,15 +278,15 @@ pub fn read_manifests(path: &Path) -> Result<Vec<ImageUse>, ManifestsError> {
     }
     if uses.is_empty() {
         let what = if path.is_dir() {
-            "no *.yaml, *.yml or *.json file in the directory holds"
+            "no *.yaml, *.yml or *.json file in the directory holds a"
         } else {
-            "holds"
+            "holds no"
         };
         return Err(ManifestsError {
             origin: shown,
             location: Box::default(),
             reason: format!(
-                "{what} no pod template (Pod, DaemonSet, Deployment, StatefulSet, ReplicaSet, \
+                "{what} pod template (Pod, DaemonSet, Deployment, StatefulSet, ReplicaSet, \
                  Job, CronJob, ReplicationController or DeploymentConfig with containers)"
             ),
             source: None,
@@ -643,7 +643,7 @@ fn requirement(raw: &RawRequirement, field: &str) -> Result<Requirement, Problem
     let wrong = match op {
         Operator::In | Operator::NotIn if n == 0 => Some("must not be empty"),
         Operator::Exists | Operator::DoesNotExist if n > 0 => Some("must be empty"),
-        Operator::Gt | Operator::Lt if n != 1 || raw.values[0].parse::<i64>().is_err() => {
+        Operator::Gt | Operator::Lt if !matches!(raw.values.as_slice(), [v] if v.parse::<i64>().is_ok()) => {
             Some("must be one integer")
         }
         _ => None,

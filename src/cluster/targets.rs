@@ -2,7 +2,8 @@
 //! payload (`--from-release`) and the containers of pod templates (`--from-manifests`), each
 //! with where it was found and, for pod templates, the hosts its pods can land on.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::batch::{Scope, Target};
 use crate::cluster::manifests::ImageUse;
@@ -66,22 +67,25 @@ pub fn host_labels(host: &Host) -> BTreeMap<&'static str, String> {
 /// hosts of `policy` any of its pods can land on, with `hostprocess` isolation when every pod
 /// of it that can land on a Windows host is a HostProcess pod.
 pub fn from_manifests(uses: &[ImageUse], policy: &Policy) -> Vec<Target> {
-    let mut order: Vec<String> = Vec::new();
-    let mut by_image: BTreeMap<String, Vec<&ImageUse>> = BTreeMap::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut groups: Vec<(&ImageRef, Vec<&ImageUse>)> = Vec::new();
     for u in uses {
-        let key = identity(&u.image);
-        if !by_image.contains_key(&key) {
-            order.push(key.clone());
+        match index.entry(identity(&u.image)) {
+            Entry::Occupied(e) => groups[*e.get()].1.push(u),
+            Entry::Vacant(e) => {
+                e.insert(groups.len());
+                groups.push((&u.image, vec![u]));
+            }
         }
-        by_image.entry(key).or_default().push(u);
     }
-    order
-        .iter()
-        .map(|key| target_of(&by_image[key], policy))
+    groups
+        .into_iter()
+        .map(|(reference, uses)| target_of(reference, &uses, policy))
         .collect()
 }
 
-fn target_of(uses: &[&ImageUse], policy: &Policy) -> Target {
+/// The target of `reference`, used by `uses`.
+fn target_of(reference: &ImageRef, uses: &[&ImageUse], policy: &Policy) -> Target {
     let admits = |h: &Host| {
         let labels = host_labels(h);
         uses.iter().any(|u| u.placement.admits(&labels))
@@ -101,7 +105,7 @@ fn target_of(uses: &[&ImageUse], policy: &Policy) -> Target {
     };
     let placements: BTreeSet<String> = uses.iter().map(|u| u.placement.to_string()).collect();
     Target {
-        reference: uses[0].image.clone(),
+        reference: reference.clone(),
         origins: uses.iter().map(|u| manifest_origin(u)).collect(),
         scope: Some(Scope {
             policy: policy.scoped(admits, isolation),

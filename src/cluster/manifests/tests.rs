@@ -781,7 +781,7 @@ fn a_directory_reads_its_manifest_files_in_name_order() {
     let e = read_manifests(empty.path()).unwrap_err();
     assert!(
         one_line(&e)
-            .contains("no *.yaml, *.yml or *.json file in the directory holds no pod template"),
+            .contains("no *.yaml, *.yml or *.json file in the directory holds a pod template ("),
         "{e}"
     );
     let e = read_manifests(&empty.path().join("cm.yaml")).unwrap_err();
