@@ -575,6 +575,18 @@ fn bad_release_inputs_exit_2() {
         "{err}"
     );
 
+    // An empty component name is no component (and no report could name it).
+    let out = run(&[
+        "verify",
+        "--from-release",
+        &not_release,
+        "--release-image",
+        "",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--release-image"), "{err}");
+
     let absent = registry.docker_ref("ocp/release", "4.99.0");
     let out = run(&["verify", "--from-release", &absent]);
     let err = String::from_utf8_lossy(&out.stderr);

@@ -188,7 +188,12 @@ pub struct RefInput {
     from_release: Option<String>,
     /// A component of the release to verify (a tag of its image-references; repeatable),
     /// instead of the policy's `release.components`.
-    #[arg(long = "release-image", value_name = "NAME", requires = "from_release")]
+    #[arg(
+        long = "release-image",
+        value_name = "NAME",
+        requires = "from_release",
+        value_parser = clap::builder::NonEmptyStringValueParser::new()
+    )]
     release_images: Vec<String>,
 }
 

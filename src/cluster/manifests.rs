@@ -459,6 +459,9 @@ fn pod_uses(
         for (i, c) in containers.iter().enumerate() {
             let at = format!("{field}.{list}[{i}]");
             let image = container_image(kind, meta, c, &at)?;
+            if c.name.is_empty() {
+                return Err(Problem::new(format!("{at}.name"), "missing"));
+            }
             let own = host_process(c.security_context.as_ref());
             uses.push(ImageUse {
                 image,

@@ -293,6 +293,13 @@ fn images_that_are_not_registry_references_are_errors() {
             "",
             false,
         ),
+        // The API server requires a container name; reports name the container.
+        (
+            ds("containers:\n- image: quay.io/a/b:1\n"),
+            format!("{SPEC}.containers[0].name: missing"),
+            "",
+            false,
+        ),
     ]);
 }
 
