@@ -539,6 +539,34 @@ fn release_manifests_and_nodes_combine() {
         hosts.iter().any(|h| h["platform"] == "linux/amd64"),
         "{hosts:?}"
     );
+
+    // With --from-file: the listed image is the release's component (pinned by digest, listed
+    // by tag and digest), so it is one report; its origins are the release's.
+    let list = write(
+        dir.path(),
+        "list.txt",
+        &format!(
+            "{}/ocp/azure-file-csi-driver:v1@{digest}
+",
+            registry.host()
+        ),
+    );
+    let out = run(&[
+        "verify",
+        "--from-release",
+        &release,
+        "--release-image",
+        "azure-file-csi-driver",
+        "--from-file",
+        &list,
+        "--format",
+        "json",
+    ]);
+    let doc = json_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{doc:#}");
+    let images = doc["images"].as_array().unwrap();
+    assert_eq!(images.len(), 1, "{doc:#}");
+    assert_eq!(images[0]["origins"][0]["kind"], "release", "{doc:#}");
     assert!(
         hosts
             .iter()
