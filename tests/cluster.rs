@@ -346,6 +346,19 @@ fn bad_manifests_exit_2_naming_file_object_and_field() {
     ];
     for (text, object, field) in cases {
         let path = write(dir.path(), "bad.yaml", &text);
+        // Local input is read first: a release that cannot be reached does not hide it.
+        let out = run(&[
+            "--retries",
+            "0",
+            "verify",
+            "--from-manifests",
+            &path,
+            "--from-release",
+            "127.0.0.1:1/ocp/release:4.18.0",
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text}: {err}");
+        assert!(err.contains(&format!("manifests {path}")), "{text}: {err}");
         let out = run(&["verify", "--from-manifests", &path]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{text}: {err}");
