@@ -290,7 +290,7 @@ pub struct Target {
 pub struct Scope {
     /// The run's policy narrowed to those hosts (and the pods' isolation).
     pub policy: Policy,
-    /// Where the pods can land, for messages (e.g. `kubernetes.io/os=windows`).
+    /// Where the pods can land, for messages (e.g. `kubernetes.io/os In [windows]`).
     pub placement: String,
 }
 
