@@ -290,8 +290,39 @@ pub struct Target {
 pub struct Scope {
     /// The run's policy narrowed to those hosts (and the pods' isolation).
     pub policy: Policy,
-    /// Where the pods can land, for messages (e.g. `kubernetes.io/os=windows`).
+    /// Where the pods can land, for messages (e.g. `kubernetes.io/os In [windows]`).
     pub placement: String,
+}
+
+impl Scope {
+    /// The warning a report of an image in this scope carries when its pods land on no host
+    /// judged (`no-host-in-scope`): only its content was checked. `None` when some host is in
+    /// scope.
+    pub fn no_host(&self) -> Option<Finding> {
+        self.policy.hosts().is_empty().then(|| {
+            Finding::new(
+                Rule::NoHostInScope,
+                format!(
+                    "its pods can land on no host judged ({}): only its content was checked",
+                    self.placement
+                ),
+                None,
+            )
+        })
+    }
+
+    /// Adds the [`Scope::no_host`] warning, if any, to `report` (findings kept in severity
+    /// order) when its image was read (a report without a digest checked nothing). The
+    /// verdict stays: a warning does not change it.
+    pub fn note_on(&self, report: &mut ImageReport) {
+        if report.digest.is_none() {
+            return;
+        }
+        if let Some(f) = self.no_host() {
+            report.findings.push(f);
+            report.findings.sort_by_key(|f| f.severity);
+        }
+    }
 }
 
 impl Target {
@@ -310,16 +341,8 @@ impl Target {
         let policy = self.scope.as_ref().map_or(&run.policy, |s| &s.policy);
         let mut report = judge(graph, policy, &run.runtimes);
         report.origins = self.origins.clone();
-        if let Some(scope) = self.scope.as_ref().filter(|s| s.policy.hosts().is_empty()) {
-            report.findings.push(Finding::new(
-                Rule::NoHostInScope,
-                format!(
-                    "its pods can land on no host judged ({}): only its content was checked",
-                    scope.placement
-                ),
-                None,
-            ));
-            report.findings.sort_by_key(|f| f.severity);
+        if let Some(scope) = &self.scope {
+            scope.note_on(&mut report);
         }
         report
     }

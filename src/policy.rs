@@ -314,6 +314,17 @@ impl Policy {
                 "the policy names no hosts: add a 'linux:' or 'windows:' section".to_string(),
             ));
         }
+        if policy
+            .release_components()
+            .iter()
+            .any(|c| c.trim().is_empty())
+        {
+            return Err(err(
+                "'release.components' names an empty component (each is a tag name of the \
+                 payload's image-references)"
+                    .to_string(),
+            ));
+        }
         Ok(policy)
     }
 
@@ -565,6 +576,11 @@ mod tests {
                 "listed twice",
             ),
             ("name: x\n", "", "names no hosts"),
+            (
+                "name: x\nlinux:\n  architectures: [amd64]\nrelease:\n  components: [cli, '']\n",
+                "",
+                "'release.components' names an empty component",
+            ),
             (
                 "name: ''\nlinux:\n  architectures: [amd64]\n",
                 "",

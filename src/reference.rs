@@ -45,6 +45,24 @@ impl RegistryRef {
         }
     }
 
+    /// Parses a pull spec as Kubernetes and OpenShift write one (a pod's `image`, a release
+    /// component's `from.name`): docker/distribution's grammar with Docker Hub normalisation,
+    /// and nothing else: no transport (`docker://`, `oci:`) and no look at local directories,
+    /// which [`ImageRef`]'s parser, made for what users type, allows.
+    pub fn parse_pull_spec(input: &str) -> Result<RegistryRef, ReferenceError> {
+        let err = |reason: String| ReferenceError {
+            input: input.to_string(),
+            reason,
+        };
+        if input.is_empty() {
+            return Err(err("empty reference".to_string()));
+        }
+        if input.len() > 4096 {
+            return Err(err("longer than 4096 characters".to_string()));
+        }
+        parse_registry(input).map_err(err)
+    }
+
     /// True for hosts where plain HTTP is allowed without asking (loopback).
     pub fn is_loopback(&self) -> bool {
         let host = match self.registry.rsplit_once(':') {

@@ -149,6 +149,32 @@ fn a_hostprocess_daemonsets_windows_only_image_passes() {
         "{ids:?}"
     );
 
+    // Typed as well as found in the DaemonSet: nothing says where else the typed one runs, so
+    // the scope is dropped and it is judged for every host (docs/cluster.md, "Scope"); the
+    // report still says where the manifest uses it.
+    let out = run(&[
+        "verify",
+        &driver,
+        "--from-manifests",
+        &ds,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc = json_of(&out);
+    assert_eq!(doc["images"].as_array().unwrap().len(), 2, "{doc:#}");
+    let image = &doc["images"][0];
+    assert!(rule_ids(image).contains(&"no-match".into()), "{image:#}");
+    assert_eq!(image["origins"][0]["container"], "csi-driver");
+    assert!(
+        image["hosts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["platform"] == "linux/amd64"),
+        "{image:#}"
+    );
+
     // Not a HostProcess pod: process isolation, and the missing os.version fails it.
     let process = write(
         dir.path(),
@@ -320,6 +346,19 @@ fn bad_manifests_exit_2_naming_file_object_and_field() {
     ];
     for (text, object, field) in cases {
         let path = write(dir.path(), "bad.yaml", &text);
+        // Local input is read first: a release that cannot be reached does not hide it.
+        let out = run(&[
+            "--retries",
+            "0",
+            "verify",
+            "--from-manifests",
+            &path,
+            "--from-release",
+            "127.0.0.1:1/ocp/release:4.18.0",
+        ]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{text}: {err}");
+        assert!(err.contains(&format!("manifests {path}")), "{text}: {err}");
         let out = run(&["verify", "--from-manifests", &path]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{text}: {err}");
@@ -421,6 +460,20 @@ fn a_release_with_a_component_lacking_windows_fails_naming_it() {
         "{missing:#}"
     );
 
+    // Konflux: the TEST_OUTPUT shape (docs/report.schema.json), the missing component counted
+    // as a failure and named in the note.
+    let out = run(&["verify", "--from-release", &release, "--format", "konflux"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc = json_of(&out);
+    assert_schema(&doc);
+    assert_eq!(doc["result"], "FAILURE", "{doc:#}");
+    assert_eq!(doc["failures"], 2, "{doc:#}");
+    let note = doc["note"].as_str().unwrap();
+    assert!(
+        note.contains("#csi-livenessprobe: release-image-missing"),
+        "{note}"
+    );
+
     // The text report names the component under each image; --stats counts the release's
     // reading apart (the index and its amd64 child, then the layer holding the file).
     let out = run(&["verify", "--stats", "--from-release", &release]);
@@ -499,6 +552,34 @@ fn release_manifests_and_nodes_combine() {
         hosts.iter().any(|h| h["platform"] == "linux/amd64"),
         "{hosts:?}"
     );
+
+    // With --from-file: the listed image is the release's component (pinned by digest, listed
+    // by tag and digest), so it is one report; its origins are the release's.
+    let list = write(
+        dir.path(),
+        "list.txt",
+        &format!(
+            "{}/ocp/azure-file-csi-driver:v1@{digest}
+",
+            registry.host()
+        ),
+    );
+    let out = run(&[
+        "verify",
+        "--from-release",
+        &release,
+        "--release-image",
+        "azure-file-csi-driver",
+        "--from-file",
+        &list,
+        "--format",
+        "json",
+    ]);
+    let doc = json_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{doc:#}");
+    let images = doc["images"].as_array().unwrap();
+    assert_eq!(images.len(), 1, "{doc:#}");
+    assert_eq!(images[0]["origins"][0]["kind"], "release", "{doc:#}");
     assert!(
         hosts
             .iter()
@@ -534,6 +615,18 @@ fn bad_release_inputs_exit_2() {
         err.contains("policy 'linux-only' names no release components"),
         "{err}"
     );
+
+    // An empty component name is no component (and no report could name it).
+    let out = run(&[
+        "verify",
+        "--from-release",
+        &not_release,
+        "--release-image",
+        "",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--release-image"), "{err}");
 
     let absent = registry.docker_ref("ocp/release", "4.99.0");
     let out = run(&["verify", "--from-release", &absent]);
@@ -670,4 +763,55 @@ fn the_azure_file_daemonsets_pass_on_the_wmco_cluster() {
         let object = image["origins"][0]["object"].as_str().unwrap();
         assert_eq!(object.ends_with("-windows"), windows, "{object}");
     }
+}
+
+/// `mirror-check --pre --from-manifests`: the pre-mirror gate judges each image for the hosts
+/// its pods can land on, as `verify` does: the HostProcess driver's Windows-only list passes,
+/// and an image whose pods land on no host judged gets the `no-host-in-scope` warning.
+#[test]
+fn mirror_check_pre_judges_pod_images_in_their_scope() {
+    let registry = Registry::start();
+    registry.push_layout(&fixture("windows-hp-only"), "azure-file-csi-driver", "hp");
+    let driver = format!("{}/azure-file-csi-driver:hp", registry.host());
+    let dir = tempfile::tempdir().unwrap();
+    let ds = write(
+        dir.path(),
+        "ds.yaml",
+        &daemonset("drv", "windows", true, &[("csi-driver", &driver)]),
+    );
+    let args = [
+        "mirror-check",
+        "--pre",
+        "--from-manifests",
+        &ds,
+        "--format",
+        "json",
+    ];
+    let out = run(&args);
+    let doc = json_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{doc:#}");
+    assert_schema(&doc);
+    let image = &doc["images"][0];
+    assert_eq!(image["origins"][0]["container"], "csi-driver", "{image:#}");
+    let hosts = image["hosts"].as_array().unwrap();
+    assert!(!hosts.is_empty(), "{image:#}");
+    for h in hosts {
+        assert!(
+            h["platform"].as_str().unwrap().starts_with("windows/"),
+            "{h}"
+        );
+        assert_eq!(h["isolation"], "hostprocess", "{h}");
+    }
+
+    let linux_only = cluster_without(dir.path(), "linux.json", |n| {
+        n["status"]["nodeInfo"]["operatingSystem"] == "windows"
+    });
+    let out = run(&[&args[..], &["--nodes", &linux_only]].concat());
+    let image = json_of(&out)["images"][0].clone();
+    assert_eq!(out.status.code(), Some(0), "{image:#}");
+    assert_eq!(image["hosts"], serde_json::json!([]));
+    assert!(
+        rule_ids(&image).contains(&"no-host-in-scope".to_string()),
+        "{image:#}"
+    );
 }

@@ -121,6 +121,29 @@ fn a_multi_release_is_read_through_its_amd64_child() {
     assert_eq!(release.tags.len(), 3);
 }
 
+/// A release copied to an OCI layout (`skopeo copy --all docker://… oci:DIR:TAG`, for an
+/// air-gapped look) reads as from the registry: the same index, child and components.
+#[test]
+fn a_multi_release_copied_to_an_oci_layout_reads_the_same() {
+    let registry = Registry::start();
+    let c = components(&registry);
+    let reference = push_release_multi(&registry, "ocp/release", "4.18.0-multi", &pairs(&c));
+    let dir = tempfile::tempdir().unwrap();
+    let layout = format!("oci:{}:4.18.0-multi", dir.path().display());
+    common::skopeo_copy_all(&reference, &layout);
+    let read = |r: &str| {
+        let r: ImageRef = r.parse().unwrap();
+        block_on(async { read_release(&session(&r, &ClientOptions::default()).await, &r).await })
+            .unwrap()
+    };
+    let (remote, local) = (read(&reference), read(&layout));
+    assert_eq!(local.reference, layout);
+    assert_eq!(local.digest, remote.digest);
+    assert_eq!(local.from_index, remote.from_index);
+    assert_eq!(local.tags, remote.tags);
+    assert_eq!(local.tags.len(), 3);
+}
+
 #[test]
 fn images_that_are_not_releases_and_releases_that_do_not_exist_are_bad_input() {
     let registry = Registry::start();

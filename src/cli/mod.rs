@@ -177,7 +177,8 @@ pub struct RefInput {
     from_imageset: Option<String>,
     /// Read the images of the pod templates in PATH (a file, `-`, or a directory of *.yaml,
     /// *.yml, *.json): DaemonSets, Deployments, StatefulSets, ReplicaSets, Jobs, CronJobs,
-    /// Pods; each judged for the hosts its pods can land on.
+    /// Pods, ReplicationControllers, DeploymentConfigs; each judged for the hosts its pods can
+    /// land on.
     #[arg(long, value_name = "PATH")]
     from_manifests: Option<PathBuf>,
     /// Verify the components of an OpenShift release image (e.g.
@@ -187,7 +188,12 @@ pub struct RefInput {
     from_release: Option<String>,
     /// A component of the release to verify (a tag of its image-references; repeatable),
     /// instead of the policy's `release.components`.
-    #[arg(long = "release-image", value_name = "NAME", requires = "from_release")]
+    #[arg(
+        long = "release-image",
+        value_name = "NAME",
+        requires = "from_release",
+        value_parser = clap::builder::NonEmptyStringValueParser::new()
+    )]
     release_images: Vec<String>,
 }
 

@@ -30,6 +30,15 @@ impl RefInput {
         jobs: usize,
     ) -> Result<Gathered, CliError> {
         let mut all: Vec<Target> = self.collect()?.into_iter().map(Target::plain).collect();
+        // Local input first: a bad manifest is exit 2 even when the release cannot be read.
+        let from_manifests = match &self.from_manifests {
+            Some(path) => {
+                let uses = manifests::read_manifests(path)?;
+                note_undecided(&uses);
+                targets::from_manifests(&uses, policy)
+            }
+            None => Vec::new(),
+        };
         let mut missing = Vec::new();
         let mut release_session = None;
         if let Some(r) = &self.from_release {
@@ -38,11 +47,7 @@ impl RefInput {
             missing = lacking;
             release_session = Some(session);
         }
-        if let Some(path) = &self.from_manifests {
-            let uses = manifests::read_manifests(path)?;
-            note_undecided(&uses);
-            all.extend(targets::from_manifests(&uses, policy));
-        }
+        all.extend(from_manifests);
         if all.is_empty() && missing.is_empty() {
             return Err(CliError::NoReferences);
         }

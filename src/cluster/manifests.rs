@@ -1,5 +1,6 @@
 //! Images from pod templates (`--from-manifests`): every container image of the Pods,
-//! DaemonSets, Deployments, StatefulSets, ReplicaSets, Jobs and CronJobs in a set of
+//! DaemonSets, Deployments, StatefulSets, ReplicaSets, Jobs, CronJobs, ReplicationControllers
+//! and DeploymentConfigs in a set of
 //! manifests, with where each pod can land ([`Placement`]) and whether it runs as a Windows
 //! HostProcess container.
 //!
@@ -21,7 +22,7 @@ use serde_yaml_ng::Value;
 pub use placement::{KNOWN_LABELS, Operator, Placement, Requirement, Term};
 
 use crate::cluster::nodes::LABEL_OS;
-use crate::reference::{ImageRef, ReferenceError};
+use crate::reference::{ImageRef, ReferenceError, RegistryRef};
 
 /// How deep `kind: List` may nest.
 const MAX_LIST_DEPTH: usize = 4;
@@ -240,9 +241,13 @@ struct RawRequirement {
 fn pod_spec_path(kind: &str) -> Option<&'static [&'static str]> {
     match kind {
         "Pod" => Some(&["spec"]),
-        "DaemonSet" | "Deployment" | "StatefulSet" | "ReplicaSet" | "Job" => {
-            Some(&["spec", "template", "spec"])
-        }
+        "DaemonSet"
+        | "Deployment"
+        | "StatefulSet"
+        | "ReplicaSet"
+        | "Job"
+        | "ReplicationController"
+        | "DeploymentConfig" => Some(&["spec", "template", "spec"]),
         "CronJob" => Some(&["spec", "jobTemplate", "spec", "template", "spec"]),
         _ => None,
     }
@@ -273,16 +278,16 @@ pub fn read_manifests(path: &Path) -> Result<Vec<ImageUse>, ManifestsError> {
     }
     if uses.is_empty() {
         let what = if path.is_dir() {
-            "no *.yaml, *.yml or *.json file in the directory holds"
+            "no *.yaml, *.yml or *.json file in the directory holds a"
         } else {
-            "holds"
+            "holds no"
         };
         return Err(ManifestsError {
             origin: shown,
             location: Box::default(),
             reason: format!(
-                "{what} no pod template (Pod, DaemonSet, Deployment, StatefulSet, ReplicaSet, \
-                 Job or CronJob with containers)"
+                "{what} pod template (Pod, DaemonSet, Deployment, StatefulSet, ReplicaSet, \
+                 Job, CronJob, ReplicationController or DeploymentConfig with containers)"
             ),
             source: None,
         });
@@ -363,8 +368,11 @@ fn collect(
         Some(_) => return Err(err(None, Problem::new("kind", "not a string"))),
         None => return Err(err(None, Problem::new("kind", "missing"))),
     };
-    if kind == "List" || kind.ends_with("List") {
-        let Some(items) = get("items").and_then(Value::as_sequence) else {
+    // `List`, and typed lists (`DaemonSetList`); a custom resource whose kind merely ends in
+    // `List` (`IPAllowList`) has no `items` and is skipped as any other kind.
+    let items = get("items").and_then(Value::as_sequence);
+    if kind == "List" || (kind.ends_with("List") && items.is_some()) {
+        let Some(items) = items else {
             return Err(err(
                 None,
                 Problem::new("items", format!("a {kind} needs a list")),
@@ -451,6 +459,9 @@ fn pod_uses(
         for (i, c) in containers.iter().enumerate() {
             let at = format!("{field}.{list}[{i}]");
             let image = container_image(kind, meta, c, &at)?;
+            if c.name.is_empty() {
+                return Err(Problem::new(format!("{at}.name"), "missing"));
+            }
             let own = host_process(c.security_context.as_ref());
             uses.push(ImageUse {
                 image,
@@ -538,17 +549,18 @@ fn container_image(
         );
         return Err(Problem::new(field, reason));
     }
-    match image.parse::<ImageRef>() {
-        Ok(r @ ImageRef::Registry(_)) => Ok(r),
-        Ok(ImageRef::Layout(_)) => Err(Problem::new(
+    if image.starts_with("oci:") {
+        return Err(Problem::new(
             field,
             format!("'{image}' is not a registry reference (a pod pulls from a registry)"),
-        )),
-        Err(e) => Err(Problem {
+        ));
+    }
+    RegistryRef::parse_pull_spec(image)
+        .map(ImageRef::Registry)
+        .map_err(|e| Problem {
             source: Some(ManifestsCause::Reference(e)),
             ..Problem::new(field, "not an image reference")
-        }),
-    }
+        })
 }
 
 /// The placement of a pod spec at `field`: `nodeSelector` and `os.name` ANDed into every term
@@ -634,7 +646,7 @@ fn requirement(raw: &RawRequirement, field: &str) -> Result<Requirement, Problem
     let wrong = match op {
         Operator::In | Operator::NotIn if n == 0 => Some("must not be empty"),
         Operator::Exists | Operator::DoesNotExist if n > 0 => Some("must be empty"),
-        Operator::Gt | Operator::Lt if n != 1 || raw.values[0].parse::<i64>().is_err() => {
+        Operator::Gt | Operator::Lt if !matches!(raw.values.as_slice(), [v] if v.parse::<i64>().is_ok()) => {
             Some("must be one integer")
         }
         _ => None,

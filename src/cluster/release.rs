@@ -18,7 +18,7 @@ use crate::digest::Digest;
 use crate::graph::layer::{FileInLayer, fetch::read_blob, find_file};
 use crate::graph::{Problem, verify};
 use crate::manifest::{Descriptor, ImageManifest, MAX_MANIFEST_BYTES, Manifest, ManifestError};
-use crate::reference::{ImageRef, ReferenceError};
+use crate::reference::{ImageRef, ReferenceError, RegistryRef};
 use crate::session::Session;
 use crate::source::layout::LayoutSource;
 use crate::source::{FetchError, Source};
@@ -384,19 +384,22 @@ fn parse_tag(item: &Value, i: usize) -> Result<ReleaseTag, TagError> {
             None,
         ));
     };
-    let image: ImageRef = pullspec.parse().map_err(|e| {
-        (
-            format!("{at}: from.name \"{pullspec}\" is not an image reference"),
-            Some(ReleaseCause::Reference(e)),
-        )
-    })?;
-    if let ImageRef::Layout(_) = image {
+    if pullspec.starts_with("oci:") {
         return Err((
             format!("{at}: from.name \"{pullspec}\" is not a registry reference"),
             None,
         ));
     }
-    Ok(ReleaseTag { name, image })
+    let image = RegistryRef::parse_pull_spec(pullspec).map_err(|e| {
+        (
+            format!("{at}: from.name \"{pullspec}\" is not an image reference"),
+            Some(ReleaseCause::Reference(e)),
+        )
+    })?;
+    Ok(ReleaseTag {
+        name,
+        image: ImageRef::Registry(image),
+    })
 }
 
 /// The document: JSON (what releases carry) when it starts with `{`, else YAML.

@@ -2,20 +2,23 @@
 //! payload (`--from-release`) and the containers of pod templates (`--from-manifests`), each
 //! with where it was found and, for pod templates, the hosts its pods can land on.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::batch::{Scope, Target};
 use crate::cluster::manifests::ImageUse;
 use crate::cluster::release::Release;
 use crate::engine::{ImageReport, Origin};
 use crate::policy::{Host, Isolation, Policy};
+use crate::reference::ImageRef;
 
 /// The components `names` of `release`: a target for each one the payload has (in the order
-/// of `names`), and a failing `release-image-missing` report for each it lacks.
+/// of `names`, once each), and a failing `release-image-missing` report for each it lacks.
 pub fn from_release(release: &Release, names: &[String]) -> (Vec<Target>, Vec<ImageReport>) {
     let mut targets = Vec::new();
     let mut missing = Vec::new();
-    for name in names {
+    let mut seen = BTreeSet::new();
+    for name in names.iter().filter(|n| seen.insert(n.as_str())) {
         let origin = Origin::Release {
             release: release.reference.clone(),
             release_digest: release.digest.clone(),
@@ -64,22 +67,25 @@ pub fn host_labels(host: &Host) -> BTreeMap<&'static str, String> {
 /// hosts of `policy` any of its pods can land on, with `hostprocess` isolation when every pod
 /// of it that can land on a Windows host is a HostProcess pod.
 pub fn from_manifests(uses: &[ImageUse], policy: &Policy) -> Vec<Target> {
-    let mut order: Vec<String> = Vec::new();
-    let mut by_image: BTreeMap<String, Vec<&ImageUse>> = BTreeMap::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut groups: Vec<(&ImageRef, Vec<&ImageUse>)> = Vec::new();
     for u in uses {
-        let key = u.image.to_string();
-        if !by_image.contains_key(&key) {
-            order.push(key.clone());
+        match index.entry(identity(&u.image)) {
+            Entry::Occupied(e) => groups[*e.get()].1.push(u),
+            Entry::Vacant(e) => {
+                e.insert(groups.len());
+                groups.push((&u.image, vec![u]));
+            }
         }
-        by_image.entry(key).or_default().push(u);
     }
-    order
-        .iter()
-        .map(|key| target_of(&by_image[key], policy))
+    groups
+        .into_iter()
+        .map(|(reference, uses)| target_of(reference, &uses, policy))
         .collect()
 }
 
-fn target_of(uses: &[&ImageUse], policy: &Policy) -> Target {
+/// The target of `reference`, used by `uses`.
+fn target_of(reference: &ImageRef, uses: &[&ImageUse], policy: &Policy) -> Target {
     let admits = |h: &Host| {
         let labels = host_labels(h);
         uses.iter().any(|u| u.placement.admits(&labels))
@@ -99,7 +105,7 @@ fn target_of(uses: &[&ImageUse], policy: &Policy) -> Target {
     };
     let placements: BTreeSet<String> = uses.iter().map(|u| u.placement.to_string()).collect();
     Target {
-        reference: uses[0].image.clone(),
+        reference: reference.clone(),
         origins: uses.iter().map(|u| manifest_origin(u)).collect(),
         scope: Some(Scope {
             policy: policy.scoped(admits, isolation),
@@ -121,13 +127,26 @@ fn manifest_origin(u: &ImageUse) -> Origin {
     }
 }
 
-/// One target per reference, in order of first appearance: origins joined; an image also
+/// What makes two references the same image: the repository and digest when pinned (a
+/// runtime pulls `name:tag@digest` by its digest and never reads the tag), else the whole
+/// normalised reference.
+fn identity(reference: &ImageRef) -> String {
+    match reference {
+        ImageRef::Registry(r) => match &r.digest {
+            Some(d) => format!("{}/{}@{d}", r.registry, r.repository),
+            None => r.to_string(),
+        },
+        ImageRef::Layout(_) => reference.to_string(),
+    }
+}
+
+/// One target per image ([`identity`]), in order of first appearance: origins joined; an image also
 /// named without a scope (typed, listed, a release component) is judged for every host.
 pub fn merge(targets: Vec<Target>) -> Vec<Target> {
     let mut merged: Vec<Target> = Vec::new();
     for t in targets {
-        let key = t.reference.to_string();
-        match merged.iter_mut().find(|m| m.reference.to_string() == key) {
+        let key = identity(&t.reference);
+        match merged.iter_mut().find(|m| identity(&m.reference) == key) {
             Some(m) => {
                 for o in t.origins {
                     if !m.origins.contains(&o) {
@@ -297,6 +316,41 @@ mod tests {
         assert_eq!(merged[0].origins.len(), 1, "origins are not repeated");
         let only = merge(scoped.clone());
         assert!(only[0].scope.is_some());
+    }
+
+    /// A reference with a tag and a digest is pulled by its digest (the tag is not read), so
+    /// `x:v1@D`, `x@D` and `x:v2@D` are one image: judged once, with every origin.
+    #[test]
+    fn an_image_pinned_by_digest_is_one_image_whatever_its_tag() {
+        let digest = format!("sha256:{}", "e".repeat(64));
+        let pinned = |tag: &str| format!("quay.io/ocp/a{tag}@{digest}");
+        let yaml = ds("x", "windows", true, &pinned(":v1"))
+            + &ds("y", "windows", true, &pinned(""))
+            + &ds("z", "windows", true, &pinned(":v2"));
+        let targets = scoped(&yaml);
+        assert_eq!(targets.len(), 1, "{targets:#?}");
+        assert_eq!(targets[0].reference.to_string(), pinned(":v1"));
+        assert_eq!(targets[0].origins.len(), 3);
+        let typed = Target::plain(pinned("").parse().unwrap());
+        let merged = merge(vec![typed, targets[0].clone()]);
+        assert_eq!(merged.len(), 1);
+        assert!(merged[0].scope.is_none());
+        assert_eq!(merged[0].origins.len(), 3);
+        // A tag alone is not the same image as a digest: the tag may have moved.
+        let tagged = scoped(
+            &(ds("x", "linux", false, &pinned("")) + &ds("y", "linux", false, "quay.io/ocp/a:v1")),
+        );
+        assert_eq!(tagged.len(), 2);
+    }
+
+    /// A component named twice (`--release-image X --release-image X`) is one target, and a
+    /// missing one is one failing report.
+    #[test]
+    fn a_component_named_twice_is_judged_once() {
+        let names = ["cli", "nope", "cli", "nope"].map(String::from);
+        let (targets, missing) = from_release(&release(), &names);
+        assert_eq!(targets.len(), 1);
+        assert_eq!(missing.len(), 1, "{missing:#?}");
     }
 
     #[test]

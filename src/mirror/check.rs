@@ -10,7 +10,7 @@ use super::gather::gather;
 use super::judge::{judge, pre_check};
 use super::plan::plan;
 use super::resolve::{Resolution, ResolveError, resolve};
-use crate::batch::Outcome;
+use crate::batch::{Outcome, Scope};
 use crate::engine::{ImageReport, Origin};
 use crate::graph::WalkOptions;
 use crate::policy::Policy;
@@ -38,8 +38,8 @@ pub struct Target {
     pub reference: ImageRef,
     /// Where the run found it (release component, pod template), for the report.
     pub origins: Vec<Origin>,
-    /// The policy its pods' hosts make of the run's (`--from-manifests`), if narrower.
-    pub policy: Option<Policy>,
+    /// The hosts its pods can land on, as a narrower policy (`--from-manifests`), if any.
+    pub scope: Option<Scope>,
     /// Where a node pulls it from (`None`: no entry covers it, or no configuration).
     pub resolution: Option<Resolution>,
 }
@@ -91,7 +91,7 @@ pub fn targets(
             Ok(Target {
                 reference: r.clone(),
                 origins: image.origins.clone(),
-                policy: image.scope.as_ref().map(|s| s.policy.clone()),
+                scope: image.scope.clone(),
                 resolution,
             })
         })
@@ -108,7 +108,7 @@ pub async fn check_all(
     on_done: &(dyn Fn(&Outcome) + Sync),
 ) -> Vec<Outcome> {
     crate::batch::run_bounded(targets, run.images_in_flight, on_done, |t| async move {
-        let policy = t.policy.as_ref().unwrap_or(&run.policy);
+        let policy = t.scope.as_ref().map_or(&run.policy, |s| &s.policy);
         let mut outcome = match (&t.reference, run.pre) {
             (ImageRef::Registry(reg), false) => {
                 match check(session, reg, t.resolution.as_ref(), policy, run.walk).await {
@@ -120,6 +120,9 @@ pub async fn check_all(
         };
         if let Outcome::Report(r) = &mut outcome {
             r.origins = t.origins.clone();
+            if let Some(scope) = &t.scope {
+                scope.note_on(r);
+            }
         }
         outcome
     })

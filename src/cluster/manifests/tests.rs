@@ -68,6 +68,8 @@ fn every_pod_bearing_kind_is_read() {
         "ReplicaSet",
         "Job",
         "CronJob",
+        "ReplicationController",
+        "DeploymentConfig",
     ] {
         let uses = parse(&object(kind, &spec)).unwrap_or_else(|e| panic!("{kind}: {e}"));
         assert_eq!(
@@ -127,6 +129,11 @@ fn lists_documents_and_skipped_kinds() {
             vec!["Pod t c"],
         ),
         (format!("{skipped}---\n{sa}"), vec![]),
+        // A custom resource whose kind ends in "List" but is no list (no items): skipped.
+        (
+            format!("apiVersion: example.com/v1\nkind: IPAllowList\nmetadata:\n  name: a\nspec: {{}}\n---\n{ds}"),
+            vec!["DaemonSet x c"],
+        ),
         (String::new(), vec![]),
         ("# only a comment\n".to_string(), vec![]),
         // A pod spec with no containers holds no images.
@@ -283,6 +290,13 @@ fn images_that_are_not_registry_references_are_errors() {
         (
             ds("initContainers:\n- image: ''\n"),
             format!("{SPEC}.initContainers[0].image: missing"),
+            "",
+            false,
+        ),
+        // The API server requires a container name; reports name the container.
+        (
+            ds("containers:\n- image: quay.io/a/b:1\n"),
+            format!("{SPEC}.containers[0].name: missing"),
             "",
             false,
         ),
@@ -467,6 +481,26 @@ fn node_selector_and_os_name_narrow_hosts() {
         (pod_spec(linux_arm), [false, false, false, true]),
         // os.name and nodeSelector disagree: nowhere.
         (pod_spec(disagree), [false; 4]),
+        // The deprecated arch label reads as the stable one.
+        (
+            pod_spec("nodeSelector:\n  beta.kubernetes.io/arch: arm64\n"),
+            [false, false, false, true],
+        ),
+        // The kubelet's build label is MAJOR.MINOR.BUILD: a value with a revision matches no
+        // node (the image then gets `no-host-in-scope`), the build alone matches its nodes.
+        (
+            pod_spec(&format!("{WIN}  {BUILD}: '10.0.17763.6414'\n")),
+            [false; 4],
+        ),
+        (
+            pod_spec(&format!("{WIN}  {BUILD}: '10.0.17763'\n")),
+            [true, false, false, false],
+        ),
+        // os.name on a Deployment's pod template, with node affinity on the architecture.
+        (
+            with_terms("os:\n  name: windows\n", &[&expr(ARCH, "In", &["amd64"])]),
+            [true, true, false, false],
+        ),
     ]);
 }
 
@@ -754,11 +788,11 @@ fn a_directory_reads_its_manifest_files_in_name_order() {
     let e = read_manifests(empty.path()).unwrap_err();
     assert!(
         one_line(&e)
-            .contains("no *.yaml, *.yml or *.json file in the directory holds no pod template"),
+            .contains("no *.yaml, *.yml or *.json file in the directory holds a pod template ("),
         "{e}"
     );
     let e = read_manifests(&empty.path().join("cm.yaml")).unwrap_err();
-    assert!(one_line(&e).ends_with("cm.yaml: holds no pod template (Pod, DaemonSet, Deployment, StatefulSet, ReplicaSet, Job or CronJob with containers)"), "{e}");
+    assert!(one_line(&e).ends_with("cm.yaml: holds no pod template (Pod, DaemonSet, Deployment, StatefulSet, ReplicaSet, Job, CronJob, ReplicationController or DeploymentConfig with containers)"), "{e}");
     let e = read_manifests(&empty.path().join("missing.yaml")).unwrap_err();
     assert!(
         one_line(&e).contains("missing.yaml: cannot read: No such file"),
@@ -766,4 +800,61 @@ fn a_directory_reads_its_manifest_files_in_name_order() {
         one_line(&e)
     );
     assert_eq!(e.exit_kind(), ExitKind::Usage);
+}
+
+/// An image is read as the kubelet reads it: a pull spec, never a transport (`docker://`)
+/// or a local directory. `fixtures/layouts/good` is a local OCI layout (tests run in the
+/// crate's directory), yet as a pod's image it names `docker.io/fixtures/layouts/good`.
+#[test]
+fn images_are_pull_specs_whatever_the_working_directory_holds() {
+    assert!(std::path::Path::new("fixtures/layouts/good/oci-layout").is_file());
+    let uses = parse(&ds(&container("fixtures/layouts/good"))).unwrap();
+    assert_eq!(
+        uses[0].image.to_string(),
+        "docker.io/fixtures/layouts/good:latest"
+    );
+    let image = format!("{SPEC}.containers[0] (drv).image");
+    assert_errors(vec![(
+        ds(&container("docker://busybox")),
+        format!("{image}: not an image reference"),
+        "invalid reference 'docker://busybox'",
+        true,
+    )]);
+}
+
+/// Images as pods write them, and the reference each is judged as (Docker Hub normalisation,
+/// a tag and a digest kept as written); uppercase in a repository is refused.
+#[test]
+fn short_names_and_pinned_tags_read_as_the_kubelet_reads_them() {
+    let d = format!("sha256:{}", "a".repeat(64));
+    let cases = [
+        ("busybox", "docker.io/library/busybox:latest".to_string()),
+        (
+            "library/busybox:1.36",
+            "docker.io/library/busybox:1.36".to_string(),
+        ),
+        (
+            "registry.k8s.io/pause",
+            "registry.k8s.io/pause:latest".to_string(),
+        ),
+        (
+            "localhost:5000/a/b",
+            "localhost:5000/a/b:latest".to_string(),
+        ),
+        (
+            &*format!("img:v1@{d}"),
+            format!("docker.io/library/img:v1@{d}"),
+        ),
+        (&*format!("quay.io/a/b@{d}"), format!("quay.io/a/b@{d}")),
+    ];
+    for (image, want) in cases {
+        let uses = parse(&ds(&container(&format!("'{image}'")))).unwrap();
+        assert_eq!(uses[0].image.to_string(), want, "{image}");
+    }
+    for bad in ["Busybox", "quay.io/A/b", "img:", "img@sha256:abc", " "] {
+        assert!(
+            parse(&ds(&container(&format!("'{bad}'")))).is_err(),
+            "{bad}"
+        );
+    }
 }

@@ -127,6 +127,12 @@ fn bad_image_references_name_the_origin_tag_and_field() {
             "is not a registry reference",
         ),
         (
+            // A pull spec, as the cluster reads it: no transport.
+            "transport pullspec",
+            stream(json!([tag("cli", "DockerImage", "docker://quay.io/a/b:1")])),
+            "from.name \"docker://quay.io/a/b:1\" is not an image reference",
+        ),
+        (
             "duplicate",
             stream(json!([ok, tag("installer", "DockerImage", CLI), ok])),
             "spec.tags[2]: the name \"cli\" appears twice",
