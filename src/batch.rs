@@ -235,7 +235,7 @@ impl Outcome {
     /// retrying cannot fix it), anything else is its `error` verdict.
     pub fn fetch_failed(reference: &ImageRef, error: FetchError) -> Outcome {
         match error {
-            FetchError::BadInput(m) => Outcome::BadInput(m),
+            FetchError::BadInput(m) => Outcome::BadInput(crate::report::one_line(&m)),
             e @ FetchError::NotFound(_) => Outcome::Report(ImageReport::not_found(
                 &reference.to_string(),
                 &crate::report::one_line(&e),

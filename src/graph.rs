@@ -73,8 +73,8 @@ impl Problem {
             FetchError::NotFound(m) => Problem::Missing(m),
             e @ FetchError::DigestMismatch { .. } => Problem::DigestMismatch(e.to_string()),
             e @ FetchError::TooLarge { .. } => Problem::Bad(e.to_string()),
-            FetchError::BadInput(m) => Problem::Bad(m),
-            FetchError::Unavailable(m) => Problem::Unavailable(m),
+            FetchError::BadInput(m) => Problem::Bad(m.line()),
+            FetchError::Unavailable(m) => Problem::Unavailable(m.line()),
         }
     }
 }
