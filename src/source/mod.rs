@@ -127,7 +127,7 @@ impl Detail {
     }
 
     /// The same error with `note` appended to its message (the cause stays).
-    pub fn noted(self, note: &str) -> Detail {
+    pub(crate) fn noted(self, note: &str) -> Detail {
         Detail {
             message: format!("{}{note}", self.message),
             cause: self.cause,
