@@ -72,7 +72,8 @@ fn resolved(evidence: &Evidence, i: usize, digest: &Digest) -> Finding {
     let (absent, unreachable) = passed_over(&evidence.mirrors[..i]);
     let unreached = match &evidence.source {
         SourceEvidence::Pinned { error, .. } => format!(
-            "; the source could not be reached ({error}), so the mirror was checked against the pinned digest alone"
+            "; the source could not be reached ({}), so the mirror was checked against the pinned digest alone",
+            one_line(error)
         ),
         _ => String::new(),
     };
