@@ -235,7 +235,7 @@ impl Outcome {
     /// retrying cannot fix it), anything else is its `error` verdict.
     pub fn fetch_failed(reference: &ImageRef, error: FetchError) -> Outcome {
         match error {
-            FetchError::BadInput(m) => Outcome::BadInput(m),
+            FetchError::BadInput(m) => Outcome::BadInput(crate::report::one_line(&m)),
             e @ FetchError::NotFound(_) => Outcome::Report(ImageReport::not_found(
                 &reference.to_string(),
                 &crate::report::one_line(&e),
@@ -373,6 +373,25 @@ pub async fn verify_all(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fetch error's cause reaches the outcome's text: the finding, or the bad input.
+    #[test]
+    fn fetch_failures_carry_their_causes() {
+        let r: ImageRef = "q.io/a/b:v1".parse().unwrap();
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let e = FetchError::unavailable_by("manifest q.io/a/b:v1", refused);
+        let Outcome::Report(report) = Outcome::fetch_failed(&r, e) else {
+            panic!("an unavailable source is the image's error verdict");
+        };
+        let message = &report.findings[0].message;
+        assert_eq!(message, "manifest q.io/a/b:v1: connection refused");
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let e = FetchError::bad_input_by("oci:x: blob sha256:a: cannot open", denied);
+        let Outcome::BadInput(m) = Outcome::fetch_failed(&r, e) else {
+            panic!("bad input ends the run");
+        };
+        assert_eq!(m, "oci:x: blob sha256:a: cannot open: permission denied");
+    }
 
     #[test]
     fn reference_lists() {

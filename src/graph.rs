@@ -73,8 +73,8 @@ impl Problem {
             FetchError::NotFound(m) => Problem::Missing(m),
             e @ FetchError::DigestMismatch { .. } => Problem::DigestMismatch(e.to_string()),
             e @ FetchError::TooLarge { .. } => Problem::Bad(e.to_string()),
-            FetchError::BadInput(m) => Problem::Bad(m),
-            FetchError::Unavailable(m) => Problem::Unavailable(m),
+            FetchError::BadInput(m) => Problem::Bad(m.line()),
+            FetchError::Unavailable(m) => Problem::Unavailable(m.line()),
         }
     }
 }
@@ -383,6 +383,27 @@ async fn layer_format<S: Source>(source: &S, d: &Descriptor) -> LayerFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A graph problem made from a fetch error holds the error's causes.
+    #[test]
+    fn problems_hold_the_fetch_errors_causes() {
+        let io = |k| std::io::Error::from(k);
+        let refused = io(std::io::ErrorKind::ConnectionRefused);
+        let p = Problem::from_fetch(FetchError::unavailable_by("blob sha256:a", refused));
+        assert!(
+            matches!(&p, Problem::Unavailable(m) if m == "blob sha256:a: connection refused"),
+            "{p:?}"
+        );
+        let denied = io(std::io::ErrorKind::PermissionDenied);
+        let p = Problem::from_fetch(FetchError::bad_input_by(
+            "blob sha256:a: cannot read",
+            denied,
+        ));
+        assert!(
+            matches!(&p, Problem::Bad(m) if m == "blob sha256:a: cannot read: permission denied"),
+            "{p:?}"
+        );
+    }
 
     #[test]
     fn verify_checks_size_and_digest() {

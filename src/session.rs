@@ -99,7 +99,7 @@ impl Session {
     /// without registry references (no client).
     pub fn registry_source(&self, reference: &RegistryRef) -> Result<RegistrySource, FetchError> {
         let client = self.client.as_ref().ok_or_else(|| {
-            FetchError::BadInput(format!(
+            FetchError::bad_input(format!(
                 "{reference}: session was created without registry references"
             ))
         })?;

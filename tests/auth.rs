@@ -522,11 +522,17 @@ fn tls_with_a_generated_ca_and_client_certificates() {
         "{}",
         out.stdout
     );
-    assert!(
-        out.stdout.to_lowercase().contains("certificate"),
-        "{}",
-        out.stdout
+    // The finding's line: what failed, what to do, then the causes (not retried).
+    let host = registry.host();
+    let want = format!(
+        "manifest {host}/csi/driver:v1: the registry's certificate is not trusted; trust its CA \
+         with --cert-dir DIR (DIR/ca.crt) or /etc/containers/certs.d/HOST:PORT/ca.crt, or pass \
+         --tls-verify=false: error sending request for url \
+         (https://{host}/v2/csi/driver/manifests/v1): client error (Connect): invalid peer \
+         certificate: UnknownIssuer"
     );
+    let message = format!("\"message\": \"{want}\"");
+    assert!(out.stdout.contains(&message), "{}", out.stdout);
     let out = r.verify(&reference, &["--tls-verify=false"]);
     assert_eq!(out.code, 0, "{}", out.stdout);
     let out = r.verify(&reference, &["--cert-dir", "/nonexistent/imgcheck-certs"]);

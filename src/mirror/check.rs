@@ -113,7 +113,7 @@ pub async fn check_all(
             (ImageRef::Registry(reg), false) => {
                 match check(session, reg, t.resolution.as_ref(), policy, run.walk).await {
                     Ok(r) => Outcome::Report(r),
-                    Err(e) => Outcome::BadInput(e.to_string()),
+                    Err(e) => Outcome::BadInput(crate::report::one_line(&e)),
                 }
             }
             (_, _) => check_before_mirroring(session, t, policy, run).await,

@@ -15,6 +15,7 @@ use crate::graph::{Content, Graph, Node, Problem};
 use crate::manifest::Descriptor;
 use crate::platform::{Platform, RuntimeProfile, build_name};
 use crate::policy::Policy;
+use crate::report::one_line;
 
 /// The report for one source reference from its evidence: the plan's findings, then what
 /// the first mirror holding something under the pulled name holds, or why none does.
@@ -24,7 +25,7 @@ pub fn judge(evidence: &Evidence, policy: &Policy) -> ImageReport {
         SourceEvidence::Fetched(g) => &g.root.digest,
         SourceEvidence::Pinned { digest, .. } => digest,
         SourceEvidence::Unavailable(e) => {
-            let message = format!("the source could not be fetched: {e}");
+            let message = format!("the source could not be fetched: {}", one_line(e));
             // A source that does not exist cannot be mirrored: asking again cannot fix it.
             if matches!(e, crate::source::FetchError::NotFound(_)) {
                 return ImageReport::not_found(&name, &message);
@@ -58,7 +59,7 @@ fn passed_over(mirrors: &[Look]) -> (Vec<String>, Vec<String>) {
     for l in mirrors {
         match &l.held {
             Held::Absent => absent.push(l.target.to_string()),
-            Held::Unreachable(e) => unreachable.push(format!("{} ({e})", l.target)),
+            Held::Unreachable(e) => unreachable.push(format!("{} ({})", l.target, one_line(e))),
             Held::Same { .. } | Held::Other(_) => {}
         }
     }
@@ -71,7 +72,8 @@ fn resolved(evidence: &Evidence, i: usize, digest: &Digest) -> Finding {
     let (absent, unreachable) = passed_over(&evidence.mirrors[..i]);
     let unreached = match &evidence.source {
         SourceEvidence::Pinned { error, .. } => format!(
-            "; the source could not be reached ({error}), so the mirror was checked against the pinned digest alone"
+            "; the source could not be reached ({}), so the mirror was checked against the pinned digest alone",
+            one_line(error)
         ),
         _ => String::new(),
     };
@@ -237,8 +239,9 @@ fn layer_finding(
         Err(m) => (
             Rule::FetchError,
             format!(
-                "layer {} could not be checked in the mirror {target}: {m}",
-                d.digest
+                "layer {} could not be checked in the mirror {target}: {}",
+                d.digest,
+                one_line(m)
             ),
         ),
     };

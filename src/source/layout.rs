@@ -30,7 +30,7 @@ impl LayoutSource {
     /// Opens the layout, checking it is one.
     pub fn open(reference: &LayoutRef) -> Result<LayoutSource, FetchError> {
         let dir = &reference.dir;
-        let bad = |why: String| FetchError::BadInput(format!("{}: {why}", reference));
+        let bad = |why: String| FetchError::bad_input(format!("{}: {why}", reference));
         if !dir.is_dir() {
             return Err(bad(format!(
                 "'{}' is not a directory (expected an OCI image layout)",
@@ -43,9 +43,10 @@ impl LayoutSource {
                 dir.display()
             )));
         }
-        let root = dir
-            .canonicalize()
-            .map_err(|e| bad(format!("cannot resolve '{}': {e}", dir.display())))?;
+        let root = dir.canonicalize().map_err(|e| {
+            let what = format!("{reference}: cannot resolve '{}'", dir.display());
+            FetchError::bad_input_by(what, e)
+        })?;
         Ok(LayoutSource {
             reference: reference.clone(),
             root,
@@ -59,23 +60,21 @@ impl LayoutSource {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(FetchError::NotFound(format!("{what} is not in the layout")));
             }
-            Err(e) => return Err(FetchError::BadInput(format!("{what}: {e}"))),
+            Err(e) => return Err(FetchError::bad_input_by(what, e)),
         };
         // Any component may be a symlink (blobs/, blobs/sha256/, the file): resolve the whole
         // path and require it to stay inside the layout.
         let target = path.canonicalize().map_err(|e| {
-            FetchError::BadInput(format!(
-                "{what}: cannot resolve its path in the layout ({e})"
-            ))
+            FetchError::bad_input_by(format!("{what}: cannot resolve its path in the layout"), e)
         })?;
         if !target.starts_with(&self.root) {
-            return Err(FetchError::BadInput(format!(
+            return Err(FetchError::bad_input(format!(
                 "{what}: resolves outside the layout ({})",
                 target.display()
             )));
         }
         if !meta.is_file() && !target.is_file() {
-            return Err(FetchError::BadInput(format!("{what}: not a regular file")));
+            return Err(FetchError::bad_input(format!("{what}: not a regular file")));
         }
         Ok(target)
     }
@@ -83,11 +82,11 @@ impl LayoutSource {
     fn read_limited(&self, path: &Path, what: &str, limit: u64) -> Result<Vec<u8>, FetchError> {
         self.checked(path, what)?;
         let file = std::fs::File::open(path)
-            .map_err(|e| FetchError::BadInput(format!("{what}: cannot open: {e}")))?;
+            .map_err(|e| FetchError::bad_input_by(format!("{what}: cannot open"), e))?;
         let mut bytes = Vec::new();
         file.take(limit + 1)
             .read_to_end(&mut bytes)
-            .map_err(|e| FetchError::BadInput(format!("{what}: cannot read: {e}")))?;
+            .map_err(|e| FetchError::bad_input_by(format!("{what}: cannot read"), e))?;
         if bytes.len() as u64 > limit {
             return Err(FetchError::TooLarge {
                 what: what.to_string(),
@@ -117,11 +116,11 @@ impl LayoutSource {
         let (algorithm, at) = (digest.algorithm(), path.clone());
         let hashed = tokio::task::spawn_blocking(move || hash_file(&at, algorithm, limit))
             .await
-            .map_err(|e| FetchError::Unavailable(format!("{what}: {e}")))?;
+            .map_err(|e| FetchError::unavailable_by(what.clone(), e))?;
         let (actual, size) = match hashed {
             Ok(Some(found)) => found,
             Ok(None) => return Err(FetchError::TooLarge { what, limit }),
-            Err(e) => return Err(FetchError::BadInput(format!("{what}: cannot read: {e}"))),
+            Err(e) => return Err(FetchError::bad_input_by(format!("{what}: cannot read"), e)),
         };
         if actual != *digest {
             return Err(FetchError::DigestMismatch {
@@ -138,9 +137,11 @@ impl LayoutSource {
             "index.json",
             MAX_MANIFEST_BYTES,
         )?;
-        let bad = |why: String| FetchError::BadInput(format!("{}: {why}", self.reference));
-        let index: LayoutIndex = serde_json::from_slice(&bytes)
-            .map_err(|e| bad(format!("index.json is not a valid OCI index: {e}")))?;
+        let bad = |why: String| FetchError::bad_input(format!("{}: {why}", self.reference));
+        let index: LayoutIndex = serde_json::from_slice(&bytes).map_err(|e| {
+            let what = format!("{}: index.json is not a valid OCI index", self.reference);
+            FetchError::bad_input_by(what, e)
+        })?;
         let tags = || {
             let names: Vec<&str> = index
                 .manifests
@@ -202,7 +203,7 @@ impl Source for LayoutSource {
         let descriptor = self.pick()?;
         let digest = descriptor
             .digest()
-            .map_err(|e| FetchError::BadInput(format!("{}: index.json: {e}", self.reference)))?;
+            .map_err(|e| FetchError::bad_input_by(format!("{}: index.json", self.reference), e))?;
         let bytes = self.read_blob(&digest, MAX_MANIFEST_BYTES)?;
         Ok(Fetched {
             bytes,
@@ -225,7 +226,7 @@ impl Source for LayoutSource {
         let path = self.checked(&self.blob_path(digest), &what)?;
         let file = tokio::fs::File::open(&path)
             .await
-            .map_err(|e| FetchError::BadInput(format!("{what}: cannot open: {e}")))?;
+            .map_err(|e| FetchError::bad_input_by(format!("{what}: cannot open"), e))?;
         Ok(BlobStream {
             chunks: Box::pin(file_chunks(file, what, limit)),
             deadline: None,
@@ -259,7 +260,7 @@ fn file_chunks(
                     Some((Ok(chunk), Some((file, read + n as u64))))
                 }
                 Err(e) => Some((
-                    Err(FetchError::BadInput(format!("{what}: cannot read: {e}"))),
+                    Err(FetchError::bad_input_by(format!("{what}: cannot read"), e)),
                     None,
                 )),
             }
@@ -341,7 +342,7 @@ mod tests {
         symlink(&outside, blobs.join(digest.hex())).unwrap();
         let err = read(&r, &digest).unwrap_err();
         assert!(
-            matches!(&err, FetchError::BadInput(m) if m.contains("outside the layout")),
+            matches!(&err, FetchError::BadInput(m) if m.message().contains("outside the layout")),
             "{err}"
         );
 
@@ -353,7 +354,7 @@ mod tests {
         symlink(&outside, r.dir.join("blobs")).unwrap();
         let err = read(&r, &digest).unwrap_err();
         assert!(
-            matches!(&err, FetchError::BadInput(m) if m.contains("outside the layout")),
+            matches!(&err, FetchError::BadInput(m) if m.message().contains("outside the layout")),
             "{err}"
         );
 

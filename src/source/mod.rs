@@ -5,6 +5,7 @@
 //! size itself, so no source is trusted and the engine cannot tell sources apart.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Instant;
 
 use futures::stream::BoxStream;
@@ -29,7 +30,7 @@ pub struct Fetched {
 }
 
 /// Why a fetch failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum FetchError {
     /// The object does not exist (registry 404, file absent from a layout).
     #[error("not found: {0}")]
@@ -51,11 +52,113 @@ pub enum FetchError {
         limit: u64,
     },
     /// The user's input is wrong (not a layout, unknown tag, path escaping the layout).
-    #[error("{0}")]
-    BadInput(String),
+    #[error(transparent)]
+    BadInput(Detail),
     /// The check could not be completed (network, auth, registry error).
-    #[error("{0}")]
-    Unavailable(String),
+    #[error(transparent)]
+    Unavailable(Detail),
+}
+
+impl FetchError {
+    /// The check could not be completed, for the reason `message` gives.
+    pub fn unavailable(message: impl Into<String>) -> FetchError {
+        FetchError::Unavailable(Detail::new(message, None))
+    }
+
+    /// The check could not be completed: `message` says what failed, `cause` why.
+    pub fn unavailable_by(
+        message: impl Into<String>,
+        cause: impl std::error::Error + Send + Sync + 'static,
+    ) -> FetchError {
+        FetchError::Unavailable(Detail::new(message, Some(Arc::new(cause))))
+    }
+
+    /// The user's input is wrong, for the reason `message` gives.
+    pub fn bad_input(message: impl Into<String>) -> FetchError {
+        FetchError::BadInput(Detail::new(message, None))
+    }
+
+    /// The user's input is wrong: `message` says which input, `cause` why.
+    pub fn bad_input_by(
+        message: impl Into<String>,
+        cause: impl std::error::Error + Send + Sync + 'static,
+    ) -> FetchError {
+        FetchError::BadInput(Detail::new(message, Some(Arc::new(cause))))
+    }
+}
+
+/// The error underneath a [`FetchError`] (an I/O, HTTP, TLS, JSON or credentials error),
+/// shared so that the error stays `Clone` (the fetch cache hands one error to every waiter).
+pub type Cause = Arc<dyn std::error::Error + Send + Sync + 'static>;
+
+/// What a [`FetchError::Unavailable`] or [`FetchError::BadInput`] says: its own message and,
+/// when there is one, the error that caused it (its `source()`). The message does not
+/// repeat the cause: `report::one_line` joins them, the CLI prints one `caused by:` line
+/// per cause.
+#[derive(Debug, Clone)]
+pub struct Detail {
+    message: String,
+    cause: Option<Cause>,
+}
+
+impl Detail {
+    pub(crate) fn new(message: impl Into<String>, cause: Option<Cause>) -> Detail {
+        Detail {
+            message: message.into(),
+            cause,
+        }
+    }
+
+    /// The message without the cause.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The message and its causes on one line, joined with `": "` (as `report::one_line`
+    /// does), for the graph's problems, which hold text.
+    pub fn line(&self) -> String {
+        let mut line = self.message.clone();
+        let mut cause = std::error::Error::source(self);
+        while let Some(c) = cause {
+            line = format!("{line}: {c}");
+            cause = c.source();
+        }
+        line
+    }
+
+    /// The same error with `note` appended to its message (the cause stays).
+    pub(crate) fn noted(self, note: &str) -> Detail {
+        Detail {
+            message: format!("{}{note}", self.message),
+            cause: self.cause,
+        }
+    }
+}
+
+impl From<String> for Detail {
+    fn from(message: String) -> Detail {
+        Detail::new(message, None)
+    }
+}
+
+impl From<&str> for Detail {
+    fn from(message: &str) -> Detail {
+        Detail::new(message, None)
+    }
+}
+
+impl std::fmt::Display for Detail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Detail {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause
+            .as_deref()
+            .map(|c| c as &(dyn std::error::Error + 'static))
+    }
 }
 
 /// A blob on local disk whose bytes hashed to its digest when they were read: a layout's own

@@ -164,7 +164,7 @@ fn fetched(g: &Graph) -> SourceEvidence {
 fn pinned(g: &Graph) -> SourceEvidence {
     SourceEvidence::Pinned {
         digest: g.root.digest.clone(),
-        error: FetchError::Unavailable("connection refused".into()),
+        error: FetchError::unavailable_by("manifest q.io/open/x", refused()),
     }
 }
 
@@ -176,7 +176,13 @@ fn same(g: &Graph) -> Held {
 }
 
 fn unreachable() -> Held {
-    Held::Unreachable(FetchError::Unavailable("timed out".into()))
+    let timed_out = std::io::Error::from(std::io::ErrorKind::TimedOut);
+    Held::Unreachable(FetchError::unavailable_by("manifest m/x", timed_out))
+}
+
+/// The cause under a fetch error, as the OS words it.
+fn refused() -> std::io::Error {
+    std::io::Error::from(std::io::ErrorKind::ConnectionRefused)
 }
 
 /// The mirror holds the graph but none of its foreign layers.
@@ -343,7 +349,7 @@ async fn unreachable_sources_and_mirrors_passed_over() {
     let single = fixture("single-arch").await;
     let d = good.root.digest.clone();
     let (pin, two) = (format!("q.io/open/x@{d}"), format!("q.io/two/x@{d}"));
-    let refused = crate::source::FetchError::Unavailable("connection refused".into());
+    let refused = crate::source::FetchError::unavailable_by("manifest q.io/open/x:v1", refused());
     run(vec![
         row(
             "source unavailable",
@@ -351,7 +357,7 @@ async fn unreachable_sources_and_mirrors_passed_over() {
             SourceEvidence::Unavailable(refused),
         )
         .finds(&[FetchError], Error)
-        .says(&["the source could not be fetched: connection refused"]),
+        .says(&["the source could not be fetched: manifest q.io/open/x:v1: connection refused"]),
         row(
             "source does not exist",
             "q.io/open/x:v9",
@@ -364,7 +370,7 @@ async fn unreachable_sources_and_mirrors_passed_over() {
         row("pinned, source unreached", &pin, pinned(&good))
             .held(vec![same(&good)])
             .finds(&[MirrorResolved], Pass)
-            .says(&["the source could not be reached (connection refused)"]),
+            .says(&["the source could not be reached (manifest q.io/open/x: connection refused)"]),
         row("second mirror", &two, fetched(&good))
             .held(vec![Held::Absent, same(&good)])
             .finds(&[MirrorResolved], Pass)
@@ -376,7 +382,10 @@ async fn unreachable_sources_and_mirrors_passed_over() {
         row("first unreachable", &two, fetched(&good))
             .held(vec![unreachable(), same(&good)])
             .finds(&[MirrorResolved], Pass)
-            .says(&["mirror 2 of 2", "(timed out) which could not be reached"]),
+            .says(&[
+                "mirror 2 of 2",
+                "(manifest m/x: timed out) which could not be reached",
+            ]),
         row("none reachable holds it", &two, fetched(&good))
             .held(vec![unreachable(), Held::Absent])
             .finds(&[FetchError], Error)

@@ -108,10 +108,10 @@ impl Sink {
 }
 
 fn spool_error(req: &Request<'_>, e: std::io::Error) -> Failure {
-    Failure::Fatal(FetchError::Unavailable(format!(
-        "{}: cannot write a temporary file: {e}",
-        req.what
-    )))
+    Failure::Fatal(FetchError::unavailable_by(
+        format!("{}: cannot write a temporary file", req.what),
+        e,
+    ))
 }
 
 fn too_large(req: &Request<'_>) -> Failure {
@@ -173,11 +173,10 @@ impl RegistryClient {
                 Ok(None) => break,
                 Err(e) => {
                     return Err(Failure::Retry(
-                        FetchError::Unavailable(format!(
-                            "{}: the answer broke off after {received} bytes: {}",
-                            req.what,
-                            super::request::error_chain(&e)
-                        )),
+                        FetchError::unavailable_by(
+                            format!("{}: the answer broke off after {received} bytes", req.what),
+                            super::request::scrubbed(e),
+                        ),
                         None,
                     ));
                 }
@@ -186,7 +185,7 @@ impl RegistryClient {
             received += chunk.len() as u64;
             if let Err(slow) = pace.record(chunk.len() as u64, Instant::now()) {
                 return Err(Failure::Retry(
-                    FetchError::Unavailable(format!("{}: {slow}", req.what)),
+                    FetchError::unavailable(format!("{}: {slow}", req.what)),
                     None,
                 ));
             }
@@ -255,7 +254,7 @@ fn check_manifest_type(req: &Request<'_>, content_type: Option<&str>) -> Result<
         && !ACCEPTED_MANIFEST_TYPES.contains(&ct)
     {
         return Err(Failure::Retry(
-            FetchError::Unavailable(format!(
+            FetchError::unavailable(format!(
                 "{}: the registry answered with Content-Type '{}', which is not a manifest type",
                 req.what,
                 redact(ct, req.credentials())

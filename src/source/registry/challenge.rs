@@ -59,7 +59,7 @@ impl RegistryClient {
             let resp = self
                 .within(&req.what, builder.send())
                 .await?
-                .map_err(|e| transport_failure(&req.what, &e))?;
+                .map_err(|e| transport_failure(&req.what, e))?;
             if resp.status() != StatusCode::UNAUTHORIZED || answered_challenge {
                 return Ok(resp);
             }
@@ -67,7 +67,7 @@ impl RegistryClient {
                 return Ok(resp);
             };
             if creds.is_none() && challenge == Challenge::Basic {
-                return Err(Failure::Fatal(FetchError::Unavailable(format!(
+                return Err(Failure::Fatal(FetchError::unavailable(format!(
                     "{}: the registry requires credentials (HTTP 401, Basic); pass --creds USER:PASS or --authfile FILE",
                     req.what
                 ))));

@@ -30,7 +30,7 @@ use std::time::Instant;
 
 use tokio::sync::Semaphore;
 
-use super::{BlobFile, BlobStream, FetchError, Fetched, Source};
+use super::{BlobFile, BlobStream, Detail, FetchError, Fetched, Source};
 use crate::auth::{AuthError, AuthStore, Credentials};
 use crate::digest::Digest;
 use crate::manifest::MAX_MANIFEST_BYTES;
@@ -48,6 +48,9 @@ mod tls;
 mod token;
 mod upload;
 mod writes;
+
+#[cfg(test)]
+mod tests;
 
 pub use options::{ClientOptions, Stats};
 
@@ -142,7 +145,11 @@ impl RegistrySource {
     fn credentials(&self) -> Result<Option<&Credentials>, FetchError> {
         match &self.creds {
             Ok(c) => Ok(c.as_ref()),
-            Err(e) => Err(FetchError::Unavailable(request::error_chain(e))),
+            // The credentials error's own message, then its cause.
+            Err(e) => Err(FetchError::Unavailable(Detail::new(
+                e.to_string(),
+                e.cause.clone(),
+            ))),
         }
     }
 
@@ -155,7 +162,7 @@ impl RegistrySource {
         };
         let body = self.get(req).await?;
         let (path, size) = body.file.ok_or_else(|| {
-            FetchError::Unavailable(format!("blob {digest}: the body was not spooled"))
+            FetchError::unavailable(format!("blob {digest}: the body was not spooled"))
         })?;
         Ok(BlobFile::new(path.to_path_buf(), size, Some(path)))
     }

@@ -125,7 +125,10 @@ impl RegistryClient {
             req.reference_part
         );
         let url = Url::parse(&url).map_err(|e| {
-            Failure::Fatal(FetchError::BadInput(format!("{}: bad URL: {e}", req.what)))
+            Failure::Fatal(FetchError::bad_input_by(
+                format!("{}: bad URL", req.what),
+                e,
+            ))
         })?;
         let resp = self.send_authenticated(req, &url).await?;
         let resp = self.follow_redirects(req, url, resp).await?;
@@ -156,7 +159,7 @@ impl RegistryClient {
         while resp.status().is_redirection() {
             hops += 1;
             if hops > MAX_REDIRECTS {
-                return Err(Failure::Fatal(FetchError::Unavailable(format!(
+                return Err(Failure::Fatal(FetchError::unavailable(format!(
                     "{}: more than {MAX_REDIRECTS} redirects",
                     req.what
                 ))));
@@ -167,7 +170,7 @@ impl RegistryClient {
                 .and_then(|v| v.to_str().ok())
                 .and_then(|l| current.join(l).ok())
                 .ok_or_else(|| {
-                    Failure::Fatal(FetchError::Unavailable(format!(
+                    Failure::Fatal(FetchError::unavailable(format!(
                         "{}: HTTP {} without a usable Location",
                         req.what,
                         resp.status().as_u16()
@@ -187,7 +190,7 @@ impl RegistryClient {
                 }
                 self.within(&req.what, builder.send())
                     .await?
-                    .map_err(|e| transport_failure(&req.what, &e))?
+                    .map_err(|e| transport_failure(&req.what, e))?
             };
             current = next;
         }
@@ -204,28 +207,45 @@ impl RegistryClient {
         let message = format!("{} (HTTP {}{})", req.what, status.as_u16(), colon(&detail));
         match status.as_u16() {
             404 => Failure::Fatal(FetchError::NotFound(message)),
-            401 | 403 => Failure::Fatal(FetchError::Unavailable(format!(
+            401 | 403 => Failure::Fatal(FetchError::unavailable(format!(
                 "{message}: not authorized; check --creds, --authfile, or log in with 'podman login'"
             ))),
             s if is_retryable_status(s) => {
-                Failure::Retry(FetchError::Unavailable(message), retry_after)
+                Failure::Retry(FetchError::unavailable(message), retry_after)
             }
-            _ => Failure::Fatal(FetchError::Unavailable(message)),
+            _ => Failure::Fatal(FetchError::unavailable(message)),
         }
     }
 }
 
 /// A connection-level failure: worth another attempt, except a certificate the client does
-/// not trust (that does not heal by asking again).
-pub(super) fn transport_failure(what: &str, e: &reqwest::Error) -> Failure {
-    let chain = error_chain(e);
-    if chain.contains("invalid peer certificate") {
-        return Failure::Fatal(FetchError::Unavailable(format!(
-            "{what}: {chain}; trust the registry's CA with --cert-dir DIR (DIR/ca.crt) or \
-             /etc/containers/certs.d/HOST:PORT/ca.crt, or pass --tls-verify=false"
-        )));
+/// not trust (that does not heal by asking again). The reqwest error is the cause, its URL
+/// without credentials.
+pub(super) fn transport_failure(what: &str, e: reqwest::Error) -> Failure {
+    let e = scrubbed(e);
+    if error_chain(&e).contains("invalid peer certificate") {
+        return Failure::Fatal(FetchError::unavailable_by(
+            format!(
+                "{what}: the registry's certificate is not trusted; trust its CA with --cert-dir \
+                 DIR (DIR/ca.crt) or /etc/containers/certs.d/HOST:PORT/ca.crt, or pass \
+                 --tls-verify=false"
+            ),
+            e,
+        ));
     }
-    Failure::Retry(FetchError::Unavailable(format!("{what}: {chain}")), None)
+    Failure::Retry(FetchError::unavailable_by(what, e), None)
+}
+
+/// `e` with the credentials (user, password) and the query (a signed URL's signature, a
+/// session token) taken out of its URL, which its `Display` shows.
+pub(super) fn scrubbed(mut e: reqwest::Error) -> reqwest::Error {
+    if let Some(url) = e.url_mut() {
+        // Only URLs that cannot have credentials refuse these; they have none to hide.
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+        url.set_query(None);
+    }
+    e
 }
 
 /// An error and its causes on one line (`a: b: c`), each cause once (a cause whose text its
@@ -275,5 +295,47 @@ mod tests {
         assert_eq!(api_host("docker.io"), "registry-1.docker.io");
         assert_eq!(api_host("quay.io"), "quay.io");
         assert_eq!(api_host("127.0.0.1:5000"), "127.0.0.1:5000");
+    }
+
+    /// A resolver that knows no name, as the system's answers for a host that does not exist.
+    struct NoSuchHost;
+
+    impl reqwest::dns::Resolve for NoSuchHost {
+        fn resolve(&self, _: reqwest::dns::Name) -> reqwest::dns::Resolving {
+            let gai = "failed to lookup address information: Name or service not known";
+            Box::pin(async move { Err(std::io::Error::other(gai).into()) })
+        }
+    }
+
+    /// A DNS failure keeps its line (the note after the request, the reqwest error's chain
+    /// after that) and is retried; the reqwest error is the cause.
+    #[tokio::test]
+    async fn a_dns_failure_keeps_its_line_and_its_cause() {
+        let client = reqwest::Client::builder()
+            .dns_resolver(NoSuchHost)
+            .build()
+            .unwrap();
+        let e = client
+            .get("https://registry.invalid/v2/x/manifests/y")
+            .send()
+            .await
+            .unwrap_err();
+        let Failure::Retry(err, None) = transport_failure("manifest registry.invalid/x:y", e)
+        else {
+            panic!("a DNS failure is worth another attempt");
+        };
+        let err = super::super::retry::gave_up(err, 5);
+        assert_eq!(
+            crate::report::one_line(&err),
+            "manifest registry.invalid/x:y (gave up after 5 attempts): error sending request for \
+             url (https://registry.invalid/v2/x/manifests/y): client error (Connect): dns error: \
+             error resolving DNS: failed to lookup address information: Name or service not known"
+        );
+        let cause = std::error::Error::source(&err).unwrap();
+        assert!(
+            cause
+                .downcast_ref::<reqwest::Error>()
+                .is_some_and(|e| e.is_connect())
+        );
     }
 }

@@ -83,8 +83,9 @@ impl RegistryClient {
             ""
         };
         tracing::info!(
-            "retry {attempts}/{retries} in {:.1}s{why}: {err}",
-            delay.as_secs_f64()
+            "retry {attempts}/{retries} in {:.1}s{why}: {}",
+            delay.as_secs_f64(),
+            super::request::error_chain(err)
         );
         tokio::time::sleep(delay).await;
         true
@@ -106,7 +107,7 @@ impl RegistryClient {
             .slots
             .acquire()
             .await
-            .map_err(|_| FetchError::Unavailable("request slots closed".to_string()))?;
+            .map_err(|_| FetchError::unavailable("request slots closed".to_string()))?;
         Stats::add(&self.stats.queue_wait_micros, micros_since(queued));
         let started = Instant::now();
         // Each step of the attempt (an answer, the next piece of a body) is bounded by
@@ -130,7 +131,7 @@ impl RegistryClient {
     }
 
     fn deadline_error(&self, what: &str) -> FetchError {
-        FetchError::Unavailable(format!(
+        FetchError::unavailable(format!(
             "{what}: the overall deadline (--timeout {}s) passed",
             self.options.deadline.unwrap_or_default().as_secs_f64()
         ))
@@ -146,7 +147,7 @@ impl RegistryClient {
         let limit = self.options.request_timeout;
         tokio::time::timeout(limit, step).await.map_err(|_| {
             Failure::Retry(
-                FetchError::Unavailable(format!(
+                FetchError::unavailable(format!(
                     "{what}: nothing received for {:.1}s (--request-timeout)",
                     limit.as_secs_f64()
                 )),
@@ -164,7 +165,7 @@ fn micros_since(start: Instant) -> u64 {
 pub(super) fn gave_up(err: FetchError, attempts: u32) -> FetchError {
     match err {
         FetchError::Unavailable(m) if attempts > 1 => {
-            FetchError::Unavailable(format!("{m} (gave up after {attempts} attempts)"))
+            FetchError::Unavailable(m.noted(&format!(" (gave up after {attempts} attempts)")))
         }
         other => other,
     }
@@ -284,12 +285,21 @@ mod tests {
 
     #[test]
     fn giving_up_says_how_often() {
-        let e = gave_up(FetchError::Unavailable("x".into()), 5);
+        let e = gave_up(FetchError::unavailable("x"), 5);
         assert_eq!(e.to_string(), "x (gave up after 5 attempts)");
+        assert_eq!(gave_up(FetchError::unavailable("x"), 1).to_string(), "x");
+        // The note goes on the message; the cause stays under it.
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let e = gave_up(FetchError::unavailable_by("manifest a", refused), 2);
+        let line = crate::report::one_line(&e);
+        assert_eq!(
+            line,
+            "manifest a (gave up after 2 attempts): connection refused"
+        );
         let d = FetchError::DigestMismatch {
             expected: "a".into(),
             actual: "b".into(),
         };
-        assert_eq!(gave_up(d.clone(), 5), d);
+        assert_eq!(gave_up(d.clone(), 5).to_string(), d.to_string());
     }
 }

@@ -87,7 +87,7 @@ impl BodyReader {
         };
         let body = self.source.get(req).await?;
         let response = body.response.ok_or_else(|| {
-            FetchError::Unavailable(format!("{}: the answer had no body to stream", self.what()))
+            FetchError::unavailable(format!("{}: the answer had no body to stream", self.what()))
         })?;
         if response.content_length().is_some_and(|n| n > self.limit) {
             return Err(FetchError::TooLarge {
@@ -171,10 +171,11 @@ impl BodyReader {
         self.attempt += 1;
         Stats::count(&client.stats.retries);
         tracing::info!(
-            "retry {}/{} in {:.1}s: {err}",
+            "retry {}/{} in {:.1}s: {}",
             self.attempt,
             client.options.retries,
-            delay.as_secs_f64()
+            delay.as_secs_f64(),
+            super::request::error_chain(&err)
         );
         tokio::time::sleep(delay).await;
         self.response = None;
@@ -192,7 +193,7 @@ impl BodyReader {
         let got = match client.remaining() {
             None => step.await?,
             Some(left) => tokio::time::timeout(left, step).await.map_err(|_| {
-                Failure::Fatal(FetchError::Unavailable(format!(
+                Failure::Fatal(FetchError::unavailable(format!(
                     "{what}: the overall deadline (--timeout {}s) passed",
                     client.options.deadline.unwrap_or_default().as_secs_f64()
                 )))
@@ -205,11 +206,10 @@ impl BodyReader {
             }
             Ok(None) => Ok(None),
             Err(e) => Err(Failure::Retry(
-                FetchError::Unavailable(format!(
-                    "{what}: the answer broke off after {} bytes: {}",
-                    self.received,
-                    super::request::error_chain(&e)
-                )),
+                FetchError::unavailable_by(
+                    format!("{what}: the answer broke off after {} bytes", self.received),
+                    super::request::scrubbed(e),
+                ),
                 None,
             )),
         }

@@ -53,7 +53,7 @@ impl HttpClients {
         };
         let client = builder
             .build()
-            .map_err(|e| FetchError::Unavailable(format!("cannot set up HTTP for {host}: {e}")))?;
+            .map_err(|e| FetchError::unavailable_by(format!("cannot set up HTTP for {host}"), e))?;
         lock(&self.built).insert(key, client.clone());
         Ok(client)
     }
@@ -69,7 +69,7 @@ impl HttpClients {
         for path in &files.ca_files {
             let pem = read_tls_file(path)?;
             let certs = reqwest::Certificate::from_pem_bundle(&pem)
-                .map_err(|e| bad_tls_file(path, format!("not PEM certificates: {e}")))?;
+                .map_err(|e| bad_tls_file(path, "not PEM certificates", e))?;
             for c in certs {
                 builder = builder.add_root_certificate(c);
             }
@@ -79,7 +79,7 @@ impl HttpClients {
             pem.push(b'\n');
             pem.extend(read_tls_file(key)?);
             let identity = reqwest::Identity::from_pem(&pem)
-                .map_err(|e| bad_tls_file(cert, format!("not a PEM certificate and key: {e}")))?;
+                .map_err(|e| bad_tls_file(cert, "not a PEM certificate and key", e))?;
             builder = builder.identity(identity);
         }
         Ok(builder)
@@ -93,11 +93,16 @@ pub(super) fn tls_files(host: &str, cert_dir: Option<&Path>) -> TlsFiles {
 }
 
 fn read_tls_file(path: &Path) -> Result<Vec<u8>, FetchError> {
-    std::fs::read(path).map_err(|e| bad_tls_file(path, e.to_string()))
+    std::fs::read(path)
+        .map_err(|e| FetchError::bad_input_by(format!("TLS file {}", path.display()), e))
 }
 
-fn bad_tls_file(path: &Path, why: String) -> FetchError {
-    FetchError::BadInput(format!("TLS file {}: {why}", path.display()))
+fn bad_tls_file(
+    path: &Path,
+    why: &str,
+    e: impl std::error::Error + Send + Sync + 'static,
+) -> FetchError {
+    FetchError::bad_input_by(format!("TLS file {}: {why}", path.display()), e)
 }
 
 /// `host[:port]` of a URL, as certs.d names directories.

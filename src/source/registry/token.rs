@@ -213,12 +213,12 @@ impl RegistryClient {
         let resp = self
             .within(&what, builder.send())
             .await?
-            .map_err(|e| transport_failure(&what, &e))?;
+            .map_err(|e| transport_failure(&what, e))?;
         let status = resp.status();
         let retry_after = retry_after_of(&resp);
         let body = read_small(resp, self.options.request_timeout).await;
         if status != StatusCode::OK {
-            let refused = FetchError::Unavailable(ask.refusal(status, &body, &scope));
+            let refused = FetchError::unavailable(ask.refusal(status, &body, &scope));
             return Err(if is_retryable_status(status.as_u16()) {
                 Failure::Retry(refused, retry_after)
             } else {
@@ -239,16 +239,18 @@ struct TokenRequest<'a> {
 
 impl TokenRequest<'_> {
     fn unavailable(&self, why: String) -> FetchError {
-        FetchError::Unavailable(format!("{}: {why}", self.req.what))
+        FetchError::unavailable(format!("{}: {why}", self.req.what))
     }
 
     /// The realm, which must be an HTTP(S) URL.
     fn realm_url(&self) -> Result<Url, Failure> {
         let realm = self.realm;
         let url = Url::parse(realm).map_err(|e| {
-            Failure::Fatal(self.unavailable(format!(
-                "the registry's token realm '{realm}' is not a URL: {e}"
-            )))
+            let what = &self.req.what;
+            Failure::Fatal(FetchError::unavailable_by(
+                format!("{what}: the registry's token realm '{realm}' is not a URL"),
+                e,
+            ))
         })?;
         if url.scheme() != "https" && url.scheme() != "http" {
             return Err(Failure::Fatal(self.unavailable(format!(
@@ -267,8 +269,9 @@ impl TokenRequest<'_> {
         scopes: &[String],
     ) -> Result<reqwest::RequestBuilder, Failure> {
         if let Some(c) = self.creds.filter(|c| c.is_identity_token()) {
-            let mut form = Url::parse("http://form.invalid/")
-                .map_err(|e| Failure::Fatal(FetchError::Unavailable(e.to_string())))?;
+            let mut form = Url::parse("http://form.invalid/").map_err(|e| {
+                Failure::Fatal(FetchError::unavailable_by("the OAuth2 token form", e))
+            })?;
             {
                 let mut pairs = form.query_pairs_mut();
                 pairs

@@ -86,7 +86,7 @@ impl RegistrySource {
         let r = &self.reference;
         let base = self.client.base_url(api_host(&r.registry));
         let url = format!("{base}/v2/{}/{rest}", r.repository);
-        Url::parse(&url).map_err(|e| FetchError::BadInput(format!("{url}: bad URL: {e}")))
+        Url::parse(&url).map_err(|e| FetchError::bad_input_by(format!("{url}: bad URL"), e))
     }
 
     /// Sends one write and returns its 2xx answer, or what its refusal means.
@@ -157,7 +157,7 @@ impl RegistrySource {
             client
                 .within(what, payload.build(&http, url).send())
                 .await?
-                .map_err(|e| transport_failure(what, &e))?
+                .map_err(|e| transport_failure(what, e))?
         };
         Ok(resp)
     }
@@ -179,7 +179,7 @@ impl RegistrySource {
         let mut at = location(&resp, &start, what)?;
         let mut file = tokio::fs::File::open(&blob.path)
             .await
-            .map_err(|e| local_file(what, &e))?;
+            .map_err(|e| local_file(what, e))?;
         let mut offset: u64 = 0;
         while offset < blob.size {
             let chunk = read_chunk(&mut file, what).await?;
@@ -204,10 +204,11 @@ fn octet_stream() -> HeaderValue {
     HeaderValue::from_static("application/octet-stream")
 }
 
-fn local_file(what: &str, e: &std::io::Error) -> Failure {
-    Failure::Fatal(FetchError::Unavailable(format!(
-        "{what}: cannot read the local copy: {e}"
-    )))
+fn local_file(what: &str, e: std::io::Error) -> Failure {
+    Failure::Fatal(FetchError::unavailable_by(
+        format!("{what}: cannot read the local copy"),
+        e,
+    ))
 }
 
 /// The next piece of the file (at most [`UPLOAD_CHUNK`] bytes; empty only at its end,
@@ -218,9 +219,9 @@ async fn read_chunk(file: &mut tokio::fs::File, what: &str) -> Result<bytes::Byt
     limited
         .read_to_end(&mut buf)
         .await
-        .map_err(|e| local_file(what, &e))?;
+        .map_err(|e| local_file(what, e))?;
     if buf.is_empty() {
-        return Err(Failure::Fatal(FetchError::Unavailable(format!(
+        return Err(Failure::Fatal(FetchError::unavailable(format!(
             "{what}: the local copy is shorter than its size"
         ))));
     }
@@ -238,7 +239,7 @@ fn location(resp: &reqwest::Response, current: &Url, what: &str) -> Result<Url, 
         .ok()
         .and_then(|l| current.join(l).ok())
         .ok_or_else(|| {
-            Failure::Fatal(FetchError::Unavailable(format!(
+            Failure::Fatal(FetchError::unavailable(format!(
                 "{what}: the registry answered with an unusable Location"
             )))
         })
@@ -302,17 +303,17 @@ async fn write_refusal(
     let message = format!("{what} (HTTP {}{})", status.as_u16(), colon(&detail));
     match status {
         StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
-            Failure::Fatal(FetchError::Unavailable(format!(
+            Failure::Fatal(FetchError::unavailable(format!(
                 "{message}: not authorized to push; check --creds, --authfile, or log in with 'podman login'"
             )))
         }
         s if is_retryable_status(s.as_u16()) => {
-            Failure::Retry(FetchError::Unavailable(message), retry_after)
+            Failure::Retry(FetchError::unavailable(message), retry_after)
         }
         _ if RESTART_CODES.iter().any(|c| detail.contains(c)) => {
-            Failure::Retry(FetchError::Unavailable(message), None)
+            Failure::Retry(FetchError::unavailable(message), None)
         }
-        _ => Failure::Fatal(FetchError::Unavailable(message)),
+        _ => Failure::Fatal(FetchError::unavailable(message)),
     }
 }
 

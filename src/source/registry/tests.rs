@@ -1,0 +1,182 @@
+//! What a failed fetch says, against a real listener on loopback: the one line a report's
+//! finding carries (`report::one_line`), and the causes behind it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+use super::{ClientOptions, RegistryClient};
+use crate::auth::AuthStore;
+use crate::reference::{ImageRef, RegistryRef};
+use crate::report::one_line;
+use crate::source::{FetchError, Source};
+
+/// What the listener answers a manifest GET with: a whole HTTP response, or nothing ever.
+#[derive(Clone, Copy)]
+enum Answer {
+    Http(&'static str),
+    Stall,
+}
+
+/// A server on 127.0.0.1 that answers `/v2/` with 200 (so it is taken for plain HTTP) and
+/// every other request with `answer`, one request per connection.
+async fn serve(answer: Answer) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut conn, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match conn.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let response = if head.starts_with(b"GET /v2/ ") {
+                    response("200 OK", "", "{}")
+                } else {
+                    match answer {
+                        Answer::Http(r) => r.to_string(),
+                        Answer::Stall => {
+                            tokio::time::sleep(Duration::from_secs(60)).await;
+                            return;
+                        }
+                    }
+                };
+                let _ = conn.write_all(response.as_bytes()).await;
+            });
+        }
+    });
+    port
+}
+
+fn response(status: &str, headers: &str, body: &str) -> String {
+    format!(
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nContent-Type: application/json\r\n\
+         Connection: close\r\n{headers}\r\n{body}",
+        body.len()
+    )
+}
+
+/// A port nothing listens on.
+async fn closed_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// The error fetching `127.0.0.1:port/x:y` ends with (one retry, short timeouts).
+async fn fetch_error(port: u16) -> FetchError {
+    let reference = format!("127.0.0.1:{port}/x:y");
+    let ImageRef::Registry(r) = reference.parse::<ImageRef>().unwrap() else {
+        panic!("{reference} is a registry reference");
+    };
+    let options = ClientOptions {
+        retries: 1,
+        backoff: Duration::from_millis(1),
+        request_timeout: Duration::from_millis(300),
+        ..ClientOptions::default()
+    };
+    let refs: [RegistryRef; 1] = [r.clone()];
+    let client = Arc::new(RegistryClient::new(&options, AuthStore::anonymous(), &refs).await);
+    client.source(&r).top().await.unwrap_err()
+}
+
+const MANIFEST_UNKNOWN: &str =
+    r#"{"errors":[{"code":"MANIFEST_UNKNOWN","message":"manifest unknown","detail":{"Tag":"y"}}]}"#;
+const UNAUTHORIZED: &str =
+    r#"{"errors":[{"code":"UNAUTHORIZED","message":"authentication required","detail":null}]}"#;
+const DENIED: &str = r#"{"errors":[{"code":"DENIED","message":"requested access to the resource is denied","detail":null}]}"#;
+
+/// Each common failure's finding line (`{P}` is the port), and the text of the cause under
+/// the top message when there is one.
+#[tokio::test]
+async fn common_failures_keep_their_one_line_and_their_causes() {
+    let not_found = response("404 Not Found", "", MANIFEST_UNKNOWN);
+    let unauthorized = response("401 Unauthorized", "", UNAUTHORIZED);
+    let forbidden = response("403 Forbidden", "", DENIED);
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let table: [(&str, Option<Answer>, &str, Option<&str>); 5] = [
+        (
+            "connection refused",
+            None,
+            "manifest 127.0.0.1:{P}/x:y (gave up after 2 attempts): error sending request \
+             for url (https://127.0.0.1:{P}/v2/x/manifests/y): client error (Connect): tcp \
+             connect error: Connection refused (os error 111)",
+            Some("error sending request for url (https://127.0.0.1:{P}/v2/x/manifests/y)"),
+        ),
+        (
+            "timeout",
+            Some(Answer::Stall),
+            "manifest 127.0.0.1:{P}/x:y: nothing received for 0.3s (--request-timeout) \
+             (gave up after 2 attempts)",
+            None,
+        ),
+        (
+            "404",
+            Some(Answer::Http(leak(not_found))),
+            "not found: manifest 127.0.0.1:{P}/x:y (HTTP 404: MANIFEST_UNKNOWN: manifest \
+             unknown)",
+            None,
+        ),
+        (
+            "401 without a challenge",
+            Some(Answer::Http(leak(unauthorized))),
+            "manifest 127.0.0.1:{P}/x:y (HTTP 401: UNAUTHORIZED: authentication required): \
+             not authorized; check --creds, --authfile, or log in with 'podman login'",
+            None,
+        ),
+        (
+            "403",
+            Some(Answer::Http(leak(forbidden))),
+            "manifest 127.0.0.1:{P}/x:y (HTTP 403: DENIED: requested access to the resource \
+             is denied): not authorized; check --creds, --authfile, or log in with 'podman \
+             login'",
+            None,
+        ),
+    ];
+    for (name, answer, want, cause) in table {
+        let port = match answer {
+            Some(a) => serve(a).await,
+            None => closed_port().await,
+        };
+        let err = fetch_error(port).await;
+        let p = port.to_string();
+        assert_eq!(one_line(&err), want.replace("{P}", &p), "{name}");
+        let first = std::error::Error::source(&err).map(|c| c.to_string());
+        assert_eq!(first, cause.map(|c| c.replace("{P}", &p)), "{name}");
+    }
+}
+
+/// A transport error keeps the reqwest error as its cause (callers can ask it what happened).
+#[tokio::test]
+async fn a_transport_error_is_the_cause() {
+    let err = fetch_error(closed_port().await).await;
+    let cause = std::error::Error::source(&err).expect("a cause");
+    let reqwest = cause
+        .downcast_ref::<reqwest::Error>()
+        .expect("a reqwest error");
+    assert!(reqwest.is_connect(), "{reqwest:?}");
+    assert!(matches!(err, FetchError::Unavailable(_)));
+}
+
+/// A redirect to a URL with credentials and a signed query: the cause's URL shows neither.
+#[tokio::test]
+async fn causes_never_show_credentials_or_signatures_of_urls() {
+    let closed = closed_port().await;
+    let location =
+        format!("Location: http://user:s3cret@127.0.0.1:{closed}/blob?X-Amz-Signature=sig0123\r\n");
+    let redirect = response("307 Temporary Redirect", &location, "");
+    let port = serve(Answer::Http(Box::leak(redirect.into_boxed_str()))).await;
+    let line = one_line(&fetch_error(port).await);
+    for secret in ["s3cret", "user", "sig0123", "X-Amz"] {
+        assert!(!line.contains(secret), "{secret} in {line}");
+    }
+    assert!(
+        line.contains(&format!("(http://127.0.0.1:{closed}/blob)")),
+        "{line}"
+    );
+}
