@@ -47,6 +47,15 @@ pub enum StageError {
         /// What is wrong.
         reason: String,
     },
+    /// The base's config cannot be made the composed image's.
+    #[error("{image}: cannot compose its config")]
+    Config {
+        /// The base.
+        image: String,
+        /// Why.
+        #[source]
+        source: crate::build::compose::config::ConfigError,
+    },
     /// The image's first layers are not its base's layers.
     #[error(
         "{image}: its layers do not start with the {base} layers of its Windows base; \

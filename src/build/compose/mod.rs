@@ -7,6 +7,8 @@
 //! copied through a file from another registry) — never downloaded to build.
 
 pub mod config;
+pub mod lex;
+pub mod paths;
 pub mod stage;
 
 use std::path::Path;
@@ -236,7 +238,20 @@ pub async fn compose_image(
         created: image.clamp.unwrap_or_else(now),
         os_version: image.os_version.clone(),
     };
-    let config = compose_config(config, image.plan, &added);
+    let layers = manifest["layers"].as_array().map_or(0, Vec::len);
+    let diff_ids = config["rootfs"]["diff_ids"].as_array().map_or(0, Vec::len);
+    if layers != diff_ids {
+        return Err(StageError::Unusable {
+            image: base_name,
+            what: "config",
+            reason: format!("{diff_ids} diff_ids for the manifest's {layers} layers"),
+        });
+    }
+    let config =
+        compose_config(config, image.plan, &added).map_err(|source| StageError::Config {
+            image: base_name.clone(),
+            source,
+        })?;
     let config_bytes = config.to_string().into_bytes();
     let config_digest = put_blob(image.work, &config_bytes)?;
     let media_type = manifest["mediaType"]
