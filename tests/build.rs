@@ -840,11 +840,25 @@ fn dry_run_prints_every_command_of_the_real_plan() {
              -f {}/buildah/azurefile-csi/Containerfile.windows \"${{AZUREFILE_CSI_SRC}}\"",
             env!("CARGO_MANIFEST_DIR")
         ),
+        // A stage of COPY/USER/ENTRYPOINT is composed (the default --windows-stage auto):
+        // Buildah builds its files into a layout, imgcheck pushes the image.
+        "# csi-livenessprobe windows/amd64 20348: Windows stage composed by imgcheck: Buildah \
+         builds only its files, the base is not downloaded"
+            .to_string(),
+        "#   COPY --from=builder /out/livenessprobe.exe /livenessprobe.exe".to_string(),
         format!(
             "buildah --storage-driver vfs push --digestfile {l}/csi-livenessprobe-windows-amd64-20348.digest \
              \"$(cat {l}/csi-livenessprobe-windows-amd64-20348.iid)\" \
-             docker://quay.example/ocp/csi-livenessprobe:4.20-windows-amd64-20348"
+             oci:{l}/csi-livenessprobe-windows-amd64-20348.files"
         ),
+        "# then: compose docker://quay.example/ocp/csi-livenessprobe:4.20-windows-amd64-20348 from \
+         mcr.microsoft.com/windows/nanoserver:ltsc2022 (its manifest and config read, one Windows \
+         layer of the files added; its layers mounted or copied, never pulled to build)"
+            .to_string(),
+        // azurefile-csi copies from a servercore stage: Buildah builds it, and says why.
+        "# azurefile-csi windows/amd64 17763: Windows stage built by Buildah: the Windows stage \
+         at line 9 comes before the last one (Buildah would pull its base)"
+            .to_string(),
         format!(
             "buildah --storage-driver vfs build --platform=linux/arm64 --build-arg BUILDER=docker.io/library/golang:1.24 \
              --build-arg TARGETOS=linux --build-arg TARGETARCH=arm64 \
@@ -863,9 +877,34 @@ fn dry_run_prints_every_command_of_the_real_plan() {
     for (name, _) in REAL_IMAGES {
         for slug in ["windows-amd64-17763", "windows-amd64-20348", "linux-amd64"] {
             let tag = format!("docker://quay.example/ocp/{name}:4.20-{slug}");
-            assert!(pushes.iter().any(|p| p.ends_with(&tag)), "{name} {slug}");
+            let composed = format!("# then: compose {tag} from ");
+            let pushed = pushes.iter().any(|p| p.ends_with(&tag));
+            let by_imgcheck = stdout.lines().any(|l| l.starts_with(&composed));
+            let windows = slug.starts_with("windows");
+            let want = (
+                !windows || name == "azurefile-csi",
+                windows && name != "azurefile-csi",
+            );
+            assert_eq!((pushed, by_imgcheck), want, "{name} {slug}");
         }
     }
+    // --windows-stage buildah: every Windows stage built and pushed by Buildah.
+    let mut c = imgcheck();
+    c.args(["build", "--dry-run", "--windows-stage", "buildah", "--plan"])
+        .arg(real_plan())
+        .args(["--push", "quay.example/ocp", "--tag", "4.20"])
+        .arg("--log-dir")
+        .arg(logs.path());
+    let out = without_contexts(c).output().unwrap();
+    let stdout = text(&out).0;
+    assert!(!stdout.contains("# then: compose"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "# vsphere-csi windows/amd64 17763: Windows stage built by Buildah: --windows-stage buildah"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(fs::read_dir(logs.path()).unwrap().count(), 0);
 }
 
 #[test]

@@ -48,12 +48,30 @@ pub enum StageMode {
 /// Containerfile of its files next to the job's log and points the job's `buildah build` at
 /// it. Sets and returns the job's stage note; `None` for a Linux job.
 pub fn choose(job: &mut Job, mode: StageMode) -> Result<Option<String>, RunError> {
+    let in_registry = job.base_image.is_some();
+    let note = preview(job, mode, in_registry)?;
+    if let Some(c) = &job.compose {
+        let file = &job.spec.containerfile;
+        std::fs::write(file, &c.plan.files_containerfile)
+            .map_err(|e| RunError::StageFile(file.clone(), Arc::new(e)))?;
+    }
+    Ok(note)
+}
+
+/// What [`choose`] decides, without writing anything (`build --dry-run`): the job is changed
+/// as for the build (a composed stage's `buildah build` names the files Containerfile, not
+/// yet written). `in_registry` says whether the Windows base is an image in a registry.
+pub fn preview(
+    job: &mut Job,
+    mode: StageMode,
+    in_registry: bool,
+) -> Result<Option<String>, RunError> {
     if job.target.os != "windows" {
         return Ok(None);
     }
-    let decision = match (mode, &job.base_image, &job.target.base) {
+    let decision = match (mode, in_registry, &job.target.base) {
         (StageMode::Buildah, _, _) => Decision::Buildah("--windows-stage buildah".into()),
-        (_, Some(_), Some(base)) => {
+        (_, true, Some(base)) => {
             let file = &job.spec.containerfile;
             let text = std::fs::read_to_string(file)
                 .map_err(|e| RunError::StageFile(file.clone(), Arc::new(e)))?;
@@ -63,10 +81,7 @@ pub fn choose(job: &mut Job, mode: StageMode) -> Result<Option<String>, RunError
     };
     let note = match decision {
         Decision::Compose(plan) => {
-            let file = job.log.with_extension("files.Containerfile");
-            std::fs::write(&file, &plan.files_containerfile)
-                .map_err(|e| RunError::StageFile(file.clone(), Arc::new(e)))?;
-            job.spec.containerfile = file;
+            job.spec.containerfile = job.log.with_extension("files.Containerfile");
             job.spec.tag.push_str("-files");
             job.compose = Some(ComposeJob {
                 plan,
