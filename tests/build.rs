@@ -535,8 +535,14 @@ fn check_composed_config(reg: &Registry, base_digest: &str, child: &str) {
         .filter_map(Value::as_str)
         .collect();
     assert!(env.contains(&"CSI_MODE=node"), "{env:?}");
-    let history = |c: &Value| c["history"].as_array().map_or(0, Vec::len);
-    assert_eq!(history(&mine), history(&base) + 1);
+    assert!(env.contains(&"LITERAL=$CSI_MODE"), "{env:?}");
+    assert_eq!(mine["config"]["WorkingDir"], "C:\\tools");
+    // One history entry for the layer, one empty_layer entry per config instruction
+    // (WORKDIR, USER, ENV, ENV, LABEL, ENTRYPOINT).
+    let history = |c: &Value| c["history"].as_array().cloned().unwrap_or_default();
+    let added = &history(&mine)[history(&base).len()..];
+    let layers = added.iter().filter(|h| h["empty_layer"] != true).count();
+    assert_eq!((added.len(), layers), (7, 1), "{added:?}");
 }
 
 #[test]
@@ -548,6 +554,15 @@ fn the_windows_stage_is_composed_without_downloading_the_base() {
     let builder = push_builder(&reg, work.path());
     let bases = push_windows_bases(&reg);
     let plan = write_plan(&work.path().join("plan"), &builder, &bases, "");
+    // Windows paths as a Windows Containerfile writes them: an absolute C:\ destination, a
+    // WORKDIR and a destination relative to it, an escaped dollar.
+    let file = plan.parent().unwrap().join("driver/Containerfile.windows");
+    let windows_paths = fs::read_to_string(&file).unwrap().replace(
+        "COPY --from=builder /out/csi.exe /csi.exe\n",
+        "COPY --from=builder /out/csi.exe C:\\\\csi.exe\nWORKDIR C:\\\\tools\n\
+         COPY --from=builder /out/csi.exe bin/tool.exe\nENV LITERAL=\\$CSI_MODE\n",
+    );
+    fs::write(&file, windows_paths).unwrap();
     let logs = work.path().join("logs");
     let epoch = "1700000000";
 
@@ -592,6 +607,11 @@ fn the_windows_stage_is_composed_without_downloading_the_base() {
         // records, the config edits.
         check_windows_child(&reg, base, child, osversion);
         check_composed_config(&reg, base, child);
+        let m = manifest(&reg, "csi/driver", child);
+        let top = layer_digests(&m).last().unwrap().clone();
+        let (entries, _) = layer_entries(&reg, "csi/driver", &top);
+        let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+        assert!(names.contains(&"Files/tools/bin/tool.exe"), "{names:?}");
         assert_tag_names_an_image(&reg, tag);
         assert_eq!(
             reg.manifest_digest("csi/driver", tag).as_deref(),
@@ -619,7 +639,53 @@ fn the_windows_stage_is_composed_without_downloading_the_base() {
         text(&out).0,
         text(&out).1
     );
-    assert_eq!(reg.manifest_digest("csi/driver", "v1"), Some(list_digest));
+    assert_eq!(
+        reg.manifest_digest("csi/driver", "v1"),
+        Some(list_digest.clone())
+    );
+
+    // Other files, the same SOURCE_DATE_EPOCH: another layer (so another config, child and
+    // list); the base's layers are the same.
+    // The Windows children by os.version.
+    let children = |digest: &str| -> BTreeMap<String, String> {
+        list_entries(&manifest(&reg, "csi/driver", digest))
+            .into_iter()
+            .filter_map(|e| Some((e.1?, e.2)))
+            .collect()
+    };
+    let before = children(&list_digest);
+    fs::write(
+        plan.parent().unwrap().join("src/version.txt"),
+        "v1.2.4-test\n",
+    )
+    .unwrap();
+    let out = build_cmd(&plan, &reg, &work.path().join("logs3"))
+        .args(["--jobs", "2"])
+        .env("SOURCE_DATE_EPOCH", epoch)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out).0,
+        text(&out).1
+    );
+    let changed = reg.manifest_digest("csi/driver", "v1").unwrap();
+    assert_ne!(changed, list_digest);
+    let after = children(&changed);
+    assert_eq!(after.len(), 2);
+    for (version, old) in &before {
+        let (old, new) = (
+            manifest(&reg, "csi/driver", old),
+            manifest(&reg, "csi/driver", &after[version]),
+        );
+        let (old_layers, new_layers) = (layer_digests(&old), layer_digests(&new));
+        let n = old_layers.len() - 1;
+        assert_eq!(old_layers[..n], new_layers[..n]);
+        assert_ne!(old_layers[n], new_layers[n]);
+        assert_ne!(old["config"]["digest"], new["config"]["digest"]);
+    }
 }
 
 #[test]
