@@ -14,6 +14,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use common::proxy::{Fault, FaultProxy, Match, Rule};
 use common::{Registry, fixture, imgcheck, skopeo_copy_all};
 use serde_json::Value;
 
@@ -215,10 +216,15 @@ fn write_plan(
 }
 
 fn build_cmd(plan: &Path, reg: &Registry, logs: &Path) -> Command {
+    build_cmd_to(plan, &reg.host(), logs)
+}
+
+/// [`build_cmd`] pushing to `HOST/csi`.
+fn build_cmd_to(plan: &Path, host: &str, logs: &Path) -> Command {
     let mut c = imgcheck();
     c.args(["--tls-verify=false", "build", "--plan"])
         .arg(plan)
-        .args(["--push", &format!("{}/csi", reg.host())])
+        .args(["--push", &format!("{host}/csi")])
         .args([
             "--tag",
             "v1",
@@ -686,6 +692,104 @@ fn the_windows_stage_is_composed_without_downloading_the_base() {
         assert_ne!(old_layers[n], new_layers[n]);
         assert_ne!(old["config"]["digest"], new["config"]["digest"]);
     }
+}
+
+/// The composed image's push, with the bases reached through a proxy in front of the same
+/// registry: a registry that will not mount (202 to every mount from the bases) gets their layers
+/// uploaded instead; then a registry that serves other bytes for the pushed manifest: the push
+/// fails (could not complete) and the per-platform tag is not moved.
+#[test]
+fn the_composed_push_uploads_what_is_not_mounted_and_moves_the_tag_only_after_reading_back() {
+    require("buildah", "buildah");
+    let reg = Registry::start();
+    let _cleanup = PulledImages(reg.host());
+    let work = tempfile::tempdir().unwrap();
+    let builder = push_builder(&reg, work.path());
+    let proxy = FaultProxy::start(
+        &reg.base_url(),
+        vec![Rule::always(
+            Match::Request("&from=windows".into()),
+            Fault::Status(202),
+        )],
+    );
+    let bases: Vec<(u16, String, String)> = push_windows_bases(&reg)
+        .into_iter()
+        .map(|(b, r, d)| (b, r.replace(&reg.host(), &proxy.host()), d))
+        .collect();
+    let plan = write_plan(&work.path().join("plan"), &builder, &bases, "");
+    // Windows images only, judged by a Windows-only policy: Buildah's own pushes do not go
+    // through the proxy (it garbles their chunked uploads).
+    let policy = work.path().join("windows.yaml");
+    fs::write(
+        &policy,
+        "name: windows\nwindows:\n  architectures: [amd64]\n  builds: [17763, 20348]\n  \
+         isolation: process\nruntimes: [containerd-1.7]\n",
+    )
+    .unwrap();
+    let yaml = fs::read_to_string(&plan).unwrap();
+    let yaml = yaml
+        .replace("    linux:\n      architectures: [amd64]\n", "")
+        .replace("      linux: driver/Containerfile.linux\n", "")
+        .replace(
+            "policy: openshift",
+            &format!("policy: {}", policy.display()),
+        );
+    fs::write(&plan, yaml).unwrap();
+    let out = build_cmd_to(&plan, &proxy.host(), &work.path().join("logs"))
+        .args(["--windows-stage", "compose"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let seen = proxy.seen();
+    let refused = seen
+        .iter()
+        .filter(|s| s.fault == Some(Fault::Status(202)))
+        .count();
+    assert!(refused > 0, "no mount was asked");
+    let base_layers: BTreeSet<String> = bases
+        .iter()
+        .flat_map(|(_, _, d)| layer_digests(&manifest(&reg, "bases/good", d)))
+        .collect();
+    for layer in &base_layers {
+        let put = format!("digest={}", layer.replace(':', "%3A"));
+        assert!(
+            seen.iter().any(
+                |s| s.request.starts_with("PUT /v2/csi/driver/blobs/uploads/")
+                    && s.request.contains(&put)
+            ),
+            "{layer} not uploaded after the refused mount"
+        );
+        assert!(reg.get_blob("csi/driver", layer).0 == 200, "{layer}");
+    }
+    for tag in ["v1-windows-amd64-17763", "v1-windows-amd64-20348"] {
+        let image = format!("{}/csi/driver:{tag}", reg.host());
+        let deep = imgcheck()
+            .args(["verify", "--deep", &image])
+            .output()
+            .unwrap();
+        let (out, err) = text(&deep);
+        assert!(!out.contains("layer-"), "{tag}: {out}{err}");
+        assert_tag_names_an_image(&reg, tag);
+    }
+
+    // Other bytes for the pushed manifest when it is read back by digest.
+    proxy.set_rules(vec![Rule::always(
+        Match::Request("GET /v2/csi/driver/manifests/sha256:".into()),
+        Fault::FlipByte,
+    )]);
+    fs::write(plan.parent().unwrap().join("src/version.txt"), "v9\n").unwrap();
+    let tag = "v1-windows-amd64-17763";
+    let before = reg.manifest_digest("csi/driver", tag);
+    let out = build_cmd_to(&plan, &proxy.host(), &work.path().join("logs2"))
+        .args(["--windows-stage", "compose"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{stderr}");
+    let said = format!("{stdout}{stderr}");
+    assert!(said.contains("digest mismatch"), "{said}");
+    assert_eq!(reg.manifest_digest("csi/driver", tag), before);
 }
 
 #[test]
