@@ -792,6 +792,51 @@ fn the_composed_push_uploads_what_is_not_mounted_and_moves_the_tag_only_after_re
     assert_eq!(reg.manifest_digest("csi/driver", tag), before);
 }
 
+/// A Windows base on another registry than the push target: its layers cannot be mounted, so
+/// they are copied (read from the base's registry, digests checked, uploaded); the children
+/// start with the base's layers by digest and the list passes `verify --deep`.
+#[test]
+fn a_base_on_another_registry_is_copied_into_the_target() {
+    require("buildah", "buildah");
+    let reg = Registry::start();
+    let bases_reg = Registry::start();
+    let _cleanup = PulledImages(reg.host());
+    let work = tempfile::tempdir().unwrap();
+    let builder = push_builder(&reg, work.path());
+    let bases = push_windows_bases(&bases_reg);
+    let plan = write_plan(&work.path().join("plan"), &builder, &bases, "");
+    let out = build_cmd(&plan, &reg, &work.path().join("logs"))
+        .args(["--windows-stage", "compose"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    for (_, _, base) in &bases {
+        for layer in layer_digests(&manifest(&bases_reg, "bases/good", base)) {
+            assert_eq!(reg.get_blob("csi/driver", &layer).0, 200, "{layer}");
+        }
+    }
+    let list = manifest(&reg, "csi/driver", "v1");
+    for (version, child) in list_entries(&list)
+        .into_iter()
+        .filter_map(|e| Some((e.1?, e.2)))
+    {
+        let (_, _, base) = bases
+            .iter()
+            .find(|(b, _, _)| version.contains(&format!(".{b}.")))
+            .unwrap();
+        let base_layers = layer_digests(&manifest(&bases_reg, "bases/good", base));
+        let layers = layer_digests(&manifest(&reg, "csi/driver", &child));
+        assert_eq!(layers[..base_layers.len()], base_layers[..], "{version}");
+    }
+    let list_ref = format!("{}/csi/driver:v1", reg.host());
+    let deep = imgcheck()
+        .args(["verify", "--deep", &list_ref])
+        .output()
+        .unwrap();
+    assert_eq!(deep.status.code(), Some(0), "{}", text(&deep).0);
+}
+
 #[test]
 fn a_stage_that_cannot_be_composed_is_built_by_buildah_and_says_why() {
     require("buildah", "buildah");
