@@ -169,6 +169,21 @@ fn config_digest(manifest: &Value, image: &str) -> Result<Digest, StageError> {
         })
 }
 
+/// The base's config must name as many `diff_ids` as its manifest has layers: the composed
+/// image appends one to each.
+fn same_layer_count(manifest: &Value, config: &Value, image: &str) -> Result<(), StageError> {
+    let layers = manifest["layers"].as_array().map_or(0, Vec::len);
+    let diff_ids = config["rootfs"]["diff_ids"].as_array().map_or(0, Vec::len);
+    if layers == diff_ids {
+        return Ok(());
+    }
+    Err(StageError::Unusable {
+        image: image.to_string(),
+        what: "config",
+        reason: format!("{diff_ids} diff_ids for the manifest's {layers} layers"),
+    })
+}
+
 /// Writes the layers of the files image, in order, as one Windows-format layer into the work
 /// layout.
 async fn write_layer(image: &ComposeImage<'_>) -> Result<Rewritten, StageError> {
@@ -247,21 +262,13 @@ pub async fn compose_image(
     let mut manifest = read_json(&source, &base_name, "manifest", &base_digest).await?;
     let config_digest = config_digest(&manifest, &base_name)?;
     let config = read_json(&source, &base_name, "config", &config_digest).await?;
+    same_layer_count(&manifest, &config, &base_name)?;
     let layer = write_layer(image).await?;
     let added = Added {
         diff_id: layer.diff_id.clone(),
         created: image.clamp.unwrap_or_else(now),
         os_version: image.os_version.clone(),
     };
-    let layers = manifest["layers"].as_array().map_or(0, Vec::len);
-    let diff_ids = config["rootfs"]["diff_ids"].as_array().map_or(0, Vec::len);
-    if layers != diff_ids {
-        return Err(StageError::Unusable {
-            image: base_name,
-            what: "config",
-            reason: format!("{diff_ids} diff_ids for the manifest's {layers} layers"),
-        });
-    }
     let config =
         compose_config(config, image.plan, &added).map_err(|source| StageError::Config {
             image: base_name.clone(),

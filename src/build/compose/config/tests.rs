@@ -259,3 +259,16 @@ fn configs_and_words_that_cannot_be_composed_are_errors() {
         assert_eq!(got.map_err(|e| e.to_string()), Err(want.to_string()));
     }
 }
+
+/// A base whose config and manifest disagree on the number of layers is not composed.
+#[test]
+fn a_base_whose_config_does_not_match_its_layers_is_refused() {
+    let manifest = json!({"layers": [{"digest": "sha256:aa"}, {"digest": "sha256:bb"}]});
+    let got = crate::build::compose::same_layer_count(&manifest, &base(), "base");
+    assert_eq!(
+        got.map_err(|e| e.to_string()),
+        Err("base: config is not an image config (1 diff_ids for the manifest's 2 layers)".into())
+    );
+    let one = json!({"layers": [{"digest": "sha256:aa"}]});
+    assert!(crate::build::compose::same_layer_count(&one, &base(), "base").is_ok());
+}
