@@ -1451,8 +1451,21 @@ fn a_hostprocess_image_is_one_build_from_the_hostprocess_base() {
         ),
     ] {
         fs::write(d.join("images.yaml"), format!("{prefix}{image}")).unwrap();
+        // By default the stage (COPY + ENTRYPOINT) is composed on the HostProcess base.
         let out = imgcheck()
             .args(["build", "--dry-run", "--plan"])
+            .arg(d.join("images.yaml"))
+            .args(["--push", "reg.example/ns", "--tag", "v1", "--log-dir"])
+            .arg(&logs)
+            .output()
+            .unwrap();
+        let composed = format!(
+            "# then: compose docker://reg.example/ns/proxy:v1-windows-amd64-hostprocess from {base} "
+        );
+        assert!(text(&out).0.contains(&composed), "{}", text(&out).0);
+        // Buildah's path: its build line.
+        let out = imgcheck()
+            .args(["build", "--dry-run", "--windows-stage", "buildah", "--plan"])
             .arg(d.join("images.yaml"))
             .args(["--push", "reg.example/ns", "--tag", "v1", "--log-dir"])
             .arg(&logs)
