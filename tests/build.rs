@@ -837,6 +837,45 @@ fn a_base_on_another_registry_is_copied_into_the_target() {
     assert_eq!(deep.status.code(), Some(0), "{}", text(&deep).0);
 }
 
+/// A base layer that cannot be fetched while the composed image is pushed (its registry
+/// answers 503 for it): the image could not be completed (exit 3), not a failed build, and no
+/// per-platform tag names a half-pushed image.
+#[test]
+fn an_unreachable_base_layer_while_composing_is_could_not_complete() {
+    require("buildah", "buildah");
+    let reg = Registry::start();
+    let bases_reg = Registry::start();
+    let _cleanup = PulledImages(reg.host());
+    let work = tempfile::tempdir().unwrap();
+    let builder = push_builder(&reg, work.path());
+    let bases = push_windows_bases(&bases_reg);
+    let layers = layer_digests(&manifest(&bases_reg, "bases/good", &bases[0].2));
+    let proxy = FaultProxy::start(
+        &bases_reg.base_url(),
+        vec![Rule::always(
+            Match::Request(format!("GET /v2/windows/nanoserver/blobs/{}", layers[0])),
+            Fault::Status(503),
+        )],
+    );
+    let bases: Vec<(u16, String, String)> = bases
+        .into_iter()
+        .map(|(b, r, d)| (b, r.replace(&bases_reg.host(), &proxy.host()), d))
+        .collect();
+    let plan = write_plan(&work.path().join("plan"), &builder, &bases, "");
+    let out = build_cmd(&plan, &reg, &work.path().join("logs"))
+        .args(["--windows-stage", "compose"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{stderr}");
+    assert!(proxy.faults_injected() > 0);
+    assert_eq!(
+        reg.manifest_digest("csi/driver", "v1-windows-amd64-17763"),
+        None
+    );
+    assert_eq!(reg.manifest_digest("csi/driver", "v1"), None);
+}
+
 #[test]
 fn a_stage_that_cannot_be_composed_is_built_by_buildah_and_says_why() {
     require("buildah", "buildah");

@@ -14,7 +14,7 @@ use crate::build::windows_layer::{LayerError, LayerTimes, Rewritten, rewrite};
 use crate::digest::Digest;
 use crate::graph::MAX_LAYER_BYTES;
 use crate::manifest::{MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES, OCI_MANIFEST};
-use crate::push::{Failure, push_image};
+use crate::push::{Failure, ReadFailure, push_image};
 use crate::reference::{LayoutRef, RegistryRef};
 use crate::session::Session;
 use crate::source::registry::RegistrySource;
@@ -104,9 +104,15 @@ impl StageError {
     pub fn is_unavailable(&self) -> bool {
         match self {
             StageError::Fetch { source, .. } => matches!(**source, FetchError::Unavailable(_)),
-            StageError::Push(_, f) => {
-                crate::exit::Classify::exit_kind(&**f) == crate::exit::ExitKind::Incomplete
-            }
+            // A base layer copied from a registry that cannot be reached: the base was read
+            // moments before, so this is the registry, not the user's input.
+            StageError::Push(_, f) => match &**f {
+                Failure::ChildUnreadable {
+                    source: ReadFailure::Fetch(FetchError::Unavailable(_)),
+                    ..
+                } => true,
+                f => crate::exit::Classify::exit_kind(f) == crate::exit::ExitKind::Incomplete,
+            },
             _ => false,
         }
     }
