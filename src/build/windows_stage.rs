@@ -308,6 +308,9 @@ pub async fn rewrite_image(
             base,
         });
     }
+    // Each rewritten layer replaces its diff_id by index: a config naming another number of
+    // diff_ids than the manifest's layers is refused, not indexed past its end.
+    crate::build::compose::same_layer_count(&manifest, &config, &image.name())?;
     let blobs = image.work.join("blobs/sha256");
     std::fs::create_dir_all(&blobs).map_err(|e| StageError::Write(blobs, Arc::new(e)))?;
     for (i, layer) in layers.iter().enumerate().skip(base) {

@@ -169,9 +169,13 @@ fn config_digest(manifest: &Value, image: &str) -> Result<Digest, StageError> {
         })
 }
 
-/// The base's config must name as many `diff_ids` as its manifest has layers: the composed
-/// image appends one to each.
-fn same_layer_count(manifest: &Value, config: &Value, image: &str) -> Result<(), StageError> {
+/// An image's config must name as many `diff_ids` as its manifest has layers: the composed
+/// image appends one to each, the rewrite replaces them by index.
+pub(crate) fn same_layer_count(
+    manifest: &Value,
+    config: &Value,
+    image: &str,
+) -> Result<(), StageError> {
     let layers = manifest["layers"].as_array().map_or(0, Vec::len);
     let diff_ids = config["rootfs"]["diff_ids"].as_array().map_or(0, Vec::len);
     if layers == diff_ids {

@@ -272,3 +272,16 @@ fn a_base_whose_config_does_not_match_its_layers_is_refused() {
     let one = json!({"layers": [{"digest": "sha256:aa"}]});
     assert!(crate::build::compose::same_layer_count(&one, &base(), "base").is_ok());
 }
+
+/// What the stage does not touch stays the base's: os.features, architecture, variant.
+#[test]
+fn platform_fields_stay_the_bases() {
+    let mut b = base();
+    b["os.features"] = json!(["win32k"]);
+    b["variant"] = json!("v1");
+    let config = compose_config(b, &plan(vec![]), &added()).expect("composes");
+    assert_eq!(config["os.features"], json!(["win32k"]));
+    assert_eq!(config["architecture"], "amd64");
+    assert_eq!(config["variant"], "v1");
+    assert_eq!(config["os"], "windows");
+}
