@@ -66,50 +66,6 @@ fn each_edit_changes_the_base_config_as_buildah_would() {
             "User",
             json!("ContainerUser"),
         ),
-        // WORKDIR as Docker on Windows sets it (moby normalizeWorkdirWindows).
-        (
-            vec![Edit::Workdir(s("app"))],
-            "WorkingDir",
-            json!("C:\\app"),
-        ),
-        (
-            vec![Edit::Workdir(s("/data"))],
-            "WorkingDir",
-            json!("C:\\data"),
-        ),
-        (
-            vec![Edit::Workdir(s("c:/data/"))],
-            "WorkingDir",
-            json!("C:\\data"),
-        ),
-        (
-            vec![Edit::Workdir(s("/data")), Edit::Workdir(s("v$VERSION"))],
-            "WorkingDir",
-            json!("C:\\data\\v1.2"),
-        ),
-        (
-            vec![Edit::Workdir(s("C:\\\\a")), Edit::Workdir(s("\\\\b"))],
-            "WorkingDir",
-            json!("C:\\b"),
-        ),
-        (
-            vec![Edit::Entrypoint(Command::Exec(vec![s("/a.exe")]))],
-            "Cmd",
-            Value::Null,
-        ),
-        (
-            vec![Edit::Entrypoint(Command::Exec(vec![s("/a.exe")]))],
-            "Entrypoint",
-            json!(["/a.exe"]),
-        ),
-        (
-            vec![
-                Edit::Cmd(Command::Exec(vec![s("--x")])),
-                Edit::Entrypoint(Command::Exec(vec![s("/a.exe")])),
-            ],
-            "Cmd",
-            json!(["--x"]),
-        ),
         // The shell form: Docker's Windows shell when the base sets none, one argument,
         // passed as written.
         (
@@ -158,6 +114,63 @@ fn each_edit_changes_the_base_config_as_buildah_would() {
             json!({"base": "yes", "v": "1.2"}),
         ),
     ];
+    check_rows(cases);
+}
+
+/// `WORKDIR`, `ENTRYPOINT` and `CMD` rows.
+#[test]
+fn workdir_and_commands_change_the_base_config_as_docker_on_windows_does() {
+    let s = |v: &str| v.to_string();
+    let cases: Vec<(Vec<Edit>, &str, Value)> = vec![
+        // WORKDIR as Docker on Windows sets it (moby normalizeWorkdirWindows).
+        (
+            vec![Edit::Workdir(s("app"))],
+            "WorkingDir",
+            json!("C:\\app"),
+        ),
+        (
+            vec![Edit::Workdir(s("/data"))],
+            "WorkingDir",
+            json!("C:\\data"),
+        ),
+        (
+            vec![Edit::Workdir(s("c:/data/"))],
+            "WorkingDir",
+            json!("C:\\data"),
+        ),
+        (
+            vec![Edit::Workdir(s("/data")), Edit::Workdir(s("v$VERSION"))],
+            "WorkingDir",
+            json!("C:\\data\\v1.2"),
+        ),
+        (
+            vec![Edit::Workdir(s("C:\\\\a")), Edit::Workdir(s("\\\\b"))],
+            "WorkingDir",
+            json!("C:\\b"),
+        ),
+        (
+            vec![Edit::Entrypoint(Command::Exec(vec![s("/a.exe")]))],
+            "Cmd",
+            Value::Null,
+        ),
+        (
+            vec![Edit::Entrypoint(Command::Exec(vec![s("/a.exe")]))],
+            "Entrypoint",
+            json!(["/a.exe"]),
+        ),
+        (
+            vec![
+                Edit::Cmd(Command::Exec(vec![s("--x")])),
+                Edit::Entrypoint(Command::Exec(vec![s("/a.exe")])),
+            ],
+            "Cmd",
+            json!(["--x"]),
+        ),
+    ];
+    check_rows(cases);
+}
+
+fn check_rows(cases: Vec<(Vec<Edit>, &str, Value)>) {
     for (edits, field, want) in cases {
         let shown = format!("{edits:?}");
         assert_eq!(composed(edits)["config"][field], want, "{shown}");
