@@ -667,6 +667,33 @@ async fn check_tag(
     Ok(())
 }
 
+/// The manifest pushed as `target@digest` must read back as those bytes before a tag names
+/// it: a registry that stored (or serves) other bytes fails the push, the tag left as it was.
+async fn read_back(
+    source: &RegistrySource,
+    target: &RegistryRef,
+    digest: &Digest,
+) -> Result<(), Failure> {
+    let pushed = target.with_digest(digest).to_string();
+    let bytes = source
+        .manifest(digest, MAX_MANIFEST_BYTES)
+        .await
+        .map_err(|source| Failure::ReadBack {
+            pushed: pushed.clone(),
+            source,
+        })?;
+    if digest.matches(&bytes) {
+        return Ok(());
+    }
+    Err(Failure::ReadBack {
+        pushed,
+        source: FetchError::DigestMismatch {
+            expected: digest.to_string(),
+            actual: Digest::compute(digest.algorithm(), &bytes).to_string(),
+        },
+    })
+}
+
 /// Whether the layout holds the blob `digest` itself.
 fn layout_has(layout: &LayoutRef, digest: &Digest) -> bool {
     layout
@@ -681,8 +708,9 @@ fn layout_has(layout: &LayoutRef, digest: &Digest) -> bool {
 /// tag of `imgcheck build`). The image is read from `layout` (its `index.json`, or the digest
 /// the reference pins); each blob the layout lacks (the layers of the image's base) is taken
 /// from `base`: already present, mounted from it on the same registry, or copied through a
-/// file. Nothing is held whole in memory but the manifest. The tag is moved last and read back;
-/// returns the manifest's digest and what was copied.
+/// file. Nothing is held whole in memory but the manifest. The manifest is pushed by digest
+/// and read back (its bytes must hash to the digest) before the tag is moved to it; the tag is
+/// read back too. Returns the manifest's digest and what was copied.
 pub async fn push_image(
     session: &Session,
     target: &RegistryRef,
@@ -733,6 +761,7 @@ pub async fn push_image(
     writer
         .put_manifest(&digest.to_string(), &piece.manifest, media_type)
         .await?;
+    read_back(&writer.target, target, &digest).await?;
     writer
         .put_manifest(&target.reference_part(), &piece.manifest, media_type)
         .await?;

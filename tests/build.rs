@@ -14,6 +14,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use common::proxy::{Fault, FaultProxy, Match, Rule};
 use common::{Registry, fixture, imgcheck, skopeo_copy_all};
 use serde_json::Value;
 
@@ -215,10 +216,15 @@ fn write_plan(
 }
 
 fn build_cmd(plan: &Path, reg: &Registry, logs: &Path) -> Command {
+    build_cmd_to(plan, &reg.host(), logs)
+}
+
+/// [`build_cmd`] pushing to `HOST/csi`.
+fn build_cmd_to(plan: &Path, host: &str, logs: &Path) -> Command {
     let mut c = imgcheck();
     c.args(["--tls-verify=false", "build", "--plan"])
         .arg(plan)
-        .args(["--push", &format!("{}/csi", reg.host())])
+        .args(["--push", &format!("{host}/csi")])
         .args([
             "--tag",
             "v1",
@@ -535,8 +541,14 @@ fn check_composed_config(reg: &Registry, base_digest: &str, child: &str) {
         .filter_map(Value::as_str)
         .collect();
     assert!(env.contains(&"CSI_MODE=node"), "{env:?}");
-    let history = |c: &Value| c["history"].as_array().map_or(0, Vec::len);
-    assert_eq!(history(&mine), history(&base) + 1);
+    assert!(env.contains(&"LITERAL=$CSI_MODE"), "{env:?}");
+    assert_eq!(mine["config"]["WorkingDir"], "C:\\tools");
+    // One history entry for the layer, one empty_layer entry per config instruction
+    // (WORKDIR, USER, ENV, ENV, LABEL, ENTRYPOINT).
+    let history = |c: &Value| c["history"].as_array().cloned().unwrap_or_default();
+    let added = &history(&mine)[history(&base).len()..];
+    let layers = added.iter().filter(|h| h["empty_layer"] != true).count();
+    assert_eq!((added.len(), layers), (7, 1), "{added:?}");
 }
 
 #[test]
@@ -548,6 +560,15 @@ fn the_windows_stage_is_composed_without_downloading_the_base() {
     let builder = push_builder(&reg, work.path());
     let bases = push_windows_bases(&reg);
     let plan = write_plan(&work.path().join("plan"), &builder, &bases, "");
+    // Windows paths as a Windows Containerfile writes them: an absolute C:\ destination, a
+    // WORKDIR and a destination relative to it, an escaped dollar.
+    let file = plan.parent().unwrap().join("driver/Containerfile.windows");
+    let windows_paths = fs::read_to_string(&file).unwrap().replace(
+        "COPY --from=builder /out/csi.exe /csi.exe\n",
+        "COPY --from=builder /out/csi.exe C:\\\\csi.exe\nWORKDIR C:\\\\tools\n\
+         COPY --from=builder /out/csi.exe bin/tool.exe\nENV LITERAL=\\$CSI_MODE\n",
+    );
+    fs::write(&file, windows_paths).unwrap();
     let logs = work.path().join("logs");
     let epoch = "1700000000";
 
@@ -592,6 +613,11 @@ fn the_windows_stage_is_composed_without_downloading_the_base() {
         // records, the config edits.
         check_windows_child(&reg, base, child, osversion);
         check_composed_config(&reg, base, child);
+        let m = manifest(&reg, "csi/driver", child);
+        let top = layer_digests(&m).last().unwrap().clone();
+        let (entries, _) = layer_entries(&reg, "csi/driver", &top);
+        let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+        assert!(names.contains(&"Files/tools/bin/tool.exe"), "{names:?}");
         assert_tag_names_an_image(&reg, tag);
         assert_eq!(
             reg.manifest_digest("csi/driver", tag).as_deref(),
@@ -619,7 +645,235 @@ fn the_windows_stage_is_composed_without_downloading_the_base() {
         text(&out).0,
         text(&out).1
     );
-    assert_eq!(reg.manifest_digest("csi/driver", "v1"), Some(list_digest));
+    assert_eq!(
+        reg.manifest_digest("csi/driver", "v1"),
+        Some(list_digest.clone())
+    );
+
+    // Other files, the same SOURCE_DATE_EPOCH: another layer (so another config, child and
+    // list); the base's layers are the same.
+    // The Windows children by os.version.
+    let children = |digest: &str| -> BTreeMap<String, String> {
+        list_entries(&manifest(&reg, "csi/driver", digest))
+            .into_iter()
+            .filter_map(|e| Some((e.1?, e.2)))
+            .collect()
+    };
+    let before = children(&list_digest);
+    fs::write(
+        plan.parent().unwrap().join("src/version.txt"),
+        "v1.2.4-test\n",
+    )
+    .unwrap();
+    let out = build_cmd(&plan, &reg, &work.path().join("logs3"))
+        .args(["--jobs", "2"])
+        .env("SOURCE_DATE_EPOCH", epoch)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out).0,
+        text(&out).1
+    );
+    let changed = reg.manifest_digest("csi/driver", "v1").unwrap();
+    assert_ne!(changed, list_digest);
+    let after = children(&changed);
+    assert_eq!(after.len(), 2);
+    for (version, old) in &before {
+        let (old, new) = (
+            manifest(&reg, "csi/driver", old),
+            manifest(&reg, "csi/driver", &after[version]),
+        );
+        let (old_layers, new_layers) = (layer_digests(&old), layer_digests(&new));
+        let n = old_layers.len() - 1;
+        assert_eq!(old_layers[..n], new_layers[..n]);
+        assert_ne!(old_layers[n], new_layers[n]);
+        assert_ne!(old["config"]["digest"], new["config"]["digest"]);
+    }
+}
+
+/// The composed image's push, with the bases reached through a proxy in front of the same
+/// registry: a registry that will not mount (202 to every mount from the bases) gets their layers
+/// uploaded instead; then a registry that serves other bytes for the pushed manifest: the push
+/// fails (could not complete) and the per-platform tag is not moved.
+#[test]
+fn the_composed_push_uploads_what_is_not_mounted_and_moves_the_tag_only_after_reading_back() {
+    require("buildah", "buildah");
+    let reg = Registry::start();
+    let _cleanup = PulledImages(reg.host());
+    let work = tempfile::tempdir().unwrap();
+    let builder = push_builder(&reg, work.path());
+    let proxy = FaultProxy::start(
+        &reg.base_url(),
+        vec![Rule::always(
+            Match::Request("&from=windows".into()),
+            Fault::Status(202),
+        )],
+    );
+    let bases: Vec<(u16, String, String)> = push_windows_bases(&reg)
+        .into_iter()
+        .map(|(b, r, d)| (b, r.replace(&reg.host(), &proxy.host()), d))
+        .collect();
+    let plan = write_plan(&work.path().join("plan"), &builder, &bases, "");
+    // Windows images only, judged by a Windows-only policy: Buildah's own pushes do not go
+    // through the proxy (it garbles their chunked uploads).
+    let policy = work.path().join("windows.yaml");
+    fs::write(
+        &policy,
+        "name: windows\nwindows:\n  architectures: [amd64]\n  builds: [17763, 20348]\n  \
+         isolation: process\nruntimes: [containerd-1.7]\n",
+    )
+    .unwrap();
+    let yaml = fs::read_to_string(&plan).unwrap();
+    let yaml = yaml
+        .replace("    linux:\n      architectures: [amd64]\n", "")
+        .replace("      linux: driver/Containerfile.linux\n", "")
+        .replace(
+            "policy: openshift",
+            &format!("policy: {}", policy.display()),
+        );
+    fs::write(&plan, yaml).unwrap();
+    let out = build_cmd_to(&plan, &proxy.host(), &work.path().join("logs"))
+        .args(["--windows-stage", "compose"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    let seen = proxy.seen();
+    let refused = seen
+        .iter()
+        .filter(|s| s.fault == Some(Fault::Status(202)))
+        .count();
+    assert!(refused > 0, "no mount was asked");
+    let base_layers: BTreeSet<String> = bases
+        .iter()
+        .flat_map(|(_, _, d)| layer_digests(&manifest(&reg, "bases/good", d)))
+        .collect();
+    for layer in &base_layers {
+        let put = format!("digest={}", layer.replace(':', "%3A"));
+        assert!(
+            seen.iter().any(
+                |s| s.request.starts_with("PUT /v2/csi/driver/blobs/uploads/")
+                    && s.request.contains(&put)
+            ),
+            "{layer} not uploaded after the refused mount"
+        );
+        assert!(reg.get_blob("csi/driver", layer).0 == 200, "{layer}");
+    }
+    for tag in ["v1-windows-amd64-17763", "v1-windows-amd64-20348"] {
+        let image = format!("{}/csi/driver:{tag}", reg.host());
+        let deep = imgcheck()
+            .args(["verify", "--deep", &image])
+            .output()
+            .unwrap();
+        let (out, err) = text(&deep);
+        assert!(!out.contains("layer-"), "{tag}: {out}{err}");
+        assert_tag_names_an_image(&reg, tag);
+    }
+
+    // Other bytes for the pushed manifest when it is read back by digest.
+    proxy.set_rules(vec![Rule::always(
+        Match::Request("GET /v2/csi/driver/manifests/sha256:".into()),
+        Fault::FlipByte,
+    )]);
+    fs::write(plan.parent().unwrap().join("src/version.txt"), "v9\n").unwrap();
+    let tag = "v1-windows-amd64-17763";
+    let before = reg.manifest_digest("csi/driver", tag);
+    let out = build_cmd_to(&plan, &proxy.host(), &work.path().join("logs2"))
+        .args(["--windows-stage", "compose"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{stderr}");
+    let said = format!("{stdout}{stderr}");
+    assert!(said.contains("digest mismatch"), "{said}");
+    assert_eq!(reg.manifest_digest("csi/driver", tag), before);
+}
+
+/// A Windows base on another registry than the push target: its layers cannot be mounted, so
+/// they are copied (read from the base's registry, digests checked, uploaded); the children
+/// start with the base's layers by digest and the list passes `verify --deep`.
+#[test]
+fn a_base_on_another_registry_is_copied_into_the_target() {
+    require("buildah", "buildah");
+    let reg = Registry::start();
+    let bases_reg = Registry::start();
+    let _cleanup = PulledImages(reg.host());
+    let work = tempfile::tempdir().unwrap();
+    let builder = push_builder(&reg, work.path());
+    let bases = push_windows_bases(&bases_reg);
+    let plan = write_plan(&work.path().join("plan"), &builder, &bases, "");
+    let out = build_cmd(&plan, &reg, &work.path().join("logs"))
+        .args(["--windows-stage", "compose"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    for (_, _, base) in &bases {
+        for layer in layer_digests(&manifest(&bases_reg, "bases/good", base)) {
+            assert_eq!(reg.get_blob("csi/driver", &layer).0, 200, "{layer}");
+        }
+    }
+    let list = manifest(&reg, "csi/driver", "v1");
+    for (version, child) in list_entries(&list)
+        .into_iter()
+        .filter_map(|e| Some((e.1?, e.2)))
+    {
+        let (_, _, base) = bases
+            .iter()
+            .find(|(b, _, _)| version.contains(&format!(".{b}.")))
+            .unwrap();
+        let base_layers = layer_digests(&manifest(&bases_reg, "bases/good", base));
+        let layers = layer_digests(&manifest(&reg, "csi/driver", &child));
+        assert_eq!(layers[..base_layers.len()], base_layers[..], "{version}");
+    }
+    let list_ref = format!("{}/csi/driver:v1", reg.host());
+    let deep = imgcheck()
+        .args(["verify", "--deep", &list_ref])
+        .output()
+        .unwrap();
+    assert_eq!(deep.status.code(), Some(0), "{}", text(&deep).0);
+}
+
+/// A base layer that cannot be fetched while the composed image is pushed (its registry
+/// answers 503 for it): the image could not be completed (exit 3), not a failed build, and no
+/// per-platform tag names a half-pushed image.
+#[test]
+fn an_unreachable_base_layer_while_composing_is_could_not_complete() {
+    require("buildah", "buildah");
+    let reg = Registry::start();
+    let bases_reg = Registry::start();
+    let _cleanup = PulledImages(reg.host());
+    let work = tempfile::tempdir().unwrap();
+    let builder = push_builder(&reg, work.path());
+    let bases = push_windows_bases(&bases_reg);
+    let layers = layer_digests(&manifest(&bases_reg, "bases/good", &bases[0].2));
+    let proxy = FaultProxy::start(
+        &bases_reg.base_url(),
+        vec![Rule::always(
+            Match::Request(format!("GET /v2/windows/nanoserver/blobs/{}", layers[0])),
+            Fault::Status(503),
+        )],
+    );
+    let bases: Vec<(u16, String, String)> = bases
+        .into_iter()
+        .map(|(b, r, d)| (b, r.replace(&bases_reg.host(), &proxy.host()), d))
+        .collect();
+    let plan = write_plan(&work.path().join("plan"), &builder, &bases, "");
+    let out = build_cmd(&plan, &reg, &work.path().join("logs"))
+        .args(["--windows-stage", "compose"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{stderr}");
+    assert!(proxy.faults_injected() > 0);
+    assert_eq!(
+        reg.manifest_digest("csi/driver", "v1-windows-amd64-17763"),
+        None
+    );
+    assert_eq!(reg.manifest_digest("csi/driver", "v1"), None);
 }
 
 #[test]
@@ -840,11 +1094,25 @@ fn dry_run_prints_every_command_of_the_real_plan() {
              -f {}/buildah/azurefile-csi/Containerfile.windows \"${{AZUREFILE_CSI_SRC}}\"",
             env!("CARGO_MANIFEST_DIR")
         ),
+        // A stage of COPY/USER/ENTRYPOINT is composed (the default --windows-stage auto):
+        // Buildah builds its files into a layout, imgcheck pushes the image.
+        "# csi-livenessprobe windows/amd64 20348: Windows stage composed by imgcheck: Buildah \
+         builds only its files, the base is not downloaded"
+            .to_string(),
+        "#   COPY --from=builder /out/livenessprobe.exe /livenessprobe.exe".to_string(),
         format!(
             "buildah --storage-driver vfs push --digestfile {l}/csi-livenessprobe-windows-amd64-20348.digest \
              \"$(cat {l}/csi-livenessprobe-windows-amd64-20348.iid)\" \
-             docker://quay.example/ocp/csi-livenessprobe:4.20-windows-amd64-20348"
+             oci:{l}/csi-livenessprobe-windows-amd64-20348.files"
         ),
+        "# then: compose docker://quay.example/ocp/csi-livenessprobe:4.20-windows-amd64-20348 from \
+         mcr.microsoft.com/windows/nanoserver:ltsc2022 (its manifest and config read, one Windows \
+         layer of the files added; its layers mounted or copied, never pulled to build)"
+            .to_string(),
+        // azurefile-csi copies from a servercore stage: Buildah builds it, and says why.
+        "# azurefile-csi windows/amd64 17763: Windows stage built by Buildah: the Windows stage \
+         at line 9 comes before the last one (Buildah would pull its base)"
+            .to_string(),
         format!(
             "buildah --storage-driver vfs build --platform=linux/arm64 --build-arg BUILDER=docker.io/library/golang:1.24 \
              --build-arg TARGETOS=linux --build-arg TARGETARCH=arm64 \
@@ -863,9 +1131,34 @@ fn dry_run_prints_every_command_of_the_real_plan() {
     for (name, _) in REAL_IMAGES {
         for slug in ["windows-amd64-17763", "windows-amd64-20348", "linux-amd64"] {
             let tag = format!("docker://quay.example/ocp/{name}:4.20-{slug}");
-            assert!(pushes.iter().any(|p| p.ends_with(&tag)), "{name} {slug}");
+            let composed = format!("# then: compose {tag} from ");
+            let pushed = pushes.iter().any(|p| p.ends_with(&tag));
+            let by_imgcheck = stdout.lines().any(|l| l.starts_with(&composed));
+            let windows = slug.starts_with("windows");
+            let want = (
+                !windows || name == "azurefile-csi",
+                windows && name != "azurefile-csi",
+            );
+            assert_eq!((pushed, by_imgcheck), want, "{name} {slug}");
         }
     }
+    // --windows-stage buildah: every Windows stage built and pushed by Buildah.
+    let mut c = imgcheck();
+    c.args(["build", "--dry-run", "--windows-stage", "buildah", "--plan"])
+        .arg(real_plan())
+        .args(["--push", "quay.example/ocp", "--tag", "4.20"])
+        .arg("--log-dir")
+        .arg(logs.path());
+    let out = without_contexts(c).output().unwrap();
+    let stdout = text(&out).0;
+    assert!(!stdout.contains("# then: compose"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "# vsphere-csi windows/amd64 17763: Windows stage built by Buildah: --windows-stage buildah"
+        ),
+        "{stdout}"
+    );
+    assert_eq!(fs::read_dir(logs.path()).unwrap().count(), 0);
 }
 
 #[test]
@@ -1197,8 +1490,21 @@ fn a_hostprocess_image_is_one_build_from_the_hostprocess_base() {
         ),
     ] {
         fs::write(d.join("images.yaml"), format!("{prefix}{image}")).unwrap();
+        // By default the stage (COPY + ENTRYPOINT) is composed on the HostProcess base.
         let out = imgcheck()
             .args(["build", "--dry-run", "--plan"])
+            .arg(d.join("images.yaml"))
+            .args(["--push", "reg.example/ns", "--tag", "v1", "--log-dir"])
+            .arg(&logs)
+            .output()
+            .unwrap();
+        let composed = format!(
+            "# then: compose docker://reg.example/ns/proxy:v1-windows-amd64-hostprocess from {base} "
+        );
+        assert!(text(&out).0.contains(&composed), "{}", text(&out).0);
+        // Buildah's path: its build line.
+        let out = imgcheck()
+            .args(["build", "--dry-run", "--windows-stage", "buildah", "--plan"])
             .arg(d.join("images.yaml"))
             .args(["--push", "reg.example/ns", "--tag", "v1", "--log-dir"])
             .arg(&logs)

@@ -14,7 +14,7 @@ use crate::build::windows_layer::{LayerError, LayerTimes, Rewritten, rewrite};
 use crate::digest::Digest;
 use crate::graph::MAX_LAYER_BYTES;
 use crate::manifest::{MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES, OCI_MANIFEST};
-use crate::push::{Failure, push_image};
+use crate::push::{Failure, ReadFailure, push_image};
 use crate::reference::{LayoutRef, RegistryRef};
 use crate::session::Session;
 use crate::source::registry::RegistrySource;
@@ -46,6 +46,15 @@ pub enum StageError {
         what: &'static str,
         /// What is wrong.
         reason: String,
+    },
+    /// The base's config cannot be made the composed image's.
+    #[error("{image}: cannot compose its config")]
+    Config {
+        /// The base.
+        image: String,
+        /// Why.
+        #[source]
+        source: crate::build::compose::config::ConfigError,
     },
     /// The image's first layers are not its base's layers.
     #[error(
@@ -95,9 +104,15 @@ impl StageError {
     pub fn is_unavailable(&self) -> bool {
         match self {
             StageError::Fetch { source, .. } => matches!(**source, FetchError::Unavailable(_)),
-            StageError::Push(_, f) => {
-                crate::exit::Classify::exit_kind(&**f) == crate::exit::ExitKind::Incomplete
-            }
+            // A base layer copied from a registry that cannot be reached: the base was read
+            // moments before, so this is the registry, not the user's input.
+            StageError::Push(_, f) => match &**f {
+                Failure::ChildUnreadable {
+                    source: ReadFailure::Fetch(FetchError::Unavailable(_)),
+                    ..
+                } => true,
+                f => crate::exit::Classify::exit_kind(f) == crate::exit::ExitKind::Incomplete,
+            },
             _ => false,
         }
     }
@@ -293,6 +308,9 @@ pub async fn rewrite_image(
             base,
         });
     }
+    // Each rewritten layer replaces its diff_id by index: a config naming another number of
+    // diff_ids than the manifest's layers is refused, not indexed past its end.
+    crate::build::compose::same_layer_count(&manifest, &config, &image.name())?;
     let blobs = image.work.join("blobs/sha256");
     std::fs::create_dir_all(&blobs).map_err(|e| StageError::Write(blobs, Arc::new(e)))?;
     for (i, layer) in layers.iter().enumerate().skip(base) {

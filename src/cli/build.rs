@@ -8,8 +8,8 @@ use imgcheck::build::BuildError;
 use imgcheck::build::assembler::PushAssembler;
 use imgcheck::build::buildah::Passthrough;
 use imgcheck::build::check::{CheckFinding, check};
-use imgcheck::build::compose::StageMode;
-use imgcheck::build::jobs::{JobSettings, image_lists, plan_jobs, require_contexts};
+use imgcheck::build::compose::{StageMode, preview};
+use imgcheck::build::jobs::{Job, JobSettings, image_lists, plan_jobs, require_contexts};
 use imgcheck::build::outcome::exit_kind;
 use imgcheck::build::plan::{DEFAULT_PLAN, Plan};
 use imgcheck::build::run::{Build, RunSettings, buildah_version, default_log_dir};
@@ -142,6 +142,7 @@ async fn build(
     let lists = image_lists(&plan, &images, &settings)?;
     let passthrough = passthrough(args, authfile, &options);
     if args.dry_run {
+        let jobs = preview_stages(jobs, args.windows_stage.into())?;
         let text = report::build::dry_run(&findings, &lists, &jobs, &passthrough);
         return Ok((text, ExitKind::Pass));
     }
@@ -164,6 +165,22 @@ async fn build(
         |refs: Vec<ImageRef>| async move { Session::new(&options, auth, &refs).await };
     let results = build.run(version, session_for, &PushAssembler).await?;
     Ok((report::build::results(&results), exit_kind(&results)))
+}
+
+/// `--dry-run`: how each Windows stage would be made (composed, or built by Buildah and why),
+/// the jobs changed as the build would change them; nothing is written. The bases are not
+/// read: one in a registry is taken to be usable.
+fn preview_stages(mut jobs: Vec<Job>, mode: StageMode) -> Result<Vec<Job>, BuildError> {
+    for job in &mut jobs {
+        let in_registry = job
+            .target
+            .base
+            .as_deref()
+            .and_then(|b| b.parse::<ImageRef>().ok())
+            .is_some_and(|r| matches!(r, ImageRef::Registry(_)));
+        preview(job, mode, in_registry)?;
+    }
+    Ok(jobs)
 }
 
 /// `--check`: the findings for standard output; any error is a usage error.

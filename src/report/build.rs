@@ -5,7 +5,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::build::buildah::{Passthrough, build_command, push_command, shell_line};
+use crate::build::buildah::{
+    Passthrough, build_command, push_command, push_layout_command, shell_line,
+};
 use crate::build::check::{CheckFinding, Level};
 use crate::build::jobs::Job;
 use crate::build::outcome::{ImageOutcome, ImageResult};
@@ -35,7 +37,8 @@ pub fn errors(findings: &[CheckFinding]) -> impl Iterator<Item = &CheckFinding> 
 }
 
 /// `--dry-run`: the notes, then per image the exact `buildah` command lines and what follows
-/// them (lists with Windows images are verified with `--deep`).
+/// them: how each Windows stage is made (composed by imgcheck, or built by Buildah and why),
+/// and lists with Windows images verified with `--deep`.
 pub fn dry_run(
     findings: &[CheckFinding],
     lists: &[(String, RegistryRef, Policy)],
@@ -49,14 +52,7 @@ pub fn dry_run(
     for (name, list, policy) in lists {
         let _ = writeln!(out, "# {name} → {list} (policy {})", policy.name);
         for job in jobs.iter().filter(|j| &j.image == name) {
-            let _ = writeln!(out, "{}", shell_line(&build_command(&job.spec, pass)));
-            let id = format!("$(cat {})", job.spec.iidfile.display());
-            let push = push_command("IMAGE_ID", &job.push_to, &job.digestfile, pass);
-            let _ = writeln!(
-                out,
-                "{}",
-                shell_line(&push).replace("IMAGE_ID", &format!("\"{id}\""))
-            );
+            job_lines(&mut out, job, pass);
         }
         let deep = jobs
             .iter()
@@ -72,10 +68,50 @@ pub fn dry_run(
         "# Windows bases without os.version get --os-version=10.0.<build> (checked when building)\n",
     );
     out.push_str(
-        "# With Buildah before 1.44, imgcheck rewrites the layers each Windows stage adds into the \
-         Windows layer format (Files/, Hives/, PAX records) and pushes them again before assembling\n",
+        "# With Buildah before 1.44, imgcheck rewrites the layers each Windows stage built by \
+         Buildah adds into the Windows layer format (Files/, Hives/, PAX records) and pushes them \
+         again before assembling\n",
     );
     out
+}
+
+/// One job of `--dry-run`: how its Windows stage is made, its `buildah build` and `buildah
+/// push`, and for a composed stage the files stage it builds and the image imgcheck pushes.
+fn job_lines(out: &mut String, job: &Job, pass: &Passthrough) {
+    if let Some(note) = &job.stage_note {
+        let _ = writeln!(out, "# {} {}: {note}", job.image, job.target.label());
+    }
+    if let Some(c) = &job.compose {
+        let _ = writeln!(
+            out,
+            "# {} (written when building), its files stage:",
+            job.spec.containerfile.display()
+        );
+        let files = c.plan.files_containerfile.split("FROM scratch\n").nth(1);
+        for line in files.unwrap_or_default().lines() {
+            let _ = writeln!(out, "#   {line}");
+        }
+    }
+    let _ = writeln!(out, "{}", shell_line(&build_command(&job.spec, pass)));
+    let id = format!("$(cat {})", job.spec.iidfile.display());
+    let push = match &job.compose {
+        Some(c) => push_layout_command("IMAGE_ID", &c.files, &job.digestfile, pass),
+        None => push_command("IMAGE_ID", &job.push_to, &job.digestfile, pass),
+    };
+    let _ = writeln!(
+        out,
+        "{}",
+        shell_line(&push).replace("IMAGE_ID", &format!("\"{id}\""))
+    );
+    if job.compose.is_some() {
+        let _ = writeln!(
+            out,
+            "# then: compose docker://{} from {} (its manifest and config read, one Windows \
+             layer of the files added; its layers mounted or copied, never pulled to build)",
+            job.push_to,
+            job.target.base.as_deref().unwrap_or("the Windows base"),
+        );
+    }
 }
 
 /// What a run prints at the end: the verify matrix and findings of every image that did not

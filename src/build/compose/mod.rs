@@ -7,6 +7,8 @@
 //! copied through a file from another registry) — never downloaded to build.
 
 pub mod config;
+pub mod lex;
+pub mod paths;
 pub mod stage;
 
 use std::path::Path;
@@ -46,12 +48,30 @@ pub enum StageMode {
 /// Containerfile of its files next to the job's log and points the job's `buildah build` at
 /// it. Sets and returns the job's stage note; `None` for a Linux job.
 pub fn choose(job: &mut Job, mode: StageMode) -> Result<Option<String>, RunError> {
+    let in_registry = job.base_image.is_some();
+    let note = preview(job, mode, in_registry)?;
+    if let Some(c) = &job.compose {
+        let file = &job.spec.containerfile;
+        std::fs::write(file, &c.plan.files_containerfile)
+            .map_err(|e| RunError::StageFile(file.clone(), Arc::new(e)))?;
+    }
+    Ok(note)
+}
+
+/// What [`choose`] decides, without writing anything (`build --dry-run`): the job is changed
+/// as for the build (a composed stage's `buildah build` names the files Containerfile, not
+/// yet written). `in_registry` says whether the Windows base is an image in a registry.
+pub fn preview(
+    job: &mut Job,
+    mode: StageMode,
+    in_registry: bool,
+) -> Result<Option<String>, RunError> {
     if job.target.os != "windows" {
         return Ok(None);
     }
-    let decision = match (mode, &job.base_image, &job.target.base) {
+    let decision = match (mode, in_registry, &job.target.base) {
         (StageMode::Buildah, _, _) => Decision::Buildah("--windows-stage buildah".into()),
-        (_, Some(_), Some(base)) => {
+        (_, true, Some(base)) => {
             let file = &job.spec.containerfile;
             let text = std::fs::read_to_string(file)
                 .map_err(|e| RunError::StageFile(file.clone(), Arc::new(e)))?;
@@ -61,10 +81,7 @@ pub fn choose(job: &mut Job, mode: StageMode) -> Result<Option<String>, RunError
     };
     let note = match decision {
         Decision::Compose(plan) => {
-            let file = job.log.with_extension("files.Containerfile");
-            std::fs::write(&file, &plan.files_containerfile)
-                .map_err(|e| RunError::StageFile(file.clone(), Arc::new(e)))?;
-            job.spec.containerfile = file;
+            job.spec.containerfile = job.log.with_extension("files.Containerfile");
             job.spec.tag.push_str("-files");
             job.compose = Some(ComposeJob {
                 plan,
@@ -152,6 +169,25 @@ fn config_digest(manifest: &Value, image: &str) -> Result<Digest, StageError> {
         })
 }
 
+/// An image's config must name as many `diff_ids` as its manifest has layers: the composed
+/// image appends one to each, the rewrite replaces them by index.
+pub(crate) fn same_layer_count(
+    manifest: &Value,
+    config: &Value,
+    image: &str,
+) -> Result<(), StageError> {
+    let layers = manifest["layers"].as_array().map_or(0, Vec::len);
+    let diff_ids = config["rootfs"]["diff_ids"].as_array().map_or(0, Vec::len);
+    if layers == diff_ids {
+        return Ok(());
+    }
+    Err(StageError::Unusable {
+        image: image.to_string(),
+        what: "config",
+        reason: format!("{diff_ids} diff_ids for the manifest's {layers} layers"),
+    })
+}
+
 /// Writes the layers of the files image, in order, as one Windows-format layer into the work
 /// layout.
 async fn write_layer(image: &ComposeImage<'_>) -> Result<Rewritten, StageError> {
@@ -230,13 +266,18 @@ pub async fn compose_image(
     let mut manifest = read_json(&source, &base_name, "manifest", &base_digest).await?;
     let config_digest = config_digest(&manifest, &base_name)?;
     let config = read_json(&source, &base_name, "config", &config_digest).await?;
+    same_layer_count(&manifest, &config, &base_name)?;
     let layer = write_layer(image).await?;
     let added = Added {
         diff_id: layer.diff_id.clone(),
         created: image.clamp.unwrap_or_else(now),
         os_version: image.os_version.clone(),
     };
-    let config = compose_config(config, image.plan, &added);
+    let config =
+        compose_config(config, image.plan, &added).map_err(|source| StageError::Config {
+            image: base_name.clone(),
+            source,
+        })?;
     let config_bytes = config.to_string().into_bytes();
     let config_digest = put_blob(image.work, &config_bytes)?;
     let media_type = manifest["mediaType"]
