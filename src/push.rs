@@ -90,8 +90,8 @@ pub enum Failure {
         /// The target, as given.
         target: String,
     },
-    /// The pushed list cannot be read back; the tag was not moved to it.
-    #[error("{pushed}: cannot read the pushed list back")]
+    /// The pushed manifest (a list or an image) cannot be read back; the tag was not moved to it.
+    #[error("{pushed}: cannot read the pushed manifest back")]
     ReadBack {
         /// What was pushed: `TARGET@DIGEST` (or the tag just moved).
         pushed: String,
@@ -464,7 +464,10 @@ impl Writer<'_> {
                 Ok(true) => return Ok(BlobCopy::Mounted),
                 Ok(false) => {}
                 // A registry that cannot mount can still take an upload.
-                Err(e) => tracing::info!("mount of blob {digest} failed, uploading it: {e}"),
+                Err(e) => tracing::info!(
+                    "mount of blob {digest} failed, uploading it: {}",
+                    crate::report::one_line(&e)
+                ),
             }
         }
         // Through a file (the layout's own, or a spooled download) and sent in chunks:

@@ -815,3 +815,41 @@ fn mirror_check_pre_judges_pod_images_in_their_scope() {
         "{image:#}"
     );
 }
+
+/// An image pulled by an init container says so in its origin (JSON `init: true`, text
+/// "init container"), and the JSON still keeps to the schema.
+#[test]
+fn an_init_containers_image_is_named_as_such() {
+    let registry = Registry::start();
+    registry.push_layout(&fixture("good"), "init", "v1");
+    let image = format!("{}/init:v1", registry.host());
+    let dir = tempfile::tempdir().unwrap();
+    let ds = write(
+        dir.path(),
+        "ds.yaml",
+        &format!(
+            "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {{name: drv, namespace: ns}}\n\
+             spec:\n  template:\n    spec:\n      initContainers:\n      - name: setup\n        image: {image}\n\
+             \x20     containers:\n      - name: main\n        image: {image}\n"
+        ),
+    );
+    let out = run(&["verify", "--from-manifests", &ds, "--format", "json"]);
+    let doc = json_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{doc:#}");
+    assert_schema(&doc);
+    let origins = doc["images"][0]["origins"].as_array().unwrap();
+    let inits: Vec<(&str, &Value)> = origins
+        .iter()
+        .map(|o| (o["container"].as_str().unwrap(), &o["init"]))
+        .collect();
+    assert_eq!(
+        inits,
+        [("main", &Value::Null), ("setup", &Value::Bool(true))]
+    );
+    let out = run(&["verify", "--from-manifests", &ds]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("from DaemonSet ns/drv init container setup"),
+        "{stdout}"
+    );
+}

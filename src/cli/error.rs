@@ -240,7 +240,7 @@ mod tests {
         });
         assert_eq!(
             error.to_string(),
-            "127.0.0.1:5000/app:v1@sha256:ab: cannot read the pushed list back"
+            "127.0.0.1:5000/app:v1@sha256:ab: cannot read the pushed manifest back"
         );
         assert_eq!(error.source().unwrap().to_string(), "connection reset");
         assert_eq!(error.exit_kind(), ExitKind::Incomplete);

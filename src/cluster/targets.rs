@@ -124,6 +124,7 @@ fn manifest_origin(u: &ImageUse) -> Origin {
         path: o.path.clone(),
         object,
         container: o.container.clone(),
+        init: o.init,
     }
 }
 
@@ -295,7 +296,7 @@ mod tests {
         assert_eq!(refs, [B, A]);
         assert_eq!(targets[0].origins.len(), 2);
         assert!(
-            matches!(&targets[1].origins[0], Origin::Manifest { object, container, path } if object == "DaemonSet ns/y" && container == "c" && path == "m.yaml")
+            matches!(&targets[1].origins[0], Origin::Manifest { object, container, path, init: false } if object == "DaemonSet ns/y" && container == "c" && path == "m.yaml")
         );
         assert_eq!(
             targets[1].scope.as_ref().unwrap().placement,

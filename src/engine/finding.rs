@@ -141,6 +141,9 @@ pub enum Origin {
         object: String,
         /// The container's name (init containers too).
         container: String,
+        /// The container is an init container (absent from JSON otherwise).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        init: bool,
     },
 }
 
@@ -162,7 +165,11 @@ impl fmt::Display for Origin {
                 path,
                 object,
                 container,
-            } => write!(f, "{object} container {container} ({path})"),
+                init,
+            } => {
+                let kind = if *init { "init container" } else { "container" };
+                write!(f, "{object} {kind} {container} ({path})")
+            }
         }
     }
 }
