@@ -29,7 +29,7 @@ use crate::policy::Policy;
 use crate::reference::{ImageRef, LayoutRef, RegistryRef};
 use crate::session::Session;
 use crate::source::layout::LayoutSource;
-use crate::source::registry::RegistrySource;
+use crate::source::registry::{RegistryClient, RegistrySource};
 use crate::source::{BlobFile, FetchError, Fetched, Source};
 
 /// Blob copies in flight at once.
@@ -433,7 +433,24 @@ struct Writer<'a> {
     name: &'a RegistryRef,
 }
 
-impl Writer<'_> {
+impl<'a> Writer<'a> {
+    /// The session's registry client and a writer to `target`.
+    fn open(
+        session: &Session,
+        target: &'a RegistryRef,
+    ) -> Result<(Arc<RegistryClient>, Writer<'a>), Failure> {
+        let client = session
+            .registry_client()
+            .ok_or_else(|| Failure::NoRegistryClient {
+                target: target.to_string(),
+            })?;
+        let writer = Writer {
+            target: client.source(target),
+            name: target,
+        };
+        Ok((Arc::clone(client), writer))
+    }
+
     fn failed(&self, action: String, source: FetchError) -> Failure {
         Failure::Write {
             target: self.name.to_string(),
@@ -577,15 +594,7 @@ pub async fn assemble(session: &Session, request: &Request) -> Result<Outcome, F
         });
     }
     let target = &request.target;
-    let client = session
-        .registry_client()
-        .ok_or_else(|| Failure::NoRegistryClient {
-            target: target.to_string(),
-        })?;
-    let writer = Writer {
-        target: client.source(target),
-        name: target,
-    };
+    let (_, writer) = Writer::open(session, target)?;
     // Blobs shared between children (base layers) are copied once. build_index refused
     // duplicate platforms, so no manifest appears twice.
     let mut done = HashSet::new();
@@ -732,15 +741,7 @@ pub async fn push_image(
         (Some(p), true) if p.image.listed.is_none() => p,
         _ => return Err(unusable(&input, "is not a single image")),
     };
-    let client = session
-        .registry_client()
-        .ok_or_else(|| Failure::NoRegistryClient {
-            target: target.to_string(),
-        })?;
-    let writer = Writer {
-        target: client.source(target),
-        name: target,
-    };
+    let (client, writer) = Writer::open(session, target)?;
     let from_base = base.map(|b| ChildSource::Registry(client.source(b), b.clone()));
     let mut stats = CopyStats::default();
     for d in &piece.blobs {

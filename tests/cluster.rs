@@ -71,6 +71,28 @@ fn assert_schema(doc: &Value) {
     assert!(errors.is_empty(), "{errors:?}\n{doc:#}");
 }
 
+/// The cluster fixture without its Windows nodes.
+fn linux_nodes(dir: &Path) -> String {
+    cluster_without(dir, "linux.json", |n| {
+        n["status"]["nodeInfo"]["operatingSystem"] == "windows"
+    })
+}
+
+/// Fails unless every host row of `image` is a Windows host, HostProcess-isolated, `ok`.
+#[track_caller]
+fn assert_windows_hostprocess_only(image: &Value) {
+    let hosts = image["hosts"].as_array().unwrap();
+    assert!(!hosts.is_empty(), "{image:#}");
+    for h in hosts {
+        assert!(
+            h["platform"].as_str().unwrap().starts_with("windows/"),
+            "{h}"
+        );
+        assert_eq!(h["isolation"], "hostprocess", "{h}");
+        assert_eq!(h["status"], "ok", "{h}");
+    }
+}
+
 fn build_label(n: &Value) -> &str {
     n["metadata"]["labels"]["node.kubernetes.io/windows-build"]
         .as_str()
@@ -129,16 +151,7 @@ fn a_hostprocess_daemonsets_windows_only_image_passes() {
             "container": "csi-driver"
         }])
     );
-    let hosts = image["hosts"].as_array().unwrap();
-    assert!(!hosts.is_empty());
-    for h in hosts {
-        assert!(
-            h["platform"].as_str().unwrap().starts_with("windows/"),
-            "{h}"
-        );
-        assert_eq!(h["isolation"], "hostprocess", "{h}");
-        assert_eq!(h["status"], "ok", "{h}");
-    }
+    assert_windows_hostprocess_only(image);
 
     // The same image typed: judged for the policy's Linux host too, and process-isolated.
     let out = run(&["verify", "--format", "json", &driver]);
@@ -292,9 +305,7 @@ fn pods_that_land_nowhere_get_a_warning() {
         "ds.yaml",
         &daemonset("drv-windows", "windows", false, &[("csi-driver", &driver)]),
     );
-    let linux_only = cluster_without(dir.path(), "linux.json", |n| {
-        n["status"]["nodeInfo"]["operatingSystem"] == "windows"
-    });
+    let linux_only = linux_nodes(dir.path());
     let out = run(&[
         "verify",
         "--from-manifests",
@@ -793,19 +804,9 @@ fn mirror_check_pre_judges_pod_images_in_their_scope() {
     assert_schema(&doc);
     let image = &doc["images"][0];
     assert_eq!(image["origins"][0]["container"], "csi-driver", "{image:#}");
-    let hosts = image["hosts"].as_array().unwrap();
-    assert!(!hosts.is_empty(), "{image:#}");
-    for h in hosts {
-        assert!(
-            h["platform"].as_str().unwrap().starts_with("windows/"),
-            "{h}"
-        );
-        assert_eq!(h["isolation"], "hostprocess", "{h}");
-    }
+    assert_windows_hostprocess_only(image);
 
-    let linux_only = cluster_without(dir.path(), "linux.json", |n| {
-        n["status"]["nodeInfo"]["operatingSystem"] == "windows"
-    });
+    let linux_only = linux_nodes(dir.path());
     let out = run(&[&args[..], &["--nodes", &linux_only]].concat());
     let image = json_of(&out)["images"][0].clone();
     assert_eq!(out.status.code(), Some(0), "{image:#}");
