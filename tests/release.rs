@@ -9,7 +9,7 @@ use std::time::Duration;
 use common::release::{image_references, push_payload};
 use common::{Registry, fixture, push_release, push_release_multi};
 use imgcheck::auth::AuthStore;
-use imgcheck::cluster::release::{ReleaseErrorKind, read_release};
+use imgcheck::cluster::release::{Release, ReleaseError, ReleaseErrorKind, read_release};
 use imgcheck::exit::{Classify, ExitKind};
 use imgcheck::graph::WalkOptions;
 use imgcheck::reference::ImageRef;
@@ -49,6 +49,12 @@ async fn session(reference: &ImageRef, options: &ClientOptions) -> Session {
 }
 
 /// The digest of the manifest `repo:reference` points at, and its layers' digests.
+/// Reads the release `reference` with a fresh session and default options.
+fn read(reference: &str) -> Result<Release, ReleaseError> {
+    let r: ImageRef = reference.parse().unwrap();
+    block_on(async { read_release(&session(&r, &ClientOptions::default()).await, &r).await })
+}
+
 fn layers_of(registry: &Registry, repo: &str, reference: &str) -> (String, Vec<String>) {
     let digest = registry.manifest_digest(repo, reference).unwrap();
     let (_, bytes) = registry.get_manifest(repo, &digest);
@@ -67,15 +73,8 @@ fn a_single_arch_release_names_its_components_from_its_last_layer() {
     let registry = Registry::start();
     let c = components(&registry);
     let reference = push_release(&registry, "ocp/release", "4.18.0-x86_64", &pairs(&c));
+    let release = read(&reference).unwrap();
     let reference: ImageRef = reference.parse().unwrap();
-    let release = block_on(async {
-        read_release(
-            &session(&reference, &ClientOptions::default()).await,
-            &reference,
-        )
-        .await
-    })
-    .unwrap();
     let (digest, layers) = layers_of(&registry, "ocp/release", "4.18.0-x86_64");
     assert_eq!(release.digest, digest);
     assert_eq!(release.layer, layers[1], "the last of {layers:?}");
@@ -96,15 +95,7 @@ fn a_multi_release_is_read_through_its_amd64_child() {
     let registry = Registry::start();
     let c = components(&registry);
     let reference = push_release_multi(&registry, "ocp/release", "4.18.0-multi", &pairs(&c));
-    let reference: ImageRef = reference.parse().unwrap();
-    let release = block_on(async {
-        read_release(
-            &session(&reference, &ClientOptions::default()).await,
-            &reference,
-        )
-        .await
-    })
-    .unwrap();
+    let release = read(&reference).unwrap();
     let index_digest = registry
         .manifest_digest("ocp/release", "4.18.0-multi")
         .unwrap();
@@ -131,12 +122,7 @@ fn a_multi_release_copied_to_an_oci_layout_reads_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let layout = format!("oci:{}:4.18.0-multi", dir.path().display());
     common::skopeo_copy_all(&reference, &layout);
-    let read = |r: &str| {
-        let r: ImageRef = r.parse().unwrap();
-        block_on(async { read_release(&session(&r, &ClientOptions::default()).await, &r).await })
-            .unwrap()
-    };
-    let (remote, local) = (read(&reference), read(&layout));
+    let (remote, local) = (read(&reference).unwrap(), read(&layout).unwrap());
     assert_eq!(local.reference, layout);
     assert_eq!(local.digest, remote.digest);
     assert_eq!(local.from_index, remote.from_index);
@@ -176,10 +162,7 @@ fn images_that_are_not_releases_and_releases_that_do_not_exist_are_bad_input() {
     ];
     for (reference, want) in cases {
         let parsed: ImageRef = reference.parse().unwrap();
-        let err = block_on(async {
-            read_release(&session(&parsed, &ClientOptions::default()).await, &parsed).await
-        })
-        .unwrap_err();
+        let err = read(&reference).unwrap_err();
         let text = err.to_string();
         assert!(
             text.starts_with(&format!("release {parsed}: ")) && text.contains(want),
