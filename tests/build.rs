@@ -63,6 +63,32 @@ fn text(out: &Output) -> (String, String) {
 /// local storage, so test runs do not pile up images.
 struct PulledImages(String);
 
+/// A plan-shaped Windows build set up in `reg`: the builder image and the Windows bases
+/// pushed, a plan written in a work directory; the images Buildah pulled are removed at the
+/// end (before the registry stops: fields drop in order).
+struct WindowsBuild {
+    _cleanup: PulledImages,
+    reg: Registry,
+    work: tempfile::TempDir,
+    bases: Vec<(u16, String, String)>,
+    plan: PathBuf,
+}
+
+fn windows_build(reg: Registry) -> WindowsBuild {
+    require("buildah", "buildah");
+    let work = tempfile::tempdir().unwrap();
+    let builder = push_builder(&reg, work.path());
+    let bases = push_windows_bases(&reg);
+    let plan = write_plan(&work.path().join("plan"), &builder, &bases, "");
+    WindowsBuild {
+        _cleanup: PulledImages(reg.host()),
+        reg,
+        work,
+        bases,
+        plan,
+    }
+}
+
 impl Drop for PulledImages {
     fn drop(&mut self) {
         let Ok(out) = buildah()
@@ -400,13 +426,13 @@ fn assert_tag_names_an_image(reg: &Registry, tag: &str) {
 
 #[test]
 fn buildah_before_1_44_builds_windows_images_whose_layers_imgcheck_writes() {
-    require("buildah", "buildah");
-    let reg = Registry::start_logging_requests();
-    let _cleanup = PulledImages(reg.host());
-    let work = tempfile::tempdir().unwrap();
-    let builder = push_builder(&reg, work.path());
-    let bases = push_windows_bases(&reg);
-    let plan = write_plan(&work.path().join("plan"), &builder, &bases, "");
+    let WindowsBuild {
+        _cleanup,
+        reg,
+        work,
+        bases,
+        plan,
+    } = windows_build(Registry::start_logging_requests());
     let logs = work.path().join("logs");
     let epoch = "1700000000";
 
@@ -553,13 +579,13 @@ fn check_composed_config(reg: &Registry, base_digest: &str, child: &str) {
 
 #[test]
 fn the_windows_stage_is_composed_without_downloading_the_base() {
-    require("buildah", "buildah");
-    let reg = Registry::start_logging_requests();
-    let _cleanup = PulledImages(reg.host());
-    let work = tempfile::tempdir().unwrap();
-    let builder = push_builder(&reg, work.path());
-    let bases = push_windows_bases(&reg);
-    let plan = write_plan(&work.path().join("plan"), &builder, &bases, "");
+    let WindowsBuild {
+        _cleanup,
+        reg,
+        work,
+        bases,
+        plan,
+    } = windows_build(Registry::start_logging_requests());
     // Windows paths as a Windows Containerfile writes them: an absolute C:\ destination, a
     // WORKDIR and a destination relative to it, an escaped dollar.
     let file = plan.parent().unwrap().join("driver/Containerfile.windows");
@@ -878,13 +904,13 @@ fn an_unreachable_base_layer_while_composing_is_could_not_complete() {
 
 #[test]
 fn a_stage_that_cannot_be_composed_is_built_by_buildah_and_says_why() {
-    require("buildah", "buildah");
-    let reg = Registry::start();
-    let _cleanup = PulledImages(reg.host());
-    let work = tempfile::tempdir().unwrap();
-    let builder = push_builder(&reg, work.path());
-    let bases = push_windows_bases(&reg);
-    let plan = write_plan(&work.path().join("plan"), &builder, &bases, "");
+    let WindowsBuild {
+        _cleanup,
+        reg,
+        work,
+        bases,
+        plan,
+    } = windows_build(Registry::start());
     let file = plan.parent().unwrap().join("driver/Containerfile.windows");
     let text_before = fs::read_to_string(&file).unwrap();
     let exposed = text_before.replace(
