@@ -71,6 +71,16 @@ fn assert_schema(doc: &Value) {
     assert!(errors.is_empty(), "{errors:?}\n{doc:#}");
 }
 
+/// A registry holding the fixture layout `layout` as `repo_tag` (`REPO:TAG`), and the pull
+/// spec of that image.
+fn pushed(layout: &str, repo_tag: &str) -> (Registry, String) {
+    let registry = Registry::start();
+    let (repo, tag) = repo_tag.split_once(':').unwrap();
+    registry.push_layout(&fixture(layout), repo, tag);
+    let spec = format!("{}/{repo_tag}", registry.host());
+    (registry, spec)
+}
+
 /// The cluster fixture without its Windows nodes.
 fn linux_nodes(dir: &Path) -> String {
     cluster_without(dir, "linux.json", |n| {
@@ -207,9 +217,7 @@ fn a_hostprocess_daemonsets_windows_only_image_passes() {
 /// both origins, judged for both kinds of hosts.
 #[test]
 fn manifests_and_nodes_combine() {
-    let registry = Registry::start();
-    registry.push_layout(&fixture("ltsc2022-only"), "driver", "v1");
-    let driver = format!("{}/driver:v1", registry.host());
+    let (_registry, driver) = pushed("ltsc2022-only", "driver:v1");
     let dir = tempfile::tempdir().unwrap();
     let ds = write(
         dir.path(),
@@ -296,9 +304,7 @@ fn manifests_and_nodes_combine() {
 /// host matrix is empty, and a warning says why (never a silent pass with nothing judged).
 #[test]
 fn pods_that_land_nowhere_get_a_warning() {
-    let registry = Registry::start();
-    registry.push_layout(&fixture("good"), "driver", "v1");
-    let driver = format!("{}/driver:v1", registry.host());
+    let (_registry, driver) = pushed("good", "driver:v1");
     let dir = tempfile::tempdir().unwrap();
     let ds = write(
         dir.path(),
@@ -781,9 +787,7 @@ fn the_azure_file_daemonsets_pass_on_the_wmco_cluster() {
 /// and an image whose pods land on no host judged gets the `no-host-in-scope` warning.
 #[test]
 fn mirror_check_pre_judges_pod_images_in_their_scope() {
-    let registry = Registry::start();
-    registry.push_layout(&fixture("windows-hp-only"), "azure-file-csi-driver", "hp");
-    let driver = format!("{}/azure-file-csi-driver:hp", registry.host());
+    let (_registry, driver) = pushed("windows-hp-only", "azure-file-csi-driver:hp");
     let dir = tempfile::tempdir().unwrap();
     let ds = write(
         dir.path(),
@@ -821,9 +825,7 @@ fn mirror_check_pre_judges_pod_images_in_their_scope() {
 /// "init container"), and the JSON still keeps to the schema.
 #[test]
 fn an_init_containers_image_is_named_as_such() {
-    let registry = Registry::start();
-    registry.push_layout(&fixture("good"), "init", "v1");
-    let image = format!("{}/init:v1", registry.host());
+    let (_registry, image) = pushed("good", "init:v1");
     let dir = tempfile::tempdir().unwrap();
     let ds = write(
         dir.path(),
