@@ -55,14 +55,7 @@ pub fn push_release(
     tag: &str,
     components: &[(&str, &str)],
 ) -> String {
-    let refs = image_references(components);
-    push_payload(
-        registry,
-        repo,
-        tag,
-        &[("release-manifests/image-references", &refs)],
-        &["amd64"],
-    )
+    push_release_for(registry, repo, tag, components, &["amd64"])
 }
 
 /// A `-multi` release naming `components`: an OCI index of linux/amd64 and linux/arm64
@@ -73,13 +66,24 @@ pub fn push_release_multi(
     tag: &str,
     components: &[(&str, &str)],
 ) -> String {
+    push_release_for(registry, repo, tag, components, &["arm64", "amd64"])
+}
+
+/// A release naming `components` for `arches` (one image, or an index in that order).
+fn push_release_for(
+    registry: &Registry,
+    repo: &str,
+    tag: &str,
+    components: &[(&str, &str)],
+    arches: &[&str],
+) -> String {
     let refs = image_references(components);
     push_payload(
         registry,
         repo,
         tag,
         &[("release-manifests/image-references", &refs)],
-        &["arm64", "amd64"],
+        arches,
     )
 }
 
