@@ -167,15 +167,13 @@ pub fn push_command(
     digestfile: &std::path::Path,
     pass: &Passthrough,
 ) -> Vec<String> {
-    let mut cmd = vec!["buildah".to_string()];
-    cmd.extend(pass.global());
-    cmd.push("push".into());
-    cmd.extend(pass.registry());
-    cmd.push("--digestfile".into());
-    cmd.push(digestfile.display().to_string());
-    cmd.push(image.to_string());
-    cmd.push(format!("docker://{destination}"));
-    cmd
+    push_to(
+        image,
+        format!("docker://{destination}"),
+        true,
+        digestfile,
+        pass,
+    )
 }
 
 /// `buildah push --digestfile F IMAGE oci:DIR`: writes a built image to a local OCI layout
@@ -186,13 +184,34 @@ pub fn push_layout_command(
     digestfile: &std::path::Path,
     pass: &Passthrough,
 ) -> Vec<String> {
+    push_to(
+        image,
+        format!("oci:{}", dir.display()),
+        false,
+        digestfile,
+        pass,
+    )
+}
+
+/// `buildah push` of `image` to `destination` (with the registry options when it is a
+/// registry), recording the manifest's digest in `digestfile`.
+fn push_to(
+    image: &str,
+    destination: String,
+    registry: bool,
+    digestfile: &std::path::Path,
+    pass: &Passthrough,
+) -> Vec<String> {
     let mut cmd = vec!["buildah".to_string()];
     cmd.extend(pass.global());
     cmd.push("push".into());
+    if registry {
+        cmd.extend(pass.registry());
+    }
     cmd.push("--digestfile".into());
     cmd.push(digestfile.display().to_string());
     cmd.push(image.to_string());
-    cmd.push(format!("oci:{}", dir.display()));
+    cmd.push(destination);
     cmd
 }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::build::BuildError;
-use crate::build::buildah::BuildSpec;
+use crate::build::buildah::{BuildSpec, Passthrough, push_command, push_layout_command};
 use crate::build::check::image_policy;
 use crate::build::compose::stage::StagePlan;
 use crate::build::plan::{Context, ContextError, ImageSpec, Plan, expand_context, osversion_arg};
@@ -79,6 +79,17 @@ pub struct Job {
     pub compose: Option<ComposeJob>,
     /// How its Windows stage is made and why, for the progress and the job's log.
     pub stage_note: Option<String>,
+}
+
+impl Job {
+    /// The `buildah push` of the built image `image`: to the job's per-platform tag, or, for
+    /// a composed Windows stage, its files to the local layout.
+    pub fn push_command(&self, image: &str, pass: &Passthrough) -> Vec<String> {
+        match &self.compose {
+            Some(c) => push_layout_command(image, &c.files, &self.digestfile, pass),
+            None => push_command(image, &self.push_to, &self.digestfile, pass),
+        }
+    }
 }
 
 /// A Windows job whose stage imgcheck composes.

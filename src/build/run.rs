@@ -11,9 +11,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::{Semaphore, watch};
 
 use crate::build::base::BaseInfo;
-use crate::build::buildah::{
-    Passthrough, Version, build_command, parse_step, push_command, push_layout_command,
-};
+use crate::build::buildah::{Passthrough, Version, build_command, parse_step};
 use crate::build::compose::{ComposeImage, StageMode, choose, compose_image};
 use crate::build::error::{JobError, StepError, VerifyError, with_causes};
 use crate::build::exec::{BUILD_ATTEMPTS, is_transient_setup_failure, read_trimmed, run_logged};
@@ -69,17 +67,14 @@ async fn run_job(
     let iidfile = &job.spec.iidfile;
     let image_id =
         read_trimmed(iidfile).map_err(|e| JobError::ImageId(iidfile.clone(), Arc::new(e)))?;
-    let push = match &job.compose {
+    match &job.compose {
         Some(c) => {
             view.status("writing the Windows stage's files");
             let _ = std::fs::remove_dir_all(&c.files);
-            push_layout_command(&image_id, &c.files, &job.digestfile, pass)
         }
-        None => {
-            view.status(&format!("pushing to {}", job.push_to));
-            push_command(&image_id, &job.push_to, &job.digestfile, pass)
-        }
-    };
+        None => view.status(&format!("pushing to {}", job.push_to)),
+    }
+    let push = job.push_command(&image_id, pass);
     if !run_logged(&push, &mut log, stop, |_| {}).await? {
         return Err(JobError::Push(job.push_to.clone()));
     }

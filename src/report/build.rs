@@ -5,9 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::build::buildah::{
-    Passthrough, build_command, push_command, push_layout_command, shell_line,
-};
+use crate::build::buildah::{Passthrough, build_command, shell_line};
 use crate::build::check::{CheckFinding, Level};
 use crate::build::jobs::Job;
 use crate::build::outcome::{ImageOutcome, ImageResult};
@@ -94,10 +92,7 @@ fn job_lines(out: &mut String, job: &Job, pass: &Passthrough) {
     }
     let _ = writeln!(out, "{}", shell_line(&build_command(&job.spec, pass)));
     let id = format!("$(cat {})", job.spec.iidfile.display());
-    let push = match &job.compose {
-        Some(c) => push_layout_command("IMAGE_ID", &c.files, &job.digestfile, pass),
-        None => push_command("IMAGE_ID", &job.push_to, &job.digestfile, pass),
-    };
+    let push = job.push_command("IMAGE_ID", pass);
     let _ = writeln!(
         out,
         "{}",
