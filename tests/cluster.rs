@@ -5,24 +5,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
-use common::{Registry, fixture, fixtures_dir, imgcheck};
+use common::{Registry, fixture, fixtures_dir, json_of, run_imgcheck as run};
 use serde_json::Value;
-
-fn run(args: &[&str]) -> Output {
-    imgcheck().args(args).output().expect("imgcheck runs")
-}
-
-fn json_of(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);

@@ -6,9 +6,9 @@ mod common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 
-use common::{Registry, fixture, fixtures_dir, imgcheck};
+use common::{Registry, fixture, fixtures_dir, imgcheck, json_of, run_imgcheck as run};
 use serde_json::{Value, json};
 
 const WS2019: &str = "2 nodes (winworker-4kq8x, winworker-9tbzm) on windows/amd64:10.0.17763 would select nothing under containerd-1.7";
@@ -34,15 +34,6 @@ fn write(dir: &Path, name: &str, doc: &Value) -> String {
     let path = dir.join(name);
     std::fs::write(&path, doc.to_string()).unwrap();
     path.to_str().unwrap().to_string()
-}
-
-fn run(args: &[&str]) -> Output {
-    imgcheck().args(args).output().expect("imgcheck runs")
-}
-
-fn json_of(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
 }
 
 fn label(n: &Value, key: &str) -> String {

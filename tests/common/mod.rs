@@ -617,6 +617,23 @@ pub fn imgcheck() -> Command {
     Command::new(env!("CARGO_BIN_EXE_imgcheck"))
 }
 
+/// Runs imgcheck with `args` to the end.
+pub fn run_imgcheck(args: &[&str]) -> std::process::Output {
+    imgcheck().args(args).output().expect("imgcheck runs")
+}
+
+/// The JSON document imgcheck printed; panics with its standard output and error if it is
+/// not JSON.
+pub fn json_of(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
 /// `skopeo copy --all --preserve-digests SRC DST`, with TLS verification
 /// off for each side that is a `docker://` reference (the flags only apply
 /// to that transport). No signature policy is consulted. Panics with
