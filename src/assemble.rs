@@ -420,10 +420,12 @@ pub fn build_index(
     })
 }
 
+crate::error::input_errors!(Refusal);
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::one_line;
+    use crate::error::one_line;
 
     fn config(json: &str) -> ImageConfig {
         ImageConfig::parse(json.as_bytes()).unwrap()

@@ -225,7 +225,7 @@ pub struct VerifyRun {
 pub enum Outcome {
     /// It was judged (or could not be fetched: an `error` verdict).
     Report(ImageReport),
-    /// The user's input is wrong (e.g. not an OCI layout): ends the run with exit 2.
+    /// The user's input is wrong (e.g. not an OCI layout): ends the run as bad input ([`crate::error::Fault::Input`]).
     BadInput(String),
 }
 
@@ -235,14 +235,14 @@ impl Outcome {
     /// retrying cannot fix it), anything else is its `error` verdict.
     pub fn fetch_failed(reference: &ImageRef, error: FetchError) -> Outcome {
         match error {
-            FetchError::BadInput(m) => Outcome::BadInput(crate::report::one_line(&m)),
+            FetchError::BadInput(m) => Outcome::BadInput(crate::error::one_line(&m)),
             e @ FetchError::NotFound(_) => Outcome::Report(ImageReport::not_found(
                 &reference.to_string(),
-                &crate::report::one_line(&e),
+                &crate::error::one_line(&e),
             )),
             e => Outcome::Report(ImageReport::unavailable(
                 &reference.to_string(),
-                &crate::report::one_line(&e),
+                &crate::error::one_line(&e),
             )),
         }
     }
@@ -369,6 +369,8 @@ pub async fn verify_all(
     })
     .await
 }
+
+crate::error::input_errors!(ListError);
 
 #[cfg(test)]
 mod tests {

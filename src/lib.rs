@@ -13,7 +13,7 @@ pub mod build;
 pub mod cluster;
 pub mod digest;
 pub mod engine;
-pub mod exit;
+pub mod error;
 pub mod graph;
 mod input;
 pub mod manifest;

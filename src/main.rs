@@ -4,10 +4,10 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use imgcheck::exit::{Classify, ExitKind};
 
 mod cli;
 
+use cli::exit::ExitKind;
 use cli::{Cli, CliError, Command};
 
 /// Runs the command.
@@ -38,8 +38,8 @@ fn main() -> ExitCode {
         .map_err(CliError::Runtime)
         .and_then(|runtime| runtime.block_on(run(cli)));
     let kind = ended.unwrap_or_else(|e| {
-        cli::error::print(&e);
-        e.exit_kind()
+        cli::output::print_error(&e);
+        ExitKind::of_error(&e)
     });
     ExitCode::from(kind.code())
 }

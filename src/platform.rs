@@ -804,6 +804,8 @@ fn consider(
     }
 }
 
+crate::error::input_errors!(PlatformError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -476,10 +476,12 @@ fn uniq<T: Ord>(items: impl Iterator<Item = T>) -> Vec<T> {
     items.collect::<BTreeSet<T>>().into_iter().collect()
 }
 
+crate::error::input_errors!(PolicyError);
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::one_line;
+    use crate::error::one_line;
 
     #[test]
     fn embedded_policies_are_valid() {

@@ -35,9 +35,10 @@ use crate::source::{BlobFile, FetchError, Fetched, Source};
 /// Blob copies in flight at once.
 const COPY_JOBS: usize = 4;
 
-/// Why assemble stopped. The first four are bad input (exit 2), raised before anything is
-/// written except for a child whose blobs turn out unreadable while copying; the others mean a
-/// registry write or read-back failed (exit 3). See [`crate::exit::Classify`].
+/// Why assemble stopped. The first four are bad input ([`Fault::Input`](crate::error::Fault)),
+/// raised before anything is written except for a child whose blobs turn out unreadable while
+/// copying; the others mean a registry write or read-back failed
+/// ([`Fault::Unavailable`](crate::error::Fault)). See [`crate::error::Blame`].
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum Failure {
     /// The list cannot be built from the children.
@@ -275,7 +276,7 @@ fn unusable(origin: &str, reason: impl Into<String>) -> Failure {
 }
 
 /// A child (`object` `None`) or one of its objects that cannot be read. Every such failure is
-/// the child's problem (exit 2), whether it is absent, corrupt or on a registry that cannot be
+/// the child's problem (bad input), whether it is absent, corrupt or on a registry that cannot be
 /// reached.
 fn unreadable(origin: &str, object: Option<String>, why: impl Into<ReadFailure>) -> Failure {
     Failure::ChildUnreadable {
@@ -483,7 +484,7 @@ impl<'a> Writer<'a> {
                 // A registry that cannot mount can still take an upload.
                 Err(e) => tracing::info!(
                     "mount of blob {digest} failed, uploading it: {}",
-                    crate::report::one_line(&e)
+                    crate::error::one_line(&e)
                 ),
             }
         }
@@ -772,4 +773,20 @@ pub async fn push_image(
     check_tag(&writer.target, target, &digest).await?;
     stats.manifests += 1;
     Ok((digest, stats))
+}
+
+impl crate::error::Blame for Failure {
+    fn fault(&self) -> crate::error::Fault {
+        use crate::error::Fault;
+        match self {
+            Failure::Refused(_)
+            | Failure::Child { .. }
+            | Failure::ChildUnreadable { .. }
+            | Failure::MediaType { .. } => Fault::Input,
+            Failure::Write { .. }
+            | Failure::NoRegistryClient { .. }
+            | Failure::ReadBack { .. }
+            | Failure::Replaced { .. } => Fault::Unavailable,
+        }
+    }
 }

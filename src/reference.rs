@@ -389,6 +389,8 @@ fn parse_layout(rest: &str) -> Result<LayoutRef, String> {
     })
 }
 
+crate::error::input_errors!(ReferenceError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

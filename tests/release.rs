@@ -10,7 +10,7 @@ use common::release::{image_references, push_payload};
 use common::{Registry, fixture, push_release, push_release_multi};
 use imgcheck::auth::AuthStore;
 use imgcheck::cluster::release::{Release, ReleaseError, ReleaseErrorKind, read_release};
-use imgcheck::exit::{Classify, ExitKind};
+use imgcheck::error::{Blame, Fault};
 use imgcheck::graph::WalkOptions;
 use imgcheck::reference::ImageRef;
 use imgcheck::session::Session;
@@ -168,7 +168,7 @@ fn images_that_are_not_releases_and_releases_that_do_not_exist_are_bad_input() {
             text.starts_with(&format!("release {parsed}: ")) && text.contains(want),
             "{reference}: {text}"
         );
-        assert_eq!(err.exit_kind(), ExitKind::Usage, "{reference}");
+        assert_eq!(err.fault(), Fault::Input, "{reference}");
     }
 }
 
@@ -213,6 +213,6 @@ fn the_components_are_walked_by_a_successor_session_within_the_same_deadline() {
         assert!(err.to_string().contains("--timeout"), "{err}");
         let err = read_release(&late, &images[0]).await.unwrap_err();
         assert_eq!(err.kind, ReleaseErrorKind::Unavailable, "{err}");
-        assert_eq!(err.exit_kind(), ExitKind::Incomplete);
+        assert_eq!(err.fault(), Fault::Unavailable);
     });
 }

@@ -226,6 +226,8 @@ impl AuthStore {
     }
 }
 
+crate::error::input_errors!(AuthError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,7 @@ use crate::build::base::BaseError;
 use crate::build::jobs::JobsError;
 use crate::build::plan::PlanError;
 use crate::build::windows_stage::StageError;
-use crate::exit::{Classify, ExitKind};
+use crate::error::{Blame, Fault};
 use crate::policy::PolicyError;
 use crate::push::Failure;
 use crate::reference::ReferenceError;
@@ -147,7 +147,7 @@ impl StepError {
     pub fn is_unavailable(&self) -> bool {
         match self {
             StepError::Base(e) => e.is_unavailable(),
-            StepError::Assemble(f) => f.exit_kind() == ExitKind::Incomplete,
+            StepError::Assemble(f) => f.fault() == Fault::Unavailable,
             StepError::Windows(e) => e.is_unavailable(),
         }
     }
@@ -224,6 +224,31 @@ pub fn with_causes(error: &dyn Error) -> String {
         cause = c.source();
     }
     out
+}
+
+impl Blame for BuildError {
+    fn fault(&self) -> Fault {
+        match self {
+            BuildError::Run(e) => e.fault(),
+            _ => Fault::Input,
+        }
+    }
+}
+
+impl Blame for RunError {
+    fn fault(&self) -> Fault {
+        match self {
+            RunError::PushToLayout(_)
+            | RunError::PushReference(_)
+            | RunError::NotComposable { .. }
+            | RunError::StageFile(..) => Fault::Input,
+            RunError::BuildahMissing
+            | RunError::BuildahUnrunnable(_)
+            | RunError::BuildahFailed { .. }
+            | RunError::BuildahVersionUnreadable { .. }
+            | RunError::LogDir { .. } => Fault::Unavailable,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -322,6 +322,8 @@ pub fn require_contexts(
     }
 }
 
+crate::error::input_errors!(JobsError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

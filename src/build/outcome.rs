@@ -3,7 +3,6 @@
 use crate::build::error::JobError;
 use crate::digest::Digest;
 use crate::engine::{ImageReport, Verdict};
-use crate::exit::ExitKind;
 
 /// The end of one job.
 #[derive(Debug, Clone)]
@@ -49,12 +48,17 @@ pub struct ImageResult {
     pub outcome: ImageOutcome,
 }
 
-/// The exit kind of a run: `Fail` when any image failed to build or fails its policy, else
-/// `Incomplete` when any could not be completed, else `Pass`.
-pub fn exit_kind(results: &[ImageResult]) -> ExitKind {
-    ExitKind::of_verdicts(results.iter().map(|r| match &r.outcome {
-        ImageOutcome::BuildFailed(_) => Verdict::Fail,
-        ImageOutcome::Verified { report, .. } => report.verdict,
-        ImageOutcome::Incomplete(_) => Verdict::Error,
-    }))
+/// The verdict of a run: `Fail` when any image failed to build or fails its policy, else
+/// `Error` when any could not be completed, else `Pass`.
+pub fn overall(results: &[ImageResult]) -> Verdict {
+    // `Verdict` orders Pass < Error < Fail.
+    results
+        .iter()
+        .map(|r| match &r.outcome {
+            ImageOutcome::BuildFailed(_) => Verdict::Fail,
+            ImageOutcome::Verified { report, .. } => report.verdict,
+            ImageOutcome::Incomplete(_) => Verdict::Error,
+        })
+        .max()
+        .unwrap_or(Verdict::Pass)
 }

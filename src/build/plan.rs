@@ -548,6 +548,8 @@ pub fn expand_context(
     Ok(Context::Path(plan.resolve(Path::new(&out))))
 }
 
+crate::error::input_errors!(PlanError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -111,7 +111,7 @@ impl StageError {
                     source: ReadFailure::Fetch(FetchError::Unavailable(_)),
                     ..
                 } => true,
-                f => crate::exit::Classify::exit_kind(f) == crate::exit::ExitKind::Incomplete,
+                f => crate::error::Blame::fault(f) == crate::error::Fault::Unavailable,
             },
             _ => false,
         }

@@ -2,10 +2,10 @@
 //! verify it by digest, and only then move the tag.
 //! The work is in `imgcheck::push`; this reads the arguments, prints and picks the exit kind.
 
+use crate::cli::exit::ExitKind;
 use clap::ValueEnum;
 use imgcheck::assemble::{ChildSpec, IndexFormat, parse_annotations, target_ref};
 use imgcheck::engine::Verdict;
-use imgcheck::exit::ExitKind;
 use imgcheck::policy::{DEFAULT_POLICY, Policy};
 use imgcheck::push::{self, Outcome, Request, Tag};
 use imgcheck::reference::ImageRef;
@@ -94,7 +94,7 @@ pub async fn run(global: &GlobalArgs, args: &AssembleArgs) -> Result<ExitKind, C
             || "requests: none (no registry references)".to_string(),
             |s| s.summary(),
         );
-        eprintln!("imgcheck: {line}");
+        super::output::eprintln(format_args!("imgcheck: {line}"));
     }
     let outcome = result?;
     if args.dry_run {

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::cli::exit::ExitKind;
 use imgcheck::auth::{AuthError, AuthStore};
 use imgcheck::build::BuildError;
 use imgcheck::build::assembler::PushAssembler;
@@ -10,10 +11,9 @@ use imgcheck::build::buildah::Passthrough;
 use imgcheck::build::check::{CheckFinding, check};
 use imgcheck::build::compose::{StageMode, preview};
 use imgcheck::build::jobs::{Job, JobSettings, image_lists, plan_jobs, require_contexts};
-use imgcheck::build::outcome::exit_kind;
+use imgcheck::build::outcome::overall;
 use imgcheck::build::plan::{DEFAULT_PLAN, Plan};
 use imgcheck::build::run::{Build, RunSettings, buildah_version, default_log_dir};
-use imgcheck::exit::ExitKind;
 use imgcheck::reference::ImageRef;
 use imgcheck::report;
 use imgcheck::session::Session;
@@ -130,7 +130,7 @@ async fn build(
     }
     refuse_errors(&findings)?;
     if args.allow_legacy_windows_layers {
-        eprintln!("{LEGACY_FLAG_NOTE}");
+        super::output::eprintln(LEGACY_FLAG_NOTE);
     }
     let settings = JobSettings {
         push: args.push.clone().unwrap_or_default(),
@@ -164,7 +164,7 @@ async fn build(
     let session_for =
         |refs: Vec<ImageRef>| async move { Session::new(&options, auth, &refs).await };
     let results = build.run(version, session_for, &PushAssembler).await?;
-    Ok((report::build::results(&results), exit_kind(&results)))
+    Ok((report::build::results(&results), overall(&results).into()))
 }
 
 /// `--dry-run`: how each Windows stage would be made (composed, or built by Buildah and why),

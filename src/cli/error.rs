@@ -1,11 +1,10 @@
 //! The command line's error: every library error a command can end with, and the few the
-//! command line finds itself. Its exit kind comes from [`Classify`]: each library error keeps
-//! the kind `imgcheck::exit` gives it. [`print`] writes it the way cargo and uv do.
+//! command line finds itself. Whose fault it is comes from [`Blame`]: each library error keeps
+//! the fault the library gives it. `output::print_error` writes it the way cargo and uv do.
 
-use std::error::Error as _;
 use std::path::PathBuf;
 
-use imgcheck::exit::{Classify, ExitKind};
+use imgcheck::error::{Blame, Fault};
 use imgcheck::graph::Problem;
 use imgcheck::{assemble, auth, batch, cluster, mirror, platform, policy, push, reference, source};
 
@@ -128,36 +127,35 @@ pub enum CliError {
     Runtime(#[source] std::io::Error),
 }
 
-impl Classify for CliError {
-    fn exit_kind(&self) -> ExitKind {
+impl Blame for CliError {
+    fn fault(&self) -> Fault {
         match self {
-            CliError::Reference(e) => e.exit_kind(),
-            CliError::Policy(e) => e.exit_kind(),
-            CliError::Platform(e) => e.exit_kind(),
-            CliError::Nodes(e) => e.exit_kind(),
-            CliError::Manifests(e) => e.exit_kind(),
-            CliError::Release(e) => e.exit_kind(),
-            CliError::Auth(e) => e.exit_kind(),
-            CliError::List(e) => e.exit_kind(),
-            CliError::Refusal(e) => e.exit_kind(),
-            CliError::MirrorConfig(e) => e.exit_kind(),
-            CliError::MirrorTarget(e) => e.exit_kind(),
-            CliError::Fetch(e) => e.exit_kind(),
-            CliError::Push(e) => e.exit_kind(),
+            CliError::Reference(e) => e.fault(),
+            CliError::Policy(e) => e.fault(),
+            CliError::Platform(e) => e.fault(),
+            CliError::Nodes(e) => e.fault(),
+            CliError::Manifests(e) => e.fault(),
+            CliError::Release(e) => e.fault(),
+            CliError::Auth(e) => e.fault(),
+            CliError::List(e) => e.fault(),
+            CliError::Refusal(e) => e.fault(),
+            CliError::MirrorConfig(e) => e.fault(),
+            CliError::MirrorTarget(e) => e.fault(),
+            CliError::Fetch(e) => e.fault(),
+            CliError::Push(e) => e.fault(),
             CliError::BadInput(_)
             | CliError::CertDir(_)
             | CliError::NoReferences
             | CliError::StdinTwice(_)
             | CliError::NoReleaseComponents(_)
             | CliError::NoMirrorConfig
-            | CliError::ManDir { .. } => ExitKind::Usage,
+            | CliError::ManDir { .. } => Fault::Input,
             CliError::NoMatch { .. }
             | CliError::PullWouldFail { .. }
-            | CliError::PushedFails { .. } => ExitKind::Fail,
-            CliError::Stdout(_) | CliError::PushedUnverified { .. } | CliError::Runtime(_) => {
-                ExitKind::Incomplete
-            }
-            CliError::Build(e) => e.exit_kind(),
+            | CliError::PushedFails { .. } => Fault::Policy,
+            CliError::Stdout(_) => Fault::Output,
+            CliError::PushedUnverified { .. } | CliError::Runtime(_) => Fault::Unavailable,
+            CliError::Build(e) => e.fault(),
         }
     }
 }
@@ -173,19 +171,11 @@ fn tag_note(tag: push::Tag) -> &'static str {
     }
 }
 
-/// Prints `imgcheck: <error>` and one `  caused by: <cause>` line per cause on standard error.
-pub fn print(error: &CliError) {
-    super::output::eprintln(format_args!("imgcheck: {error}"));
-    let mut cause = error.source();
-    while let Some(c) = cause {
-        super::output::eprintln(format_args!("  caused by: {c}"));
-        cause = c.source();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::exit::ExitKind;
+    use std::error::Error as _;
 
     #[test]
     fn each_error_ends_with_its_kind() {
@@ -228,7 +218,7 @@ mod tests {
             ),
         ];
         for (error, want) in table {
-            assert_eq!(error.exit_kind(), want, "{error}");
+            assert_eq!(ExitKind::of_error(&error), want, "{error}");
         }
     }
 
@@ -243,7 +233,7 @@ mod tests {
             "127.0.0.1:5000/app:v1@sha256:ab: cannot read the pushed manifest back"
         );
         assert_eq!(error.source().unwrap().to_string(), "connection reset");
-        assert_eq!(error.exit_kind(), ExitKind::Incomplete);
+        assert_eq!(ExitKind::of_error(&error), ExitKind::Incomplete);
         let held = CliError::PushedFails {
             pushed: "r@d".into(),
             policy: "p".into(),
@@ -253,6 +243,6 @@ mod tests {
             held.to_string().contains("the tag was left as it was"),
             "{held}"
         );
-        assert_eq!(held.exit_kind(), ExitKind::Fail);
+        assert_eq!(ExitKind::of_error(&held), ExitKind::Fail);
     }
 }

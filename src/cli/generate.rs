@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 
+use crate::cli::exit::ExitKind;
 use clap::CommandFactory;
 use clap_complete::Shell;
-use imgcheck::exit::ExitKind;
 
 use super::{Cli, CliError, output};
 

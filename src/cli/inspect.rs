@@ -1,7 +1,7 @@
 //! `imgcheck inspect`: a reference's entries, list platform next to config platform.
 
+use crate::cli::exit::ExitKind;
 use imgcheck::engine::inspect;
-use imgcheck::exit::ExitKind;
 use imgcheck::graph::WalkOptions;
 use imgcheck::report;
 

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use imgcheck::exit::ExitKind;
+use crate::cli::exit::ExitKind;
 use imgcheck::graph::WalkOptions;
 use imgcheck::mirror::{self, check::MirrorRun};
 use imgcheck::policy::DEFAULT_POLICY;
@@ -84,5 +84,5 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
     reports.extend(gathered.missing);
     let now = std::time::SystemTime::now();
     super::output::print(report::render(args.format.into(), &reports, now))?;
-    Ok(report::exit_kind(&reports))
+    Ok(report::overall(&reports).into())
 }

@@ -20,6 +20,7 @@ pub mod assemble;
 pub mod build;
 pub mod build_progress;
 pub mod error;
+pub mod exit;
 pub mod generate;
 pub mod inspect;
 pub mod mirror_check;
@@ -220,7 +221,7 @@ impl RefInput {
         if let Some(f) = &self.from_imageset {
             let set = batch::read_imageset(f)?;
             for w in &set.warnings {
-                eprintln!("imgcheck: warning: {w}");
+                output::eprintln(format_args!("imgcheck: warning: {w}"));
             }
             refs.extend(set.images);
         }

@@ -7,9 +7,10 @@
 //! (a full disk behind `>`) is a [`CliError::Stdout`]: the report was not delivered.
 //! Messages on standard error are best effort: a closed standard error loses them, silently.
 
+use std::error::Error as _;
 use std::io::{ErrorKind, Write};
 
-use super::CliError;
+use super::error::CliError;
 
 /// Writes `bytes` to standard output and flushes it; a reader that has gone away is not an
 /// error.
@@ -36,10 +37,20 @@ fn write_to(out: &mut impl Write, bytes: &[u8]) -> Result<(), CliError> {
     }
 }
 
+/// Prints `imgcheck: <error>` and one `  caused by: <cause>` line per cause on standard error.
+pub fn print_error(error: &CliError) {
+    eprintln(format_args!("imgcheck: {error}"));
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        eprintln(format_args!("  caused by: {c}"));
+        cause = c.source();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use imgcheck::exit::{Classify, ExitKind};
+    use crate::cli::exit::ExitKind;
 
     /// A writer that fails every write with `kind`.
     struct Failing(ErrorKind);
@@ -62,7 +73,7 @@ mod tests {
         ];
         for (kind, want) in table {
             let got = write_to(&mut Failing(kind), b"report\n").err();
-            assert_eq!(got.as_ref().map(Classify::exit_kind), want, "{kind:?}");
+            assert_eq!(got.as_ref().map(ExitKind::of_error), want, "{kind:?}");
         }
         let mut buf = Vec::new();
         write_to(&mut buf, b"report\n").unwrap();

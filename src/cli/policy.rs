@@ -1,7 +1,7 @@
 //! `imgcheck policy`: policy commands.
 
+use crate::cli::exit::ExitKind;
 use clap::Subcommand;
-use imgcheck::exit::ExitKind;
 use imgcheck::policy::{DEFAULT_POLICY, Policy};
 
 use super::CliError;

@@ -1,8 +1,8 @@
 //! `imgcheck resolve`: the digest a node of a platform would pull, or what each node of a
 //! cluster would pull (`--nodes`).
 
+use crate::cli::exit::ExitKind;
 use imgcheck::engine::{Resolution, resolve};
-use imgcheck::exit::ExitKind;
 use imgcheck::graph::{Content, Graph, WalkOptions};
 use imgcheck::platform::{Platform, RuntimeProfile};
 use imgcheck::policy::Host;

@@ -1,7 +1,7 @@
 //! `imgcheck verify`: judge references against a policy.
 
+use crate::cli::exit::ExitKind;
 use imgcheck::batch::{self, VerifyRun};
-use imgcheck::exit::ExitKind;
 use imgcheck::graph::WalkOptions;
 use imgcheck::platform::RuntimeProfile;
 use imgcheck::policy::DEFAULT_POLICY;
@@ -81,5 +81,5 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
             output::eprintln(format_args!("imgcheck: reading the release: {line}"));
         }
     }
-    Ok(report::exit_kind(&reports))
+    Ok(report::overall(&reports).into())
 }

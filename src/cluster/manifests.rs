@@ -662,5 +662,7 @@ fn requirement(raw: &RawRequirement, field: &str) -> Result<Requirement, Problem
     })
 }
 
+crate::error::input_errors!(ManifestsError);
+
 #[cfg(test)]
 mod tests;

@@ -299,5 +299,7 @@ pub fn runtime_profile(version: &str) -> Result<(RuntimeProfile, Option<String>)
     Ok((nearest, Some(note)))
 }
 
+crate::error::input_errors!(NodesError);
+
 #[cfg(test)]
 mod tests;

@@ -23,6 +23,18 @@ use crate::session::Session;
 use crate::source::layout::LayoutSource;
 use crate::source::{FetchError, Source};
 
+impl crate::error::Blame for ReleaseError {
+    fn fault(&self) -> crate::error::Fault {
+        use crate::error::Fault;
+        match self.kind {
+            // A release tag or repository that does not exist is the user's reference, not
+            // a verdict on an image: bad input, like a release image that is not one.
+            ReleaseErrorKind::NotARelease | ReleaseErrorKind::NotFound => Fault::Input,
+            ReleaseErrorKind::Unavailable => Fault::Unavailable,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;
 
@@ -58,7 +70,7 @@ pub struct Release {
     pub tags: Vec<ReleaseTag>,
 }
 
-/// Whose fault a [`ReleaseError`] is (see `crate::exit`).
+/// Whose fault a [`ReleaseError`] is (see [`crate::error::Blame`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReleaseErrorKind {
     /// The image is not a release image imgcheck can read: no `image-references`, a bad

@@ -18,7 +18,7 @@ use crate::reference::{ImageRef, RegistryRef};
 use crate::session::Session;
 use crate::source::FetchError;
 
-/// Checks one source reference against its mirrors. `Err` only for bad input (exit 2); a
+/// Checks one source reference against its mirrors. `Err` only for bad input ([`crate::error::Fault::Input`]); a
 /// source or mirror that cannot be reached gives an `error` verdict.
 pub async fn check(
     session: &Session,
@@ -113,7 +113,7 @@ pub async fn check_all(
             (ImageRef::Registry(reg), false) => {
                 match check(session, reg, t.resolution.as_ref(), policy, run.walk).await {
                     Ok(r) => Outcome::Report(r),
-                    Err(e) => Outcome::BadInput(crate::report::one_line(&e)),
+                    Err(e) => Outcome::BadInput(crate::error::one_line(&e)),
                 }
             }
             (_, _) => check_before_mirroring(session, t, policy, run).await,
@@ -149,3 +149,5 @@ async fn check_before_mirroring(
         Err(e) => Outcome::fetch_failed(r, e),
     }
 }
+
+crate::error::input_errors!(TargetError);

@@ -299,6 +299,8 @@ impl MirrorConfig {
     }
 }
 
+crate::error::input_errors!(ConfigError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

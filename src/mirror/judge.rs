@@ -11,11 +11,11 @@ use super::gather::{BlobPresence, Evidence, Held, Look, SourceEvidence};
 use super::plan::Plan;
 use crate::digest::Digest;
 use crate::engine::{Finding, ImageReport, Rule, judge as verify, verdict_of};
+use crate::error::one_line;
 use crate::graph::{Content, Graph, Node, Problem};
 use crate::manifest::Descriptor;
 use crate::platform::{Platform, RuntimeProfile, build_name};
 use crate::policy::Policy;
-use crate::report::one_line;
 
 /// The report for one source reference from its evidence: the plan's findings, then what
 /// the first mirror holding something under the pulled name holds, or why none does.

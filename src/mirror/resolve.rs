@@ -164,6 +164,8 @@ pub fn resolve(
     }))
 }
 
+crate::error::input_errors!(ResolveError);
+
 #[cfg(test)]
 mod tests {
     use super::*;

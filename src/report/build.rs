@@ -164,10 +164,9 @@ fn verdict(report: &ImageReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::outcome::exit_kind;
+    use crate::build::outcome::overall;
     use crate::digest::Digest;
     use crate::engine::{Finding, Rule};
-    use crate::exit::ExitKind;
 
     fn report(verdict: Verdict, rules: &[Rule]) -> Box<ImageReport> {
         Box::new(ImageReport {
@@ -241,16 +240,13 @@ mod tests {
         );
         assert!(lines[3].ends_with(" build failed: linux/amd64: boom"));
         assert!(lines[4].ends_with(" error: registry down"));
-        let cases: [(Vec<ImageResult>, ExitKind); 5] = [
-            (vec![result("a", pass())], ExitKind::Pass),
-            (results.to_vec(), ExitKind::Fail),
-            (
-                vec![result("a", pass()), results[2].clone()],
-                ExitKind::Fail,
-            ),
+        let cases: [(Vec<ImageResult>, Verdict); 5] = [
+            (vec![result("a", pass())], Verdict::Pass),
+            (results.to_vec(), Verdict::Fail),
+            (vec![result("a", pass()), results[2].clone()], Verdict::Fail),
             (
                 vec![result("a", pass()), results[3].clone()],
-                ExitKind::Incomplete,
+                Verdict::Error,
             ),
             (
                 vec![result(
@@ -260,11 +256,11 @@ mod tests {
                         report: report(Verdict::Error, &[]),
                     },
                 )],
-                ExitKind::Incomplete,
+                Verdict::Error,
             ),
         ];
         for (rs, want) in cases {
-            assert_eq!(exit_kind(&rs), want, "{}", table(&rs));
+            assert_eq!(overall(&rs), want, "{}", table(&rs));
         }
     }
 }

@@ -3,7 +3,7 @@
 use crate::engine::InspectView;
 use crate::platform::Platform;
 
-use super::short;
+use super::labels::short;
 
 /// The text form of an [`InspectView`]: a header line, then one row per entry.
 pub fn inspect_text(view: &InspectView) -> String {

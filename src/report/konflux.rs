@@ -56,7 +56,7 @@ pub fn konflux(reports: &[ImageReport], now: std::time::SystemTime) -> TestOutpu
                 note,
                 "; {}: {}",
                 r.reference,
-                super::error_rules(r).join(",")
+                super::labels::error_rules(r).join(",")
             );
         }
     }

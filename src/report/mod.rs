@@ -1,17 +1,17 @@
 //! Renders what the library found for people and machines: the verify matrix as text
 //! ([`text`]), JSON (schema in docs/json-schema.md, [`json`]), a Konflux `TEST_OUTPUT` object
 //! ([`konflux`]), the `inspect` view ([`inspect_text`], [`inspect_json`]) and `resolve`'s
-//! document ([`resolve_json`], [`resolve_rows_json`]). Exit codes come from [`crate::exit`].
+//! document ([`resolve_json`], [`resolve_rows_json`]).
 
 use std::time::SystemTime;
 
-use crate::engine::{ImageReport, Severity};
-use crate::exit::ExitKind;
+use crate::engine::{ImageReport, Verdict};
 
 pub mod build;
 mod inspect;
 mod json;
 mod konflux;
+mod labels;
 mod resolve;
 mod text;
 
@@ -32,10 +32,15 @@ pub enum Format {
     Konflux,
 }
 
-/// The exit kind of a set of reports: `Fail` if any image fails, else `Incomplete` if any
-/// could not be checked, else `Pass` (see [`ExitKind::of_verdicts`]).
-pub fn exit_kind(reports: &[ImageReport]) -> ExitKind {
-    ExitKind::of_verdicts(reports.iter().map(|r| r.verdict))
+/// The verdict of a set of reports: `Fail` if any image fails (retrying cannot fix it), else
+/// `Error` if any could not be checked, else `Pass`.
+pub fn overall(reports: &[ImageReport]) -> Verdict {
+    // `Verdict` orders Pass < Error < Fail.
+    reports
+        .iter()
+        .map(|r| r.verdict)
+        .max()
+        .unwrap_or(Verdict::Pass)
 }
 
 /// Everything `verify` and `mirror-check` print on standard output for `reports` in `format`;
@@ -50,42 +55,10 @@ pub fn render(format: Format, reports: &[ImageReport], now: SystemTime) -> Strin
     }
 }
 
-/// An error and its causes on one line, joined with `": "`: for report fields and messages
-/// that hold text (a finding's message), where the CLI's `caused by:` lines cannot go.
-pub fn one_line(error: &dyn std::error::Error) -> String {
-    let mut line = error.to_string();
-    let mut cause = error.source();
-    while let Some(c) = cause {
-        line = format!("{line}: {c}");
-        cause = c.source();
-    }
-    line
-}
-
-/// The rules of a report's error findings, consecutive repeats dropped (summaries and notes).
-fn error_rules(report: &ImageReport) -> Vec<String> {
-    let mut rules: Vec<String> = report
-        .findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .map(|f| f.rule.to_string())
-        .collect();
-    rules.dedup();
-    rules
-}
-
-/// A digest cut to its algorithm and twelve hex digits, for tables.
-fn short(d: &str) -> String {
-    match d.split_once(':') {
-        Some((alg, hex)) if hex.len() > 12 => format!("{alg}:{}", &hex[..12]),
-        _ => d.to_string(),
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::engine::{Finding, HostResult, Verdict};
+    use crate::engine::{Finding, HostResult, Severity, Verdict};
 
     /// A report with one host row and one finding per severity.
     pub(crate) fn report(verdict: Verdict, severities: &[Severity]) -> ImageReport {
@@ -118,25 +91,14 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn exit_code_precedence() {
+    fn verdict_precedence() {
         let p = report(Verdict::Pass, &[]);
         let f = report(Verdict::Fail, &[Severity::Error]);
         let e = report(Verdict::Error, &[Severity::Error]);
-        assert_eq!(exit_kind(&[]), ExitKind::Pass);
-        assert_eq!(exit_kind(std::slice::from_ref(&p)), ExitKind::Pass);
-        assert_eq!(exit_kind(&[p.clone(), e.clone()]), ExitKind::Incomplete);
-        assert_eq!(exit_kind(&[e, f, p]), ExitKind::Fail);
-    }
-
-    #[test]
-    fn one_line_joins_the_causes() {
-        let io = std::io::Error::other("disk on fire");
-        let list = crate::batch::ListError {
-            origin: "refs.txt".into(),
-            reason: "cannot read".into(),
-            source: Some(crate::batch::ListCause::Read(std::sync::Arc::new(io))),
-        };
-        assert_eq!(one_line(&list), "refs.txt: cannot read: disk on fire");
+        assert_eq!(overall(&[]), Verdict::Pass);
+        assert_eq!(overall(std::slice::from_ref(&p)), Verdict::Pass);
+        assert_eq!(overall(&[p.clone(), e.clone()]), Verdict::Error);
+        assert_eq!(overall(&[e, f, p]), Verdict::Fail);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use crate::engine::{HostResult, ImageReport, Severity, Verdict};
 
-use super::{error_rules, short};
+use super::labels::{error_rules, short};
 
 /// The text report: per image a verdict line, the host matrix, and the findings; then, for
 /// more than one image, the summary.

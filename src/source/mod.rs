@@ -93,7 +93,7 @@ pub type Cause = Arc<dyn std::error::Error + Send + Sync + 'static>;
 
 /// What a [`FetchError::Unavailable`] or [`FetchError::BadInput`] says: its own message and,
 /// when there is one, the error that caused it (its `source()`). The message does not
-/// repeat the cause: `report::one_line` joins them, the CLI prints one `caused by:` line
+/// repeat the cause: `error::one_line` joins them, the CLI prints one `caused by:` line
 /// per cause.
 #[derive(Debug, Clone)]
 pub struct Detail {
@@ -114,7 +114,7 @@ impl Detail {
         &self.message
     }
 
-    /// The message and its causes on one line, joined with `": "` (as `report::one_line`
+    /// The message and its causes on one line, joined with `": "` (as `error::one_line`
     /// does), for the graph's problems, which hold text.
     pub fn line(&self) -> String {
         let mut line = self.message.clone();
@@ -240,5 +240,19 @@ pub trait Source: Send + Sync {
         limit: u64,
     ) -> impl Future<Output = Result<BlobStream, FetchError>> + Send {
         async move { self.blob(digest, limit).await.map(BlobStream::from_bytes) }
+    }
+}
+
+impl crate::error::Blame for FetchError {
+    fn fault(&self) -> crate::error::Fault {
+        use crate::error::Fault;
+        match self {
+            FetchError::BadInput(_) => Fault::Input,
+            // The reference names nothing: asking again cannot fix it (rule `not-found`).
+            FetchError::NotFound(_) => Fault::Policy,
+            FetchError::DigestMismatch { .. }
+            | FetchError::TooLarge { .. }
+            | FetchError::Unavailable(_) => Fault::Unavailable,
+        }
     }
 }

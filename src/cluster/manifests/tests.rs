@@ -1,6 +1,6 @@
 use super::*;
-use crate::exit::{Classify, ExitKind};
-use crate::report::one_line;
+use crate::error::one_line;
+use crate::error::{Blame, Fault};
 use proptest::prelude::*;
 
 const IMG: &str = "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:3c1e5a0b7f9d2e4c6a8b0d1f3e5c7a9b1d3f5e7c9a0b2d4f6e8c0a1b3d5f7e9c";
@@ -167,7 +167,7 @@ fn assert_errors(cases: Vec<ErrorCase>) {
         assert!(line.starts_with(&starts) && line.contains(contains), "{at}");
         let source = std::error::Error::source(&e).is_some();
         assert_eq!(source, has_source, "{line}");
-        assert_eq!(e.exit_kind(), ExitKind::Usage);
+        assert_eq!(e.fault(), Fault::Input);
         assert_eq!(e.origin, "m.yaml");
     }
 }
@@ -799,7 +799,7 @@ fn a_directory_reads_its_manifest_files_in_name_order() {
         "{}",
         one_line(&e)
     );
-    assert_eq!(e.exit_kind(), ExitKind::Usage);
+    assert_eq!(e.fault(), Fault::Input);
 }
 
 /// An image is read as the kubelet reads it: a pull spec, never a transport (`docker://`)

@@ -1,5 +1,5 @@
 use super::*;
-use crate::report::one_line;
+use crate::error::one_line;
 use serde_json::json;
 
 /// A node as `oc get nodes -o json` prints it, reduced to the fields read here.

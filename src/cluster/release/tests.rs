@@ -7,7 +7,7 @@ use std::io::Write;
 use serde_json::json;
 
 use super::*;
-use crate::exit::{Classify, ExitKind};
+use crate::error::{Blame, Fault};
 use crate::graph::layer::Limits;
 use crate::source::Fetched;
 
@@ -152,7 +152,7 @@ fn bad_image_references_name_the_origin_tag_and_field() {
             "{what}: {text}"
         );
         assert_eq!(err.kind, ReleaseErrorKind::NotARelease, "{what}");
-        assert_eq!(err.exit_kind(), ExitKind::Usage, "{what}");
+        assert_eq!(err.fault(), Fault::Input, "{what}");
     }
 }
 
@@ -430,7 +430,7 @@ async fn releases_that_do_not_hold_the_file_fail_clearly() {
             text.starts_with("release mem/release:4.18: ") && text.contains(want),
             "{what}: {text}"
         );
-        assert_eq!(err.exit_kind(), ExitKind::Usage, "{what}");
+        assert_eq!(err.fault(), Fault::Input, "{what}");
     }
 }
 
@@ -472,7 +472,7 @@ async fn a_layer_whose_bytes_are_not_its_own_is_never_trusted() {
         "{err:?}"
     );
     assert_eq!(err.kind, ReleaseErrorKind::Unavailable);
-    assert_eq!(err.exit_kind(), ExitKind::Incomplete);
+    assert_eq!(err.fault(), Fault::Unavailable);
     // Same length, another byte: the digest.
     let mut flipped = layer.clone();
     let last = flipped.len() - 1;
@@ -523,29 +523,26 @@ async fn an_index_leads_to_its_amd64_child_else_its_first_linux_one() {
     index(&mut m, vec![windows]);
     let err = read(&m).await.unwrap_err();
     assert!(err.to_string().contains("has no linux child"), "{err}");
-    assert_eq!(err.exit_kind(), ExitKind::Usage);
+    assert_eq!(err.fault(), Fault::Input);
 }
 
 #[test]
-fn missing_and_unreachable_releases_map_to_their_exit_kinds() {
+fn missing_and_unreachable_releases_say_whose_fault_they_are() {
     let table = [
-        (FetchError::NotFound("tag 4.99".into()), ExitKind::Usage),
-        (FetchError::BadInput("not a layout".into()), ExitKind::Usage),
-        (
-            FetchError::Unavailable("reset".into()),
-            ExitKind::Incomplete,
-        ),
+        (FetchError::NotFound("tag 4.99".into()), Fault::Input),
+        (FetchError::BadInput("not a layout".into()), Fault::Input),
+        (FetchError::Unavailable("reset".into()), Fault::Unavailable),
         (
             FetchError::DigestMismatch {
                 expected: "a".into(),
                 actual: "b".into(),
             },
-            ExitKind::Incomplete,
+            Fault::Unavailable,
         ),
     ];
     for (e, want) in table {
         let err = ReleaseError::fetch("r", "cannot fetch the release image", e.clone());
-        assert_eq!(err.exit_kind(), want, "{e}");
+        assert_eq!(err.fault(), want, "{e}");
         assert_eq!(err.to_string(), "release r: cannot fetch the release image");
     }
 }

@@ -326,7 +326,7 @@ mod tests {
         };
         let err = super::super::retry::gave_up(err, 5);
         assert_eq!(
-            crate::report::one_line(&err),
+            crate::error::one_line(&err),
             "manifest registry.invalid/x:y (gave up after 5 attempts): error sending request for \
              url (https://registry.invalid/v2/x/manifests/y): client error (Connect): dns error: \
              error resolving DNS: failed to lookup address information: Name or service not known"

@@ -291,7 +291,7 @@ mod tests {
         // The note goes on the message; the cause stays under it.
         let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
         let e = gave_up(FetchError::unavailable_by("manifest a", refused), 2);
-        let line = crate::report::one_line(&e);
+        let line = crate::error::one_line(&e);
         assert_eq!(
             line,
             "manifest a (gave up after 2 attempts): connection refused"

@@ -1,5 +1,5 @@
 //! What a failed fetch says, against a real listener on loopback: the one line a report's
-//! finding carries (`report::one_line`), and the causes behind it.
+//! finding carries (`error::one_line`), and the causes behind it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,8 +9,8 @@ use tokio::net::TcpListener;
 
 use super::{ClientOptions, RegistryClient};
 use crate::auth::AuthStore;
+use crate::error::one_line;
 use crate::reference::{ImageRef, RegistryRef};
-use crate::report::one_line;
 use crate::source::{FetchError, Source};
 
 /// What the listener answers a manifest GET with: a whole HTTP response, or nothing ever.

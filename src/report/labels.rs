@@ -1,0 +1,23 @@
+//! Short labels every renderer uses: a digest cut for tables, a report's failing rules.
+
+use crate::engine::{ImageReport, Severity};
+
+/// The rules of a report's error findings, consecutive repeats dropped (summaries and notes).
+pub(super) fn error_rules(report: &ImageReport) -> Vec<String> {
+    let mut rules: Vec<String> = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| f.rule.to_string())
+        .collect();
+    rules.dedup();
+    rules
+}
+
+/// A digest cut to its algorithm and twelve hex digits, for tables.
+pub(super) fn short(d: &str) -> String {
+    match d.split_once(':') {
+        Some((alg, hex)) if hex.len() > 12 => format!("{alg}:{}", &hex[..12]),
+        _ => d.to_string(),
+    }
+}
