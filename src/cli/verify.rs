@@ -55,8 +55,7 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
     };
     let terminal = Terminal::default();
     let plan = inputs.plan(&terminal)?;
-    let gathered = plan.gather(global.connection(jobs)?).await?;
-    let verified = gathered.verify(&terminal).await;
+    let verified = plan.verify(global.connection(jobs)?, &terminal).await;
     terminal.finish();
     let Verified {
         reports,

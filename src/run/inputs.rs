@@ -3,19 +3,19 @@
 
 use std::path::PathBuf;
 
-use super::connect::Connection;
 use super::error::RunError;
-use super::plan::{Plan, ReleasePlan};
+use super::gather::{Plan, ReleasePlan, Verified};
 use super::progress::{Note, Progress};
-use super::settings::Settings;
-use super::targets::{Target, from_manifests};
-use super::verified::Verified;
+use super::targets::from_manifests;
+use super::verify::Settings;
+use crate::auth::AuthStore;
 use crate::cluster::{manifests, nodes};
 use crate::graph::WalkOptions;
 use crate::input::{read_imageset, read_reference_list};
 use crate::platform::RuntimeProfile;
 use crate::policy::{DEFAULT_POLICY, Policy};
 use crate::reference::ImageRef;
+use crate::source::registry::ClientOptions;
 
 /// The images a run verifies and how: every input the command line's `verify` takes.
 /// Files named `-` are read from standard input (one of them at most).
@@ -42,6 +42,16 @@ pub struct Inputs {
     pub deep: bool,
     /// Registry requests, and images, in flight at once.
     pub jobs: usize,
+}
+
+/// How a run reaches registries: the client options (`max_requests`: the run's jobs) and the
+/// credentials.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    /// Client options.
+    pub options: ClientOptions,
+    /// Credentials.
+    pub auth: AuthStore,
 }
 
 /// A release image whose components a run verifies (`--from-release`).
@@ -73,14 +83,13 @@ impl Default for Inputs {
 
 impl Inputs {
     /// Reads the inputs, gathers their images through one session and verifies them:
-    /// [`Inputs::plan`], [`Plan::gather`], then [`Gathered::verify`](super::Gathered::verify).
+    /// [`Inputs::plan`], then [`Plan::verify`].
     pub async fn verify(
         &self,
         connection: Connection,
         progress: &dyn Progress,
     ) -> Result<Verified, RunError> {
-        let plan = self.plan(progress)?;
-        plan.gather(connection).await?.verify(progress).await
+        self.plan(progress)?.verify(connection, progress).await
     }
 
     /// Reads the local inputs, in this order: the policy and the nodes, the references and
@@ -170,7 +179,7 @@ impl Inputs {
     }
 
     /// The references typed, then those of the lists, then those of the ImageSets.
-    fn listed(&self, note: &mut impl FnMut(Note)) -> Result<Vec<Target>, RunError> {
+    fn listed(&self, note: &mut impl FnMut(Note)) -> Result<Vec<ImageRef>, RunError> {
         let mut refs = self
             .references
             .iter()
@@ -187,7 +196,7 @@ impl Inputs {
                 .for_each(&mut *note);
             refs.extend(set.images);
         }
-        Ok(refs.into_iter().map(Target::plain).collect())
+        Ok(refs)
     }
 
     /// The release and the components to verify: those named, else the policy's.

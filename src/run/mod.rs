@@ -4,10 +4,11 @@
 //! reports ([`Verified`]), with the notes and request counters the command line prints. The
 //! library never prints: a [`Progress`] hears each note and each image as it is done.
 //!
-//! The steps, for callers that check the images another way (the mirror gate):
+//! The steps, for callers that need them apart (the command line makes its connection after
+//! the local inputs are read; the mirror gate checks the images its own way):
 //! [`Inputs::plan`] reads the local inputs, [`Plan::gather`] reads the release and makes one
 //! target per image, [`Gathered::verify`] (or the caller, then [`Gathered::finish`]) checks
-//! them.
+//! them; [`Plan::verify`] does the last two.
 //!
 //! Verify a release's components for the nodes of a cluster:
 //!
@@ -38,27 +39,19 @@
 //! ```
 
 mod bounded;
-mod connect;
 mod error;
-mod gathered;
+mod gather;
 mod inputs;
 mod outcome;
-mod plan;
 mod progress;
-mod settings;
 mod targets;
-mod verified;
 mod verify;
 
 pub use bounded::run_bounded;
-pub use connect::Connection;
 pub use error::RunError;
-pub use gathered::Gathered;
-pub use inputs::{Inputs, ReleaseInput};
+pub use gather::{Gathered, Plan, Verified};
+pub use inputs::{Connection, Inputs, ReleaseInput};
 pub use outcome::Outcome;
-pub use plan::Plan;
 pub use progress::{Note, Progress};
-pub use settings::Settings;
 pub use targets::{Scope, Target, from_manifests, from_release, host_labels, merge};
-pub use verified::Verified;
-pub use verify::verify_all;
+pub use verify::{Settings, verify_all};

@@ -1,10 +1,26 @@
-//! Verifying targets: each fetched through the run's session and judged, a few at a time.
+//! Verifying targets: each fetched through the run's session and judged under the run's
+//! [`Settings`], a few at a time.
 
 use super::bounded::run_bounded;
 use super::outcome::Outcome;
-use super::settings::Settings;
 use super::targets::Target;
+use crate::graph::WalkOptions;
+use crate::platform::RuntimeProfile;
+use crate::policy::Policy;
 use crate::session::Session;
+
+/// Settings of a verify run.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The policy (with `--nodes`, the cluster's hosts).
+    pub policy: Policy,
+    /// Runtime profiles to judge with.
+    pub runtimes: Vec<RuntimeProfile>,
+    /// Walk options (per image).
+    pub walk: WalkOptions,
+    /// Images in flight at once.
+    pub images_in_flight: usize,
+}
 
 /// Verifies every target, at most `images_in_flight` at once (see [`run_bounded`]).
 pub async fn verify_all(
