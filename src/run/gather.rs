@@ -4,15 +4,16 @@
 //! gate) through the same session.
 
 use super::error::RunError;
-use super::inputs::Connection;
 use super::outcome::Outcome;
 use super::progress::{Note, Progress};
 use super::targets::{Target, from_release, merge};
 use super::verify::{Settings, verify_all};
+use crate::auth::AuthStore;
 use crate::cluster::release::read_release;
 use crate::engine::ImageReport;
 use crate::reference::ImageRef;
 use crate::session::Session;
+use crate::source::registry::ClientOptions;
 
 /// The inputs read, before anything is fetched (made by [`Inputs::plan`](super::Inputs::plan)).
 #[derive(Debug)]
@@ -143,6 +144,16 @@ pub struct Verified {
     /// Request counters of reading the release (`--from-release`), when it was read from a
     /// registry.
     pub release_stats: Option<String>,
+}
+
+/// How a run reaches registries: the client options (`max_requests`: the run's jobs) and the
+/// credentials.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    /// Client options.
+    pub options: ClientOptions,
+    /// Credentials.
+    pub auth: AuthStore,
 }
 
 /// A run's way to the world: the connection, and the session once one is made.

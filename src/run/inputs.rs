@@ -4,18 +4,16 @@
 use std::path::PathBuf;
 
 use super::error::RunError;
-use super::gather::{Plan, ReleasePlan, Verified};
+use super::gather::{Connection, Plan, ReleasePlan, Verified};
 use super::progress::{Note, Progress};
 use super::targets::from_manifests;
 use super::verify::Settings;
-use crate::auth::AuthStore;
 use crate::cluster::{manifests, nodes};
 use crate::graph::WalkOptions;
 use crate::input::{read_imageset, read_reference_list};
 use crate::platform::RuntimeProfile;
 use crate::policy::{DEFAULT_POLICY, Policy};
 use crate::reference::ImageRef;
-use crate::source::registry::ClientOptions;
 
 /// The images a run verifies and how: every input the command line's `verify` takes.
 /// Files named `-` are read from standard input (one of them at most).
@@ -42,16 +40,6 @@ pub struct Inputs {
     pub deep: bool,
     /// Registry requests, and images, in flight at once.
     pub jobs: usize,
-}
-
-/// How a run reaches registries: the client options (`max_requests`: the run's jobs) and the
-/// credentials.
-#[derive(Debug, Clone)]
-pub struct Connection {
-    /// Client options.
-    pub options: ClientOptions,
-    /// Credentials.
-    pub auth: AuthStore,
 }
 
 /// A release image whose components a run verifies (`--from-release`).

@@ -49,8 +49,8 @@ mod verify;
 
 pub use bounded::run_bounded;
 pub use error::RunError;
-pub use gather::{Gathered, Plan, Verified};
-pub use inputs::{Connection, Inputs, ReleaseInput};
+pub use gather::{Connection, Gathered, Plan, Verified};
+pub use inputs::{Inputs, ReleaseInput};
 pub use outcome::Outcome;
 pub use progress::{Note, Progress};
 pub use targets::{Scope, Target, from_manifests, from_release, host_labels, merge};
