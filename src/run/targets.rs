@@ -223,8 +223,9 @@ fn identity(reference: &ImageRef) -> String {
     }
 }
 
-/// One target per image ([`identity`]), in order of first appearance: origins joined; an image also
-/// named without a scope (typed, listed, a release component) is judged for every host.
+/// One target per image (the same repository and digest when pinned, else the same
+/// reference), in order of first appearance: origins joined; an image also named without a
+/// scope (typed, listed, a release component) is judged for every host.
 pub fn merge(targets: Vec<Target>) -> Vec<Target> {
     let mut merged: Vec<Target> = Vec::new();
     for t in targets {
