@@ -9,7 +9,7 @@ use tokio::net::TcpListener;
 
 use super::{ClientOptions, RegistryClient};
 use crate::auth::AuthStore;
-use crate::reference::{ImageRef, RegistryRef};
+use crate::reference::ImageRef;
 use crate::report::one_line;
 use crate::source::{FetchError, Source};
 
@@ -80,8 +80,8 @@ async fn fetch_error(port: u16) -> FetchError {
         request_timeout: Duration::from_millis(300),
         ..ClientOptions::default()
     };
-    let refs: [RegistryRef; 1] = [r.clone()];
-    let client = Arc::new(RegistryClient::new(&options, AuthStore::anonymous(), &refs).await);
+    let client = Arc::new(RegistryClient::new(&options, AuthStore::anonymous()));
+    client.expect(std::slice::from_ref(&r));
     client.source(&r).top().await.unwrap_err()
 }
 
