@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::body::Body;
 use super::cache::FetchCache;
 use super::options::{ClientOptions, Stats};
 use super::request::{Access, Kind, Request};
@@ -79,7 +80,7 @@ impl RegistrySource {
     }
 
     /// Sends `req` with retries and returns its checked body.
-    async fn get(&self, req: Request<'_>) -> Result<super::body::Body, FetchError> {
+    async fn get(&self, req: Request<'_>) -> Result<Body, FetchError> {
         self.client.requests.fetch(&req).await
     }
 

@@ -4,7 +4,7 @@
 //! A stack, as go-containerregistry's transport is one: each file imports only files listed
 //! before it (bottom to top), and this module only declares and re-exports them.
 //! - `mutex`: locks of the shared maps that survive a panicked holder;
-//! - `failure`: why an attempt failed and whether asking again may help ([`Failure`]); what a
+//! - `failure`: why an attempt failed and whether asking again may help (`Failure`); what a
 //!   status or a connection error means; exponential backoff with jitter and `Retry-After`;
 //!   what the error says once retrying stops; errors on one line without credentials;
 //! - `options`: how to reach registries, and the run's request counters;
@@ -38,8 +38,6 @@
 //! Outside this directory it uses only [`crate::auth`], [`crate::digest`],
 //! [`crate::reference`], [`crate::manifest`]'s constants and [`crate::source`]'s error and
 //! blob types.
-//!
-//! [`Failure`]: failure
 
 mod attempt;
 mod body;
