@@ -78,7 +78,7 @@ pub async fn run(global: &GlobalArgs, args: &AssembleArgs) -> Result<ExitKind, C
     let refs: Vec<ImageRef> = std::iter::once(ImageRef::Registry(target.clone()))
         .chain(children.iter().map(|c| c.reference.clone()))
         .collect();
-    let session = global.session(&refs, 16).await?;
+    let session = global.session(&refs, 16)?;
     let request = Request {
         target,
         children,

@@ -51,7 +51,7 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
     args.input.one_stdin(args.nodes.as_deref())?;
     let policy = super::load_policy(&args.policy, args.nodes.as_deref())?;
     let jobs = usize::from(args.jobs);
-    let gathered = args.input.gather(global, &policy, jobs).await?;
+    let mut gathered = args.input.gather(global, &policy, jobs).await?;
     let refs = gathered.references();
     let configured =
         !args.idms.is_empty() || !args.icsp.is_empty() || !args.registries_conf.is_empty();
@@ -60,7 +60,7 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
     }
     let config = mirror::load(&args.registries_conf, &args.idms, &args.icsp)?;
     let targets = mirror::check::targets(&config, configured, &gathered.targets)?;
-    // Mirrors join the session's registries (plain-HTTP probing of loopback hosts).
+    // Mirrors join the references the session expects (token scopes are batched over them).
     let mut all_refs = refs.clone();
     for t in &targets {
         all_refs.extend(t.resolution.iter().flat_map(|res| {
@@ -69,7 +69,7 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
                 .map(|m| ImageRef::Registry(m.repository.clone()))
         }));
     }
-    let session = gathered.session(global, &all_refs, jobs).await?;
+    let session = gathered.session(global, &all_refs, jobs)?;
     let run = MirrorRun {
         policy,
         configured,

@@ -50,7 +50,7 @@ pub async fn run(global: &GlobalArgs, args: &ResolveArgs) -> Result<ExitKind, Cl
             args.runtime
         )));
     }
-    let session = global.session(&refs, 16).await?;
+    let session = global.session(&refs, 16)?;
     let graph = session.graph(&refs[0], WalkOptions::default()).await?;
     match target {
         Ok(host) => one(&graph, &host, args),

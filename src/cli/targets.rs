@@ -7,6 +7,7 @@ use imgcheck::engine::ImageReport;
 use imgcheck::policy::Policy;
 use imgcheck::reference::ImageRef;
 use imgcheck::session::Session;
+use imgcheck::source::registry::Stats;
 
 use super::{CliError, GlobalArgs, RefInput, output};
 
@@ -17,8 +18,13 @@ pub struct Gathered {
     pub targets: Vec<Target>,
     /// Failing reports of components the release lacks.
     pub missing: Vec<ImageReport>,
-    /// The session that read `--from-release`'s release image.
+    /// The session that read `--from-release`'s release image, until [`Gathered::session`]
+    /// hands it on to the rest of the run.
     release_session: Option<Session>,
+    /// The request counters right after the release was read from a registry.
+    release_stats: Option<Stats>,
+    /// Do the references the run's session was opened (or told) with include a registry one?
+    registry_targets: bool,
 }
 
 impl RefInput {
@@ -41,10 +47,12 @@ impl RefInput {
         };
         let mut missing = Vec::new();
         let mut release_session = None;
+        let mut release_stats = None;
         if let Some(r) = &self.from_release {
             let (session, found, lacking) = self.release_targets(global, policy, r, jobs).await?;
             all.extend(found);
             missing = lacking;
+            release_stats = session.stats().map(Stats::snapshot);
             release_session = Some(session);
         }
         all.extend(from_manifests);
@@ -55,6 +63,8 @@ impl RefInput {
             targets: targets::merge(all),
             missing,
             release_session,
+            release_stats,
+            registry_targets: false,
         })
     }
 
@@ -75,9 +85,7 @@ impl RefInput {
             return Err(CliError::NoReleaseComponents(policy.name.clone()));
         }
         let reference: ImageRef = reference.parse()?;
-        let session = global
-            .session(std::slice::from_ref(&reference), jobs)
-            .await?;
+        let session = global.session(std::slice::from_ref(&reference), jobs)?;
         let payload = release::read_release(&session, &reference).await?;
         let (found, lacking) = targets::from_release(&payload, &names);
         Ok((session, found, lacking))
@@ -88,8 +96,18 @@ impl Gathered {
     /// Request counters of reading `--from-release`'s release image, when one was read from a
     /// registry.
     pub fn release_stats(&self) -> Option<String> {
-        let stats = self.release_session.as_ref()?.stats()?;
-        Some(stats.summary())
+        Some(self.release_stats.as_ref()?.summary())
+    }
+
+    /// Request counters of the rest of the run (the targets, and mirrors), the release's
+    /// reading left out; `None` when none of `session`'s references past the release is in
+    /// a registry.
+    pub fn run_stats(&self, session: &Session) -> Option<Stats> {
+        let stats = session.stats().filter(|_| self.registry_targets)?;
+        Some(match &self.release_stats {
+            Some(release) => stats.since(release),
+            None => stats.snapshot(),
+        })
     }
 
     /// The targets' references.
@@ -97,17 +115,21 @@ impl Gathered {
         self.targets.iter().map(|t| t.reference.clone()).collect()
     }
 
-    /// A session for `refs` (the targets', and mirrors): after a release was read, its
-    /// successor (same credentials, the same `--timeout` deadline), else a new one.
-    pub async fn session(
-        &self,
+    /// The run's session, told of `refs` (the targets', and mirrors): the one that read the
+    /// release (same credentials, connections and `--timeout` deadline), else a new one.
+    pub fn session(
+        &mut self,
         global: &GlobalArgs,
         refs: &[ImageRef],
         jobs: usize,
     ) -> Result<Session, CliError> {
-        match &self.release_session {
-            Some(s) => Ok(s.successor(refs).await),
-            None => global.session(refs, jobs).await,
+        self.registry_targets = refs.iter().any(|r| matches!(r, ImageRef::Registry(_)));
+        match self.release_session.take() {
+            Some(session) => {
+                session.expect(refs);
+                Ok(session)
+            }
+            None => global.session(refs, jobs),
         }
     }
 }

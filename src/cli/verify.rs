@@ -51,9 +51,9 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
         args.runtimes.clone()
     };
     let jobs = usize::from(args.jobs);
-    let gathered = args.input.gather(global, &policy, jobs).await?;
+    let mut gathered = args.input.gather(global, &policy, jobs).await?;
     let refs = gathered.references();
-    let session = gathered.session(global, &refs, jobs).await?;
+    let session = gathered.session(global, &refs, jobs)?;
     let run = VerifyRun {
         policy,
         runtimes,
@@ -72,7 +72,7 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
     let now = std::time::SystemTime::now();
     output::print(report::render(args.format.into(), &reports, now))?;
     if args.stats {
-        let line = session.stats().map_or_else(
+        let line = gathered.run_stats(&session).map_or_else(
             || "requests: none (no registry references)".to_string(),
             |s| s.summary(),
         );
