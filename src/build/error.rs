@@ -11,7 +11,7 @@ use crate::auth::AuthError;
 use crate::build::base::BaseError;
 use crate::build::jobs::JobsError;
 use crate::build::plan::PlanError;
-use crate::build::windows_stage::StageError;
+use crate::build::stage_image::StageError;
 use crate::error::{Blame, Fault};
 use crate::policy::PolicyError;
 use crate::push::Failure;

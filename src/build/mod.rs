@@ -31,8 +31,9 @@ pub mod jobs;
 pub mod outcome;
 pub mod plan;
 pub mod progress;
+pub mod rewrite;
 pub mod run;
+pub mod stage_image;
 pub mod windows_layer;
-pub mod windows_stage;
 
 pub use error::BuildError;

@@ -29,7 +29,7 @@ pub use crate::build::base::{inspect_base, windows_layers_note};
 pub use crate::build::error::RunError;
 pub use crate::build::exec::{LOG_TAIL_LINES, buildah_version, log_tail};
 pub use crate::build::outcome::{ImageOutcome, ImageResult, JobOutcome, overall};
-use crate::build::windows_stage::{StageImage, rewrite_image};
+use crate::build::rewrite::{StageImage, rewrite_image};
 
 /// Settings of a run beyond the jobs themselves.
 #[derive(Debug, Clone)]
