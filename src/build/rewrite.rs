@@ -1,9 +1,10 @@
 //! The Windows stage's layers, written by imgcheck when Buildah is older than 1.44: the image
 //! Buildah pushed is read back (manifest, config, the layers the stage added — never the base
 //! image's), each added layer is rewritten into the Windows layer format
-//! ([`crate::build::windows_layer`]), the config's `diff_ids` and the manifest are fixed, and
-//! the result is pushed under the same per-platform tag through [`crate::push`]. The base's
-//! layers keep their digests and are not uploaded again.
+//! ([`crate::build::windows_layer`]), the config's `diff_ids` and the manifest are fixed, the
+//! result is written as an OCI layout ([`crate::source::layout::LayoutWriter`]) and pushed
+//! under the same per-platform tag through [`crate::push`]. The base's layers keep their
+//! digests and are not uploaded again.
 
 use std::path::Path;
 use std::sync::Arc;
