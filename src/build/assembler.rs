@@ -1,18 +1,33 @@
-//! The assembly step of `imgcheck build`: the list is made by the assemble code
-//! ([`crate::assemble`] builds it, [`crate::push`] pushes it raw), never by `buildah manifest`,
-//! so each entry's platform (os.version included) is copied from the image's config.
+//! The assembly step of `imgcheck build` ([`Assembler`], what the run asks of it, and
+//! [`PushAssembler`]): the list is made by the assemble code ([`crate::assemble`] builds it,
+//! [`crate::push`] pushes it raw), never by `buildah manifest`, so each entry's platform
+//! (os.version included) is copied from the image's config.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::assemble::ChildSpec;
 use crate::build::error::StepError;
-use crate::build::run::Assembler;
 use crate::digest::Digest;
 use crate::policy::Policy;
 use crate::push::{Request, assemble};
 use crate::reference::{ImageRef, RegistryRef};
 use crate::session::Session;
+
+/// The assembly step: the pushed per-platform images of one image become its list, pushed to
+/// `target`. Implemented over the assemble code ([`crate::assemble`]), not `buildah manifest`,
+/// so every entry's platform (os.version included) is copied from the image's config.
+pub trait Assembler {
+    /// Assembles and pushes the list by digest; moves `target` to it when it passes
+    /// `policy`. Returns its digest.
+    fn assemble(
+        &self,
+        session: &Session,
+        children: &[RegistryRef],
+        target: &RegistryRef,
+        policy: &Policy,
+    ) -> impl std::future::Future<Output = Result<Digest, StepError>>;
+}
 
 /// Assembles through [`crate::push::assemble`]: the list is pushed by digest and verified
 /// against the image's policy before the tag moves to it (never forced: a failing list
