@@ -1,20 +1,20 @@
 //! The assembly step of `imgcheck build`: the list is made by the assemble code
-//! ([`crate::assemble`] builds it, [`crate::push`] pushes it raw), never by `buildah manifest`,
-//! so each entry's platform (os.version included) is copied from the image's config.
+//! ([`crate::assemble::build_index`] builds it, [`crate::assemble::push_list`] pushes it raw),
+//! never by `buildah manifest`, so each entry's platform (os.version included) is copied from
+//! the image's config.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::assemble::ChildSpec;
+use crate::assemble::{ChildSpec, Request, push_list};
 use crate::build::error::StepError;
 use crate::build::run::Assembler;
 use crate::digest::Digest;
 use crate::policy::Policy;
-use crate::push::{Request, assemble};
 use crate::reference::{ImageRef, RegistryRef};
 use crate::session::Session;
 
-/// Assembles through [`crate::push::assemble`]: the list is pushed by digest and verified
+/// Assembles through [`crate::assemble::push_list`]: the list is pushed by digest and verified
 /// against the image's policy before the tag moves to it (never forced: a failing list
 /// leaves the tag as it was, and the build's own verification reports it by digest).
 pub struct PushAssembler;
@@ -43,7 +43,7 @@ impl Assembler for PushAssembler {
             policy: policy.clone(),
             force: false,
         };
-        let outcome = assemble(session, &request)
+        let outcome = push_list(session, &request)
             .await
             .map_err(|e| StepError::Assemble(Arc::new(e)))?;
         Ok(outcome.index.digest)

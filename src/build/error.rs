@@ -7,6 +7,7 @@ use std::error::Error;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::assemble::Failure;
 use crate::auth::AuthError;
 use crate::build::base::BaseError;
 use crate::build::jobs::JobsError;
@@ -14,7 +15,6 @@ use crate::build::plan::PlanError;
 use crate::build::windows_stage::StageError;
 use crate::error::{Blame, Fault};
 use crate::policy::PolicyError;
-use crate::push::Failure;
 use crate::reference::ReferenceError;
 
 /// Why `imgcheck build` stopped before it had results for every image.

@@ -2,7 +2,7 @@
 //! Buildah pushed is read back (manifest, config, the layers the stage added — never the base
 //! image's), each added layer is rewritten into the Windows layer format
 //! ([`crate::build::windows_layer`]), the config's `diff_ids` and the manifest are fixed, and
-//! the result is pushed under the same per-platform tag through [`crate::push`]. The base's
+//! the result is pushed under the same per-platform tag through [`crate::assemble`]. The base's
 //! layers keep their digests and are not uploaded again.
 
 use std::path::{Path, PathBuf};
@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::assemble::{Failure, ReadFailure, push_image};
 use crate::build::windows_layer::{LayerError, LayerTimes, Rewritten, rewrite};
 use crate::digest::Digest;
 use crate::graph::MAX_LAYER_BYTES;
 use crate::manifest::{MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES, OCI_MANIFEST};
-use crate::push::{Failure, ReadFailure, push_image};
 use crate::reference::{LayoutRef, RegistryRef};
 use crate::session::Session;
 use crate::source::registry::RegistrySource;
@@ -338,7 +338,7 @@ pub async fn rewrite_image(
 }
 
 /// Pushes the rewritten image (its blobs that the repository lacks, its manifest) through
-/// [`crate::push::push_image`]: the per-platform tag names the image itself. The base's layers
+/// [`crate::assemble::push_image`]: the per-platform tag names the image itself. The base's layers
 /// are in the repository already (Buildah pushed them there).
 async fn push(
     session: &Session,

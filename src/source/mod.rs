@@ -14,6 +14,7 @@ use crate::digest::Digest;
 
 pub mod layout;
 pub mod registry;
+pub mod sink;
 pub mod store;
 
 /// The top object a reference names.

@@ -3,7 +3,7 @@
 //! `COPY`/`ADD` ([`stage`]), written as ONE layer in the Windows layer format by
 //! [`crate::build::windows_layer::LayerWriter`]; the base's manifest and config are read
 //! remotely, the config edited ([`config`]), and the new layer, config and manifest pushed
-//! with [`crate::push::push_image`], the base's layers mounted from the base's repository (or
+//! with [`crate::assemble::push_image`], the base's layers mounted from the base's repository (or
 //! copied through a file from another registry) — never downloaded to build.
 
 pub mod config;
@@ -16,12 +16,12 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::assemble::push_image;
 use crate::build::windows_layer::{LayerError, LayerTimes, LayerWriter, Rewritten};
 use crate::build::windows_stage::{StageError, now, put_blob, put_index};
 use crate::digest::Digest;
 use crate::graph::MAX_LAYER_BYTES;
 use crate::manifest::{MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES, OCI_MANIFEST};
-use crate::push::push_image;
 use crate::reference::{LayoutRef, RegistryRef};
 use crate::session::Session;
 use crate::source::layout::LayoutSource;

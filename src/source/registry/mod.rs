@@ -21,7 +21,7 @@
 //! - `cache`: manifests and configs fetched once per (repository, digest);
 //! - `upload`: one write request (authenticated like a read, with a `pull,push` token),
 //!   what a write's refusal means, one attempt at a blob upload (POST, PATCH, PUT);
-//! - `writes`: the writes [`crate::push`] makes (mount, upload, manifest PUT), each retried
+//! - `writes`: the writes [`crate::assemble`] makes (mount, upload, manifest PUT), each retried
 //!   like a read.
 
 use std::collections::{HashMap, HashSet};
