@@ -61,8 +61,11 @@ impl CopyStats {
 
 /// How one blob got into the target.
 pub(super) enum BlobCopy {
+    /// The target had it.
     Present,
+    /// Mounted from another repository of the target's registry.
     Mounted,
+    /// Sent through a file.
     Uploaded,
 }
 

@@ -25,6 +25,7 @@ pub(super) struct Piece {
     pub(super) blobs: Vec<Descriptor>,
 }
 
+/// What a graph problem means for a child, as its message says it.
 fn describe(problem: &Problem) -> String {
     match problem {
         Problem::Missing(m) => format!("not found ({m})"),
