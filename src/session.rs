@@ -1,5 +1,5 @@
-//! One run's connection to the world: a shared registry client and the walk of each
-//! reference through the right [`Source`](crate::source::Source).
+//! One run's connection to the world: a shared registry client, the source of each reference
+//! ([`Session::open`], layout or registry, chosen here once) and the walk of its graph.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,6 +11,7 @@ use crate::reference::{ImageRef, RegistryRef};
 use crate::source::FetchError;
 use crate::source::layout::LayoutSource;
 use crate::source::registry::{ClientOptions, RegistryClient, RegistrySource, Stats};
+use crate::source::store::Store;
 
 /// Shared state for a whole run, whose references are learned as it goes (a release's
 /// components only once the release is read): one registry client, one `--timeout`
@@ -63,16 +64,25 @@ impl Session {
         self.registry_source(reference)?.blob_exists(digest).await
     }
 
+    /// The source of one reference: its layout, checked to be one, or its registry repository
+    /// through the run's client. The one place that tells layouts and registries apart.
+    pub fn open(&self, reference: &ImageRef) -> Result<Store, FetchError> {
+        match reference {
+            ImageRef::Layout(l) => LayoutSource::open(l).map(Store::Layout),
+            ImageRef::Registry(r) => Ok(Store::Registry {
+                source: self.registry_source(r)?,
+                reference: r.clone(),
+            }),
+        }
+    }
+
     /// Walks the graph of one reference.
     pub async fn graph(
         &self,
         reference: &ImageRef,
         options: WalkOptions,
     ) -> Result<Graph, FetchError> {
-        match reference {
-            ImageRef::Layout(l) => walk(&LayoutSource::open(l)?, options).await,
-            ImageRef::Registry(r) => walk(&self.registry_source(r)?, options).await,
-        }
+        walk(&self.open(reference)?, options).await
     }
 
     /// The source serving a registry reference; an error when the session was told of no

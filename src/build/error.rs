@@ -12,7 +12,7 @@ use crate::build::jobs::JobsError;
 use crate::build::plan::PlanError;
 use crate::build::stage_image::StageError;
 use crate::error::{Blame, Fault};
-use crate::push::Failure;
+use crate::assemble::Failure;
 use crate::reference::ReferenceError;
 
 /// Why `imgcheck build` stopped before it had results for every image.

@@ -3,7 +3,7 @@
 //! image's), each added layer is rewritten into the Windows layer format
 //! ([`crate::build::windows_layer`]), the config's `diff_ids` and the manifest are fixed, the
 //! result is written as an OCI layout ([`crate::source::layout::LayoutWriter`]) and pushed
-//! under the same per-platform tag through [`crate::push`]. The base's layers keep their
+//! under the same per-platform tag through [`crate::assemble`]. The base's layers keep their
 //! digests and are not uploaded again.
 
 use std::path::Path;
@@ -18,7 +18,7 @@ use crate::build::windows_layer::{LayerError, LayerTimes, Rewritten, rewrite};
 use crate::digest::Digest;
 use crate::graph::MAX_LAYER_BYTES;
 use crate::manifest::OCI_MANIFEST;
-use crate::push::push_image;
+use crate::assemble::push_image;
 use crate::reference::{LayoutRef, RegistryRef};
 use crate::session::Session;
 use crate::source::layout::LayoutWriter;
@@ -163,7 +163,7 @@ pub async fn rewrite_image(
 }
 
 /// Pushes the rewritten image (its blobs that the repository lacks, its manifest) through
-/// [`crate::push::push_image`]: the per-platform tag names the image itself. The base's layers
+/// [`crate::assemble::push_image`]: the per-platform tag names the image itself. The base's layers
 /// are in the repository already (Buildah pushed them there).
 async fn push(
     session: &Session,

@@ -11,7 +11,7 @@ use crate::build::compose::config::ConfigError;
 use crate::build::windows_layer::LayerError;
 use crate::digest::Digest;
 use crate::manifest::{MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES};
-use crate::push::{Failure, ReadFailure};
+use crate::assemble::{Failure, ReadFailure};
 use crate::source::layout::LayoutWriteError;
 use crate::source::{FetchError, Source};
 

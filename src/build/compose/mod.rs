@@ -3,7 +3,7 @@
 //! `COPY`/`ADD` ([`stage`]), written as ONE layer in the Windows layer format by
 //! [`crate::build::windows_layer::LayerWriter`]; the base's manifest and config are read
 //! remotely, the config edited ([`config`]), and the new layer, config and manifest pushed
-//! with [`crate::push::push_image`], the base's layers mounted from the base's repository (or
+//! with [`crate::assemble::push_image`], the base's layers mounted from the base's repository (or
 //! copied through a file from another registry) — never downloaded to build.
 
 pub mod config;
@@ -25,7 +25,7 @@ use crate::build::windows_layer::{LayerError, LayerTimes, LayerWriter, Rewritten
 use crate::digest::Digest;
 use crate::graph::MAX_LAYER_BYTES;
 use crate::manifest::OCI_MANIFEST;
-use crate::push::push_image;
+use crate::assemble::push_image;
 use crate::reference::{LayoutRef, RegistryRef};
 use crate::session::Session;
 use crate::source::BlobFile;
