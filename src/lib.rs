@@ -21,7 +21,6 @@ pub mod manifest;
 pub mod mirror;
 pub mod platform;
 pub mod policy;
-pub mod push;
 pub mod reference;
 pub mod report;
 pub mod run;

@@ -1,6 +1,7 @@
 //! `--from-release`, the library half (issue 13): release images shaped like OpenShift payloads
 //! are pushed to a real `docker-registry` and read with `imgcheck::cluster::release`
-//! through a `Session` built as the CLI builds one; the components' session is its successor.
+//! through a `Session` built as the CLI builds one; the components are read by the same session,
+//! told of them once the release is read.
 
 mod common;
 
@@ -39,20 +40,17 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
         .block_on(f)
 }
 
-async fn session(reference: &ImageRef, options: &ClientOptions) -> Session {
-    Session::new(
-        options,
-        AuthStore::default(),
-        std::slice::from_ref(reference),
-    )
-    .await
+fn session(reference: &ImageRef, options: &ClientOptions) -> Session {
+    let session = Session::new(options, AuthStore::default());
+    session.expect(std::slice::from_ref(reference));
+    session
 }
 
 /// The digest of the manifest `repo:reference` points at, and its layers' digests.
 /// Reads the release `reference` with a fresh session and default options.
 fn read(reference: &str) -> Result<Release, ReleaseError> {
     let r: ImageRef = reference.parse().unwrap();
-    block_on(async { read_release(&session(&r, &ClientOptions::default()).await, &r).await })
+    block_on(async { read_release(&session(&r, &ClientOptions::default()), &r).await })
 }
 
 fn layers_of(registry: &Registry, repo: &str, reference: &str) -> (String, Vec<String>) {
@@ -173,7 +171,7 @@ fn images_that_are_not_releases_and_releases_that_do_not_exist_are_bad_input() {
 }
 
 #[test]
-fn the_components_are_walked_by_a_successor_session_within_the_same_deadline() {
+fn the_components_are_walked_by_the_same_session_within_the_same_deadline() {
     let registry = Registry::start();
     let component = registry.push_layout(&fixture("good"), "ocp/azure-file-csi-driver", "v1");
     let pullspec = format!("{}/ocp/azure-file-csi-driver@{component}", registry.host());
@@ -187,25 +185,22 @@ fn the_components_are_walked_by_a_successor_session_within_the_same_deadline() {
     );
     let release: ImageRef = release.parse().unwrap();
     block_on(async {
-        let first = session(&release, &ClientOptions::default()).await;
-        let read = read_release(&first, &release).await.unwrap();
+        let run = session(&release, &ClientOptions::default());
+        let read = read_release(&run, &release).await.unwrap();
         let images: Vec<ImageRef> = read.tags.iter().map(|t| t.image.clone()).collect();
-        let components = first.successor(&images).await;
-        let graph = components
-            .graph(&images[0], WalkOptions::default())
-            .await
-            .unwrap();
+        run.expect(&images);
+        let graph = run.graph(&images[0], WalkOptions::default()).await.unwrap();
         assert_eq!(graph.root.digest.to_string(), component);
-        assert!(components.stats().is_some());
-        // The run's deadline does not start again for a successor: a run whose --timeout
-        // has passed cannot read the components either.
+        assert!(run.stats().is_some());
+        // The run's deadline does not start again when the session learns the components: a
+        // run whose --timeout has passed cannot read them either.
         let options = ClientOptions {
             deadline: Some(Duration::from_secs(1)),
             ..ClientOptions::default()
         };
-        let timed = session(&release, &options).await;
+        let late = session(&release, &options);
         tokio::time::sleep(Duration::from_millis(1100)).await;
-        let late = timed.successor(&images).await;
+        late.expect(&images);
         let err = late
             .graph(&images[0], WalkOptions::default())
             .await

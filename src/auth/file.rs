@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 
-use super::{AuthError, Credentials, IDENTITY_TOKEN_USER};
+use super::credentials::{AuthError, Credentials, IDENTITY_TOKEN_USER};
 
 #[derive(serde::Deserialize, Default)]
 struct AuthFile {
@@ -155,7 +155,7 @@ pub(super) fn default_paths() -> Vec<PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::AuthStore;
+    use super::super::store::AuthStore;
 
     fn b64(s: &str) -> String {
         use base64::Engine as _;

@@ -5,7 +5,7 @@ use std::io::{Read as _, Write as _};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{AuthError, Credentials};
+use super::credentials::{AuthError, Credentials};
 
 /// How a helper that is not on `PATH` is reported.
 pub(super) const NOT_INSTALLED: &str = "not installed";

@@ -1,20 +1,35 @@
-//! The assembly step of `imgcheck build`: the list is made by the assemble code
-//! ([`crate::assemble`] builds it, [`crate::push`] pushes it raw), never by `buildah manifest`,
-//! so each entry's platform (os.version included) is copied from the image's config.
+//! The assembly step of `imgcheck build` ([`Assembler`], what the run asks of it, and
+//! [`PushAssembler`]): the list is made by the assemble code ([`crate::assemble::build_index`] builds it,
+//! [`crate::assemble::push_list`] pushes it raw), never by `buildah manifest`, so each entry's platform
+//! (os.version included) is copied from the image's config.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::assemble::ChildSpec;
+use crate::assemble::{Request, push_list};
 use crate::build::error::StepError;
-use crate::build::run::Assembler;
 use crate::digest::Digest;
 use crate::policy::Policy;
-use crate::push::{Request, assemble};
 use crate::reference::{ImageRef, RegistryRef};
 use crate::session::Session;
 
-/// Assembles through [`crate::push::assemble`]: the list is pushed by digest and verified
+/// The assembly step: the pushed per-platform images of one image become its list, pushed to
+/// `target`. Implemented over the assemble code ([`crate::assemble`]), not `buildah manifest`,
+/// so every entry's platform (os.version included) is copied from the image's config.
+pub trait Assembler {
+    /// Assembles and pushes the list by digest; moves `target` to it when it passes
+    /// `policy`. Returns its digest.
+    fn assemble(
+        &self,
+        session: &Session,
+        children: &[RegistryRef],
+        target: &RegistryRef,
+        policy: &Policy,
+    ) -> impl std::future::Future<Output = Result<Digest, StepError>>;
+}
+
+/// Assembles through [`crate::assemble::push_list`]: the list is pushed by digest and verified
 /// against the image's policy before the tag moves to it (never forced: a failing list
 /// leaves the tag as it was, and the build's own verification reports it by digest).
 pub struct PushAssembler;
@@ -43,7 +58,7 @@ impl Assembler for PushAssembler {
             policy: policy.clone(),
             force: false,
         };
-        let outcome = assemble(session, &request)
+        let outcome = push_list(session, &request)
             .await
             .map_err(|e| StepError::Assemble(Arc::new(e)))?;
         Ok(outcome.index.digest)

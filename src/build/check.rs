@@ -4,8 +4,8 @@ use std::fmt;
 use std::path::Path;
 
 use crate::build::containerfile::{self, AUTOMATIC_ARGS};
-use crate::build::error::with_causes;
 use crate::build::plan::{Context, ImageSpec, Plan, expand_context};
+use crate::error::one_line;
 use crate::policy::{EMBEDDED, Policy, PolicyError};
 use crate::reference::ImageRef;
 
@@ -81,7 +81,7 @@ pub fn check(
                 policy_builds(image, &policy, &mut found);
                 policy_architectures(image, &policy, &mut found);
             }
-            Err(e) => found.plan(Level::Error, with_causes(&e)),
+            Err(e) => found.plan(Level::Error, one_line(&e)),
         }
     }
     out
@@ -183,10 +183,7 @@ fn windows_bases(plan: &Plan, image: &ImageSpec, found: &mut Findings) {
     if w.hostprocess
         && let Err(e) = plan.hostprocess_base(w).parse::<ImageRef>()
     {
-        found.plan(
-            Level::Error,
-            format!("HostProcess base: {}", with_causes(&e)),
-        );
+        found.plan(Level::Error, format!("HostProcess base: {}", one_line(&e)));
     }
     for t in &w.builds {
         match plan.windows_base(t) {
@@ -202,7 +199,7 @@ fn windows_bases(plan: &Plan, image: &ImageSpec, found: &mut Findings) {
                 if let Err(e) = b.parse::<ImageRef>() {
                     found.plan(
                         Level::Error,
-                        format!("Windows base for build {}: {}", t.build, with_causes(&e)),
+                        format!("Windows base for build {}: {}", t.build, one_line(&e)),
                     );
                 }
             }

@@ -1,20 +1,18 @@
 //! Why a build stops: the whole command ([`BuildError`]), the run as a whole ([`RunError`]),
 //! one job ([`JobError`]) and one step of an image ([`StepError`]). Each keeps its cause as
-//! its `source`; [`with_causes`] writes an error and its causes on one line for the build
-//! table and the failure lines.
+//! its `source`; [`crate::error::one_line`] writes an error and its causes on one line for the
+//! build table and the failure lines.
 
-use std::error::Error;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::assemble::Failure;
 use crate::auth::AuthError;
 use crate::build::base::BaseError;
 use crate::build::jobs::JobsError;
 use crate::build::plan::PlanError;
-use crate::build::windows_stage::StageError;
+use crate::build::stage_image::StageError;
 use crate::error::{Blame, Fault};
-use crate::policy::PolicyError;
-use crate::push::Failure;
 use crate::reference::ReferenceError;
 
 /// Why `imgcheck build` stopped before it had results for every image.
@@ -32,43 +30,12 @@ pub enum BuildError {
     /// The jobs cannot be made from the plan.
     #[error(transparent)]
     Jobs(#[from] JobsError),
-    /// `--push` and `--tag` do not make a list reference.
-    #[error("--push {push} / --tag {tag}")]
-    Destination {
-        /// `--push` as given.
-        push: String,
-        /// `--tag` as given.
-        tag: String,
-        /// Why the reference does not parse.
-        #[source]
-        source: Arc<ReferenceError>,
-    },
-    /// `--push` is not `REGISTRY/NAMESPACE`.
-    #[error("--push {push}: expected REGISTRY/NAMESPACE")]
-    NotANamespace {
-        /// `--push` as given.
-        push: String,
-    },
-    /// An image's policy cannot be loaded.
-    #[error(transparent)]
-    Policy(#[from] PolicyError),
-    /// Contexts name environment variables that are not set: image → variables.
-    #[error("set the build context variables first: {}", unset_list(.0))]
-    UnsetContexts(Vec<(String, Vec<String>)>),
     /// imgcheck's own credentials cannot be loaded.
     #[error(transparent)]
     Auth(#[from] AuthError),
     /// The run could not start or finish.
     #[error(transparent)]
     Run(#[from] RunError),
-}
-
-fn unset_list(unset: &[(String, Vec<String>)]) -> String {
-    unset
-        .iter()
-        .map(|(image, vars)| format!("{image} needs {}", vars.join(", ")))
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// Why a run could not start or finish as a whole.
@@ -213,19 +180,6 @@ impl JobError {
     }
 }
 
-/// An error and its causes on one line, `error: cause: cause`, as the build table and the
-/// failure lines show them.
-pub fn with_causes(error: &dyn Error) -> String {
-    let mut out = error.to_string();
-    let mut cause = error.source();
-    while let Some(c) = cause {
-        out.push_str(": ");
-        out.push_str(&c.to_string());
-        cause = c.source();
-    }
-    out
-}
-
 impl Blame for BuildError {
     fn fault(&self) -> Fault {
         match self {
@@ -254,6 +208,7 @@ impl Blame for RunError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::one_line;
 
     #[test]
     fn a_job_error_is_shown_with_its_causes_and_knows_a_failed_push() {
@@ -277,7 +232,7 @@ mod tests {
             ),
         ];
         for (error, shown, after_build) in cases {
-            assert_eq!(with_causes(&error), shown);
+            assert_eq!(one_line(&error), shown);
             assert_eq!(error.after_build(), after_build, "{shown}");
         }
     }

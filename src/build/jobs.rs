@@ -5,14 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::build::BuildError;
 use crate::build::buildah::{BuildSpec, Passthrough, push_command, push_layout_command};
 use crate::build::check::image_policy;
 use crate::build::compose::stage::StagePlan;
 use crate::build::plan::{Context, ContextError, ImageSpec, Plan, expand_context, osversion_arg};
 use crate::digest::Digest;
-use crate::policy::{Build, Policy};
-use crate::reference::{ImageRef, RegistryRef};
+use crate::policy::{Build, Policy, PolicyError};
+use crate::reference::{ImageRef, ReferenceError, RegistryRef};
 
 /// What one job builds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,8 +122,8 @@ pub fn list_reference(settings: &JobSettings, image: &str) -> String {
     )
 }
 
-/// Why the jobs of a plan cannot be made.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why the jobs of a plan, or its images' lists, cannot be made.
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum JobsError {
     /// An image's context does not expand.
     #[error("image '{0}'")]
@@ -137,6 +136,37 @@ pub enum JobsError {
         /// The build.
         build: Build,
     },
+    /// `--push` and `--tag` do not make a list reference.
+    #[error("--push {push} / --tag {tag}")]
+    Destination {
+        /// `--push` as given.
+        push: String,
+        /// `--tag` as given.
+        tag: String,
+        /// Why the reference does not parse.
+        #[source]
+        source: Arc<ReferenceError>,
+    },
+    /// `--push` is not `REGISTRY/NAMESPACE`.
+    #[error("--push {push}: expected REGISTRY/NAMESPACE")]
+    NotANamespace {
+        /// `--push` as given.
+        push: String,
+    },
+    /// An image's policy cannot be loaded.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// Contexts name environment variables that are not set: image → variables.
+    #[error("set the build context variables first: {}", unset_list(.0))]
+    UnsetContexts(Vec<(String, Vec<String>)>),
+}
+
+fn unset_list(unset: &[(String, Vec<String>)]) -> String {
+    unset
+        .iter()
+        .map(|(image, vars)| format!("{image} needs {}", vars.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The jobs for `images`. A context whose variables are unset becomes a `${VAR}` placeholder
@@ -268,19 +298,19 @@ pub fn image_lists(
     plan: &Plan,
     images: &[&ImageSpec],
     settings: &JobSettings,
-) -> Result<Vec<(String, RegistryRef, Policy)>, BuildError> {
+) -> Result<Vec<(String, RegistryRef, Policy)>, JobsError> {
     let mut lists = Vec::new();
     for image in images {
         let list = list_reference(settings, image.name.as_str());
         let reference = match list.parse::<ImageRef>() {
             Ok(ImageRef::Registry(r)) if r.digest.is_none() => r,
             Ok(_) => {
-                return Err(BuildError::NotANamespace {
+                return Err(JobsError::NotANamespace {
                     push: settings.push.clone(),
                 });
             }
             Err(e) => {
-                return Err(BuildError::Destination {
+                return Err(JobsError::Destination {
                     push: settings.push.clone(),
                     tag: settings.tag.clone(),
                     source: Arc::new(e),
@@ -313,12 +343,12 @@ pub fn require_contexts(
     plan: &Plan,
     images: &[&ImageSpec],
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<(), BuildError> {
+) -> Result<(), JobsError> {
     let unset = unset_contexts(plan, images, env);
     if unset.is_empty() {
         Ok(())
     } else {
-        Err(BuildError::UnsetContexts(unset))
+        Err(JobsError::UnsetContexts(unset))
     }
 }
 

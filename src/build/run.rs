@@ -10,15 +10,17 @@ use std::sync::Arc;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::{Semaphore, watch};
 
+use crate::build::assembler::Assembler;
 use crate::build::base::BaseInfo;
 use crate::build::buildah::{Passthrough, Version, build_command, parse_step};
 use crate::build::compose::{ComposeImage, StageMode, choose, compose_image};
-use crate::build::error::{JobError, StepError, VerifyError, with_causes};
+use crate::build::error::{JobError, StepError, VerifyError};
 use crate::build::exec::{BUILD_ATTEMPTS, is_transient_setup_failure, read_trimmed, run_logged};
 use crate::build::jobs::Job;
 use crate::build::progress::{JobProgress, Reporter};
 use crate::digest::Digest;
 use crate::engine::{ImageReport, judge};
+use crate::error::one_line;
 use crate::graph::WalkOptions;
 use crate::platform::WindowsVersion;
 use crate::policy::Policy;
@@ -29,7 +31,7 @@ pub use crate::build::base::{inspect_base, windows_layers_note};
 pub use crate::build::error::RunError;
 pub use crate::build::exec::{LOG_TAIL_LINES, buildah_version, log_tail};
 pub use crate::build::outcome::{ImageOutcome, ImageResult, JobOutcome, overall};
-use crate::build::windows_stage::{StageImage, rewrite_image};
+use crate::build::rewrite::{StageImage, rewrite_image};
 
 /// Settings of a run beyond the jobs themselves.
 #[derive(Debug, Clone)]
@@ -130,7 +132,7 @@ fn failed(
 ) -> JobOutcome {
     stop.send_replace(true);
     let tail = log_tail(&job.log, LOG_TAIL_LINES);
-    let message = with_causes(&error);
+    let message = one_line(&error);
     view.finish(&format!("FAILED: {message}"));
     reporter.line(&format!(
         "{} {}: {message}; last lines of {}:\n{tail}",
@@ -239,21 +241,6 @@ pub fn default_log_dir() -> PathBuf {
     std::env::temp_dir().join(format!("imgcheck-build-{}", std::process::id()))
 }
 
-/// The assembly step: the pushed per-platform images of one image become its list, pushed to
-/// `target`. Implemented over the assemble code ([`crate::assemble`]), not `buildah manifest`,
-/// so every entry's platform (os.version included) is copied from the image's config.
-pub trait Assembler {
-    /// Assembles and pushes the list by digest; moves `target` to it when it passes
-    /// `policy`. Returns its digest.
-    fn assemble(
-        &self,
-        session: &Session,
-        children: &[RegistryRef],
-        target: &RegistryRef,
-        policy: &Policy,
-    ) -> impl std::future::Future<Output = Result<Digest, StepError>>;
-}
-
 /// A whole run: what to build and how.
 pub struct Build<'a> {
     /// The jobs, in plan order.
@@ -353,7 +340,7 @@ impl Build<'_> {
         }
         for (image, errs) in &errors {
             for e in errs {
-                self.reporter.line(&format!("{image}: {}", with_causes(e)));
+                self.reporter.line(&format!("{image}: {}", one_line(e)));
             }
         }
         errors
@@ -437,10 +424,10 @@ fn bases_outcome(errors: &[StepError]) -> ImageOutcome {
     let failed: Vec<String> = errors
         .iter()
         .filter(|e| !e.is_unavailable())
-        .map(|e| with_causes(e))
+        .map(|e| one_line(e))
         .collect();
     if failed.is_empty() {
-        let all: Vec<String> = errors.iter().map(|e| with_causes(e)).collect();
+        let all: Vec<String> = errors.iter().map(|e| one_line(e)).collect();
         ImageOutcome::Incomplete(all.join("; "))
     } else {
         ImageOutcome::BuildFailed(failed)
@@ -457,7 +444,7 @@ enum StepOrRun {
 /// The outcome of an image one of whose steps failed: incomplete when a registry could not be
 /// reached, failed otherwise.
 fn step_failed(what: &str, e: &StepError) -> ImageOutcome {
-    let message = format!("{what}: {}", with_causes(e));
+    let message = format!("{what}: {}", one_line(e));
     if e.is_unavailable() {
         ImageOutcome::Incomplete(message)
     } else {
@@ -474,7 +461,7 @@ fn jobs_outcome(mine: &[Done<'_>]) -> Option<ImageOutcome> {
                 format!(
                     "{}: {} (log: {})",
                     j.target.label(),
-                    with_causes(error),
+                    one_line(error),
                     j.log.display()
                 ),
                 error.after_build(),
@@ -575,7 +562,7 @@ impl ListStep<'_> {
                         report: Box::new(report),
                     }
                 }
-                Err(e) => ImageOutcome::Incomplete(with_causes(&e)),
+                Err(e) => ImageOutcome::Incomplete(one_line(&e)),
             },
         )
     }

@@ -92,15 +92,14 @@ impl GlobalArgs {
         Ok(Connection { options, auth })
     }
 
-    /// A session for `refs`: credentials first, then the client options.
-    pub async fn session(
-        &self,
-        refs: &[ImageRef],
-        max_requests: usize,
-    ) -> Result<Session, CliError> {
+    /// The run's session, told of `refs` (more may follow: [`Session::expect`]): credentials
+    /// first, then the client options.
+    pub fn session(&self, refs: &[ImageRef], max_requests: usize) -> Result<Session, CliError> {
         let auth = self.auth_store()?;
         let options = self.client_options(max_requests)?;
-        Ok(Session::new(&options, auth, refs).await)
+        let session = Session::new(&options, auth);
+        session.expect(refs);
+        Ok(session)
     }
 }
 

@@ -1,13 +1,14 @@
 //! `imgcheck assemble`: build a manifest list from per-platform images, push it by digest,
 //! verify it by digest, and only then move the tag.
-//! The work is in `imgcheck::push`; this reads the arguments, prints and picks the exit kind.
+//! The work is in `imgcheck::assemble`; this reads the arguments, prints and picks the exit kind.
 
 use crate::cli::exit::ExitKind;
 use clap::ValueEnum;
-use imgcheck::assemble::{ChildSpec, IndexFormat, parse_annotations, target_ref};
+use imgcheck::assemble::{
+    ChildSpec, IndexFormat, Outcome, Request, Tag, parse_annotations, push_list, target_ref,
+};
 use imgcheck::engine::Verdict;
 use imgcheck::policy::{DEFAULT_POLICY, Policy};
-use imgcheck::push::{self, Outcome, Request, Tag};
 use imgcheck::reference::ImageRef;
 use imgcheck::report;
 
@@ -78,7 +79,7 @@ pub async fn run(global: &GlobalArgs, args: &AssembleArgs) -> Result<ExitKind, C
     let refs: Vec<ImageRef> = std::iter::once(ImageRef::Registry(target.clone()))
         .chain(children.iter().map(|c| c.reference.clone()))
         .collect();
-    let session = global.session(&refs, 16).await?;
+    let session = global.session(&refs, 16)?;
     let request = Request {
         target,
         children,
@@ -88,7 +89,7 @@ pub async fn run(global: &GlobalArgs, args: &AssembleArgs) -> Result<ExitKind, C
         policy,
         force: args.force,
     };
-    let result = push::assemble(&session, &request).await;
+    let result = push_list(&session, &request).await;
     if args.stats {
         let line = session.stats().map_or_else(
             || "requests: none (no registry references)".to_string(),

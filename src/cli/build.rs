@@ -161,8 +161,11 @@ async fn build(
         settings: &run_settings,
         reporter: Arc::new(BuildProgress::for_terminal()),
     };
-    let session_for =
-        |refs: Vec<ImageRef>| async move { Session::new(&options, auth, &refs).await };
+    let session_for = |refs: Vec<ImageRef>| async move {
+        let session = Session::new(&options, auth);
+        session.expect(&refs);
+        session
+    };
     let results = build.run(version, session_for, &PushAssembler).await?;
     Ok((report::build::results(&results), overall(&results).into()))
 }

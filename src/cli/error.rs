@@ -8,7 +8,7 @@ use imgcheck::error::{Blame, Fault};
 use imgcheck::graph::Problem;
 use imgcheck::input::InputError;
 use imgcheck::run::RunError;
-use imgcheck::{assemble, auth, cluster, mirror, platform, policy, push, reference, source};
+use imgcheck::{assemble, auth, cluster, mirror, platform, policy, reference, source};
 
 /// Why a command ended without its normal output.
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +45,7 @@ pub enum CliError {
     Fetch(#[from] source::FetchError),
     /// `assemble` stopped.
     #[error(transparent)]
-    Push(#[from] push::Failure),
+    Push(#[from] assemble::Failure),
     /// An input is wrong (`resolve --runtime` for a Windows node).
     #[error(transparent)]
     BadInput(InputError),
@@ -85,7 +85,7 @@ pub enum CliError {
         /// The policy's name.
         policy: String,
         /// What became of the tag.
-        tag: push::Tag,
+        tag: assemble::Tag,
     },
     /// `assemble`: the pushed list could not be fully verified.
     #[error("{pushed} could not be fully verified; {}", tag_note(*tag))]
@@ -93,7 +93,7 @@ pub enum CliError {
         /// `TARGET@DIGEST`.
         pushed: String,
         /// What became of the tag.
-        tag: push::Tag,
+        tag: assemble::Tag,
     },
     /// `build` stopped before it had results for every image.
     #[error(transparent)]
@@ -141,10 +141,10 @@ impl Blame for CliError {
 }
 
 /// What became of the tag, for the messages of a list that did not pass.
-fn tag_note(tag: push::Tag) -> &'static str {
+fn tag_note(tag: assemble::Tag) -> &'static str {
     match tag {
-        push::Tag::Forced => "--force moved the tag to it anyway",
-        push::Tag::Moved | push::Tag::Held => {
+        assemble::Tag::Forced => "--force moved the tag to it anyway",
+        assemble::Tag::Moved | assemble::Tag::Held => {
             "it is in the repository by digest only and the tag was left as it was: fix the \
              children and run assemble again, or pass --force to move the tag anyway"
         }
@@ -188,7 +188,7 @@ mod tests {
             (
                 CliError::PushedUnverified {
                     pushed: "r@d".into(),
-                    tag: push::Tag::Forced,
+                    tag: assemble::Tag::Forced,
                 },
                 ExitKind::Incomplete,
             ),
@@ -204,7 +204,7 @@ mod tests {
 
     #[test]
     fn a_failure_after_the_push_by_digest_keeps_its_causes() {
-        let error = CliError::from(push::Failure::ReadBack {
+        let error = CliError::from(assemble::Failure::ReadBack {
             pushed: "127.0.0.1:5000/app:v1@sha256:ab".into(),
             source: source::FetchError::Unavailable("connection reset".into()),
         });
@@ -217,7 +217,7 @@ mod tests {
         let held = CliError::PushedFails {
             pushed: "r@d".into(),
             policy: "p".into(),
-            tag: push::Tag::Held,
+            tag: assemble::Tag::Held,
         };
         assert!(
             held.to_string().contains("the tag was left as it was"),

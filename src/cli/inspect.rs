@@ -23,7 +23,7 @@ pub struct InspectArgs {
 /// Reads the reference and prints its entries.
 pub async fn run(global: &GlobalArgs, args: &InspectArgs) -> Result<ExitKind, CliError> {
     let refs = parse_refs(std::slice::from_ref(&args.reference))?;
-    let session = global.session(&refs, 16).await?;
+    let session = global.session(&refs, 16)?;
     let graph = session.graph(&refs[0], WalkOptions::default()).await?;
     let view = inspect(&graph);
     match args.format {

@@ -68,7 +68,7 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
     }
     let config = mirror::load(&args.registries_conf, &args.idms, &args.icsp)?;
     let targets = mirror::check::targets(&config, configured, &gathered.targets)?;
-    // Mirrors join the session's registries (plain-HTTP probing of loopback hosts).
+    // Mirrors join the references the session expects (token scopes are batched over them).
     let mut all_refs = gathered.references();
     for t in &targets {
         all_refs.extend(t.resolution.iter().flat_map(|res| {
@@ -84,7 +84,7 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
         walk: WalkOptions { jobs, deep: false },
         images_in_flight: jobs,
     };
-    let session = gathered.session(&all_refs).await;
+    let session = gathered.session(&all_refs);
     terminal.start(targets.len());
     let outcomes = mirror::check::check_all(session, &targets, &run, &|o| terminal.done(o)).await;
     terminal.finish();

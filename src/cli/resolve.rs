@@ -54,7 +54,7 @@ pub async fn run(global: &GlobalArgs, args: &ResolveArgs) -> Result<ExitKind, Cl
             format!("Windows nodes do not run it; give a containerd profile for {host}"),
         )));
     }
-    let session = global.session(&refs, 16).await?;
+    let session = global.session(&refs, 16)?;
     let graph = session.graph(&refs[0], WalkOptions::default()).await?;
     match target {
         Ok(host) => one(&graph, &host, args),

@@ -20,7 +20,6 @@ use crate::graph::{Problem, verify};
 use crate::manifest::{Descriptor, ImageManifest, MAX_MANIFEST_BYTES, Manifest, ManifestError};
 use crate::reference::{ImageRef, ReferenceError, RegistryRef};
 use crate::session::Session;
-use crate::source::layout::LayoutSource;
 use crate::source::{FetchError, Source};
 
 impl crate::error::Blame for ReleaseError {
@@ -165,12 +164,7 @@ pub async fn read_release(
 ) -> Result<Release, ReleaseError> {
     let name = reference.to_string();
     let open_error = |e| ReleaseError::fetch(&name, "cannot open the release image", e);
-    match reference {
-        ImageRef::Layout(l) => read_from(&LayoutSource::open(l).map_err(open_error)?, &name).await,
-        ImageRef::Registry(r) => {
-            read_from(&session.registry_source(r).map_err(open_error)?, &name).await
-        }
-    }
+    read_from(&session.open(reference).map_err(open_error)?, &name).await
 }
 
 /// The release image's manifest, the digest it was read under, and the index it was chosen

@@ -1,5 +1,6 @@
 //! Gathering a run's images ([`Plan::gather`]): the release's components join the typed,
-//! listed and templated images, one target per image, read through the run's one session;
+//! listed and templated images, one target per image; the run's one session reads the
+//! release and is told of the targets as they are known;
 //! then verifying them ([`Gathered::verify`]) or handing them to another judge (the mirror
 //! gate) through the same session.
 
@@ -9,11 +10,11 @@ use super::progress::{Note, Progress};
 use super::targets::{Target, from_release, merge};
 use super::verify::{Settings, verify_all};
 use crate::auth::AuthStore;
-use crate::cluster::release::read_release;
+use crate::cluster::release::{Release, ReleaseError, read_release};
 use crate::engine::ImageReport;
 use crate::reference::ImageRef;
 use crate::session::Session;
-use crate::source::registry::ClientOptions;
+use crate::source::registry::{ClientOptions, Stats};
 
 /// The inputs read, before anything is fetched (made by [`Inputs::plan`](super::Inputs::plan)).
 #[derive(Debug)]
@@ -48,17 +49,14 @@ impl Plan {
     /// components (read through the run's session, made from `connection`), the pod
     /// templates'.
     pub async fn gather(self, connection: Connection) -> Result<Gathered, RunError> {
-        let mut link = Link::new(connection);
+        let mut link = Link::new(&connection);
         let mut all: Vec<Target> = self.listed.into_iter().map(Target::plain).collect();
         let mut missing = Vec::new();
-        let mut release_stats = None;
         if let Some(plan) = &self.release {
-            let session = link.session(std::slice::from_ref(&plan.reference)).await;
-            let payload = read_release(session, &plan.reference).await?;
+            let payload = link.read_release(&plan.reference).await?;
             let (found, lacking) = from_release(&payload, &plan.components);
             all.extend(found);
             missing = lacking;
-            release_stats = link.stats();
         }
         all.extend(self.from_manifests);
         Ok(Gathered {
@@ -66,7 +64,6 @@ impl Plan {
             missing,
             settings: self.settings,
             notes: self.notes,
-            release_stats,
             link,
         })
     }
@@ -82,8 +79,6 @@ pub struct Gathered {
     pub settings: Settings,
     /// Notes about the inputs.
     pub notes: Vec<Note>,
-    /// Request counters of reading the release, when it was read from a registry.
-    pub release_stats: Option<String>,
     link: Link,
 }
 
@@ -93,17 +88,17 @@ impl Gathered {
         self.targets.iter().map(|t| t.reference.clone()).collect()
     }
 
-    /// The run's session, for `refs`: the targets' references and any others the checks
-    /// will read (mirrors).
-    pub async fn session(&mut self, refs: &[ImageRef]) -> &Session {
-        self.link.session(refs).await
+    /// The run's session (the one that read the release), told of `refs`: the targets'
+    /// references and any others the checks will read (mirrors).
+    pub fn session(&mut self, refs: &[ImageRef]) -> &Session {
+        self.link.session(refs)
     }
 
     /// Fetches and judges every target, telling `progress` as each is done; the first bad
     /// input ends the run.
     pub async fn verify(mut self, progress: &dyn Progress) -> Result<Verified, RunError> {
         let refs = self.references();
-        let session = self.link.session(&refs).await;
+        let session = self.link.session(&refs);
         progress.start(self.targets.len());
         let done = |o: &Outcome| progress.done(o);
         let outcomes = verify_all(session, &self.targets, &self.settings, &done).await;
@@ -126,7 +121,7 @@ impl Gathered {
             reports,
             notes: self.notes,
             stats: self.link.stats(),
-            release_stats: self.release_stats,
+            release_stats: self.link.release_stats(),
         })
     }
 }
@@ -139,7 +134,8 @@ pub struct Verified {
     pub reports: Vec<ImageReport>,
     /// Notes about the inputs (also told to the run's [`Progress`]).
     pub notes: Vec<Note>,
-    /// Request counters of checking the images (`None`: no registry was contacted).
+    /// Request counters of checking the images, the release's reading left out (`None`: no
+    /// image is in a registry).
     pub stats: Option<String>,
     /// Request counters of reading the release (`--from-release`), when it was read from a
     /// registry.
@@ -156,38 +152,53 @@ pub struct Connection {
     pub auth: AuthStore,
 }
 
-/// A run's way to the world: the connection, and the session once one is made.
+/// A run's one session, told of the references as the run learns them, and the request
+/// counters of reading the release, kept apart from the rest of the run's.
 struct Link {
-    connection: Connection,
-    session: Option<Session>,
+    session: Session,
+    /// The counters right after the release was read.
+    release: Option<Stats>,
+    /// Was the session told of a registry reference past the release?
+    registry_targets: bool,
 }
 
 impl Link {
-    /// No session yet.
-    fn new(connection: Connection) -> Link {
+    /// The run's session; no registry is contacted yet.
+    fn new(connection: &Connection) -> Link {
         Link {
-            connection,
-            session: None,
+            session: Session::new(&connection.options, connection.auth.clone()),
+            release: None,
+            registry_targets: false,
         }
     }
 
-    /// The run's session for `refs`. A session is still made for the references it will
-    /// read (plain-HTTP probes, token scopes): after the release was read, the targets get
-    /// its successor (same credentials, same `--timeout` deadline, request counters of
-    /// their own).
-    async fn session(&mut self, refs: &[ImageRef]) -> &Session {
-        let next = match &self.session {
-            Some(s) => s.successor(refs).await,
-            None => {
-                let Connection { options, auth } = &self.connection;
-                Session::new(options, auth.clone(), refs).await
-            }
-        };
-        self.session.insert(next)
+    /// Reads the release through the session, and notes the counters so far.
+    async fn read_release(&mut self, reference: &ImageRef) -> Result<Release, ReleaseError> {
+        self.session.expect(std::slice::from_ref(reference));
+        let release = read_release(&self.session, reference).await?;
+        self.release = self.session.stats().map(Stats::snapshot);
+        Ok(release)
     }
 
-    /// The request counters of the session, when a registry was contacted.
+    /// The session, told of `refs` (the targets', and any others the checks read).
+    fn session(&mut self, refs: &[ImageRef]) -> &Session {
+        self.registry_targets = refs.iter().any(|r| matches!(r, ImageRef::Registry(_)));
+        self.session.expect(refs);
+        &self.session
+    }
+
+    /// The counters of reading the release, when it was read from a registry.
+    fn release_stats(&self) -> Option<String> {
+        Some(self.release.as_ref()?.summary())
+    }
+
+    /// The counters of the run past the release; `None` when none of its references past the
+    /// release is in a registry.
     fn stats(&self) -> Option<String> {
-        Some(self.session.as_ref()?.stats()?.summary())
+        let stats = self.session.stats().filter(|_| self.registry_targets)?;
+        Some(match &self.release {
+            Some(release) => stats.since(release).summary(),
+            None => stats.summary(),
+        })
     }
 }

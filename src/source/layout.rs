@@ -1,5 +1,6 @@
 //! An OCI image layout directory (`oci-layout`, `index.json`, `blobs/<alg>/<hex>`), the
-//! format `skopeo copy --all … oci:DIR:TAG` writes.
+//! format `skopeo copy --all … oci:DIR:TAG` writes: read by [`LayoutSource`], written by
+//! [`LayoutWriter`] (the images `imgcheck build` writes before it pushes them).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -234,6 +235,91 @@ impl Source for LayoutSource {
     }
 }
 
+/// The version `oci-layout` names.
+const LAYOUT_FILE: &str = r#"{"imageLayoutVersion":"1.0.0"}"#;
+
+/// Why a layout could not be written: the file or directory, and the I/O error.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {}", .path.display())]
+pub struct LayoutWriteError {
+    /// The file or directory.
+    pub path: PathBuf,
+    /// Why.
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Writes one image into a layout directory: its blobs by digest (`blobs/sha256/<hex>`), then
+/// [`LayoutWriter::put_index`] writes `oci-layout` and an `index.json` naming its manifest.
+/// What it writes can be read back with [`LayoutSource`].
+#[derive(Debug, Clone)]
+pub struct LayoutWriter {
+    dir: PathBuf,
+}
+
+impl LayoutWriter {
+    /// Starts a layout in `dir`: creates `dir/blobs/sha256/` (and `dir`, if need be).
+    pub fn create(dir: &Path) -> Result<LayoutWriter, LayoutWriteError> {
+        let writer = LayoutWriter {
+            dir: dir.to_path_buf(),
+        };
+        let blobs = writer.blobs();
+        std::fs::create_dir_all(&blobs).map_err(|source| LayoutWriteError {
+            path: blobs,
+            source,
+        })?;
+        Ok(writer)
+    }
+
+    /// `blobs/sha256/` of the layout.
+    fn blobs(&self) -> PathBuf {
+        self.dir.join("blobs/sha256")
+    }
+
+    /// Writes `bytes` as a blob; returns its digest (sha256).
+    pub fn put_blob(&self, bytes: &[u8]) -> Result<Digest, LayoutWriteError> {
+        let digest = Digest::sha256(bytes);
+        let path = self.blobs().join(digest.hex());
+        std::fs::write(&path, bytes).map_err(|source| LayoutWriteError { path, source })?;
+        Ok(digest)
+    }
+
+    /// A file named `name` beside the blobs, to write a blob to whose digest is known only
+    /// once it is written (a layer, streamed); [`LayoutWriter::put_spooled`] then files it.
+    pub fn spool(&self, name: &str) -> PathBuf {
+        self.blobs().join(name)
+    }
+
+    /// Files the blob written to `spool` (from [`LayoutWriter::spool`]) under `digest`, the
+    /// sha256 of its bytes as the writer of the spool computed it. Only an I/O error is
+    /// returned: the caller knows the blob it was writing.
+    pub fn put_spooled(&self, spool: &Path, digest: &Digest) -> std::io::Result<()> {
+        std::fs::rename(spool, self.blobs().join(digest.hex()))
+    }
+
+    /// Writes `oci-layout` and an `index.json` naming the manifest `manifest` (`size` bytes,
+    /// of `media_type`), whose blob is written already.
+    pub fn put_index(
+        &self,
+        manifest: &Digest,
+        size: usize,
+        media_type: &str,
+    ) -> Result<(), LayoutWriteError> {
+        let index = serde_json::json!({
+            "schemaVersion": 2,
+            "manifests": [{"mediaType": media_type, "digest": manifest.to_string(), "size": size}],
+        });
+        for (name, text) in [
+            ("oci-layout", LAYOUT_FILE.to_string()),
+            ("index.json", index.to_string()),
+        ] {
+            let path = self.dir.join(name);
+            std::fs::write(&path, text).map_err(|source| LayoutWriteError { path, source })?;
+        }
+        Ok(())
+    }
+}
+
 /// Bytes read from a stream chunk by chunk.
 const STREAM_CHUNK: usize = 256 * 1024;
 
@@ -366,5 +452,85 @@ mod tests {
         // Missing is missing, not bad input.
         let (_d, r, digest) = layout_with(blob);
         assert!(matches!(read(&r, &digest), Err(FetchError::NotFound(_))));
+    }
+
+    #[tokio::test]
+    async fn what_the_writer_writes_reads_back_by_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("work/image.oci");
+        let writer = LayoutWriter::create(&root).unwrap();
+        assert!(root.join("blobs/sha256").is_dir());
+        let config = br#"{"architecture":"amd64","os":"windows"}"#;
+        let config_digest = writer.put_blob(config).unwrap();
+        assert_eq!(config_digest, Digest::sha256(config));
+        let layer = b"a layer, streamed";
+        let spool = writer.spool("spooling");
+        std::fs::write(&spool, layer).unwrap();
+        let layer_digest = Digest::sha256(layer);
+        writer.put_spooled(&spool, &layer_digest).unwrap();
+        assert!(!spool.exists());
+        let manifest = format!(
+            r#"{{"schemaVersion":2,"config":{{"digest":"{config_digest}"}},"layers":[{{"digest":"{layer_digest}"}}]}}"#
+        );
+        let manifest_digest = writer.put_blob(manifest.as_bytes()).unwrap();
+        let media_type = "application/vnd.oci.image.manifest.v1+json";
+        writer
+            .put_index(&manifest_digest, manifest.len(), media_type)
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(root.join("oci-layout")).unwrap(),
+            r#"{"imageLayoutVersion":"1.0.0"}"#
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("index.json")).unwrap(),
+            format!(
+                r#"{{"manifests":[{{"digest":"{manifest_digest}","mediaType":"{media_type}","size":{}}}],"schemaVersion":2}}"#,
+                manifest.len()
+            )
+        );
+
+        let reference = LayoutRef {
+            dir: root,
+            tag: None,
+            digest: None,
+        };
+        let source = LayoutSource::open(&reference).unwrap();
+        let top = source.top().await.unwrap();
+        assert_eq!(top.bytes, manifest.as_bytes());
+        assert_eq!(top.media_type.as_deref(), Some(media_type));
+        assert_eq!(top.claimed_digest, Some(manifest_digest.clone()));
+        assert_eq!(top.claimed_size, Some(manifest.len() as u64));
+        assert_eq!(source.blob(&config_digest, 1024).await.unwrap(), config);
+        // blob_file hashes the file: it is the layer's digest.
+        let file = source.blob_file(&layer_digest, 1024).await.unwrap();
+        assert_eq!(file.size, layer.len() as u64);
+        assert_eq!(std::fs::read(&file.path).unwrap(), layer);
+    }
+
+    #[test]
+    fn a_layout_that_cannot_be_written_names_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("image.oci");
+        std::fs::write(&root, "a file where the layout should be").unwrap();
+        let err = LayoutWriter::create(&root).unwrap_err();
+        assert_eq!(err.path, root.join("blobs/sha256"));
+        assert_eq!(
+            err.to_string(),
+            format!("cannot write {}", root.join("blobs/sha256").display())
+        );
+
+        let root = dir.path().join("other.oci");
+        let writer = LayoutWriter::create(&root).unwrap();
+        std::fs::create_dir(root.join("index.json")).unwrap();
+        let err = writer
+            .put_index(
+                &Digest::sha256(b"{}"),
+                2,
+                "application/vnd.oci.image.manifest.v1+json",
+            )
+            .unwrap_err();
+        assert_eq!(err.path, root.join("index.json"));
+        // oci-layout comes first, and is written.
+        assert!(root.join("oci-layout").is_file());
     }
 }

@@ -14,6 +14,8 @@ use crate::digest::Digest;
 
 pub mod layout;
 pub mod registry;
+pub mod sink;
+pub mod store;
 
 /// The top object a reference names.
 #[derive(Debug, Clone)]

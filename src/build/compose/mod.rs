@@ -3,7 +3,7 @@
 //! `COPY`/`ADD` ([`stage`]), written as ONE layer in the Windows layer format by
 //! [`crate::build::windows_layer::LayerWriter`]; the base's manifest and config are read
 //! remotely, the config edited ([`config`]), and the new layer, config and manifest pushed
-//! with [`crate::push::push_image`], the base's layers mounted from the base's repository (or
+//! with [`crate::assemble::push_image`], the base's layers mounted from the base's repository (or
 //! copied through a file from another registry) — never downloaded to build.
 
 pub mod config;
@@ -14,21 +14,22 @@ pub mod stage;
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::build::windows_layer::{LayerError, LayerTimes, LayerWriter, Rewritten};
-use crate::build::windows_stage::{StageError, now, put_blob, put_index};
-use crate::digest::Digest;
-use crate::graph::MAX_LAYER_BYTES;
-use crate::manifest::{MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES, OCI_MANIFEST};
-use crate::push::push_image;
-use crate::reference::{LayoutRef, RegistryRef};
-use crate::session::Session;
-use crate::source::layout::LayoutSource;
-use crate::source::{FetchError, Source};
-
+use crate::assemble::push_image;
 use crate::build::error::RunError;
 use crate::build::jobs::{ComposeJob, Job};
+use crate::build::stage_image::{
+    StageError, config_digest, fetch_error, now, read_json, same_layer_count,
+};
+use crate::build::windows_layer::{LayerError, LayerTimes, LayerWriter, Rewritten};
+use crate::digest::Digest;
+use crate::graph::MAX_LAYER_BYTES;
+use crate::manifest::OCI_MANIFEST;
+use crate::reference::{LayoutRef, RegistryRef};
+use crate::session::Session;
+use crate::source::BlobFile;
+use crate::source::layout::{LayoutSource, LayoutWriter};
 use config::{Added, compose_config};
 use stage::{Decision, StagePlan, decide};
 
@@ -125,72 +126,11 @@ pub struct ComposeImage<'a> {
     pub os_version: Option<String>,
 }
 
-/// A verified manifest or config of `source`, parsed.
-async fn read_json(
-    source: &impl Source,
-    image: &str,
-    what: &'static str,
-    digest: &Digest,
-) -> Result<Value, StageError> {
-    let bytes = if what == "manifest" {
-        source.manifest(digest, MAX_MANIFEST_BYTES).await
-    } else {
-        source.blob(digest, MAX_CONFIG_BYTES).await
-    }
-    .map_err(|e| fetch_error(image, what, e))?;
-    let unusable = |reason: String| StageError::Unusable {
-        image: image.to_string(),
-        what,
-        reason,
-    };
-    if !digest.matches(&bytes) {
-        return Err(unusable(format!("its bytes do not hash to {digest}")));
-    }
-    serde_json::from_slice(&bytes).map_err(|e| unusable(e.to_string()))
-}
-
-fn fetch_error(image: &str, what: impl Into<String>, e: FetchError) -> StageError {
-    StageError::Fetch {
-        image: image.to_string(),
-        what: what.into(),
-        source: Arc::new(e),
-    }
-}
-
-/// The config digest a manifest names.
-fn config_digest(manifest: &Value, image: &str) -> Result<Digest, StageError> {
-    manifest["config"]["digest"]
-        .as_str()
-        .and_then(|d| d.parse().ok())
-        .ok_or_else(|| StageError::Unusable {
-            image: image.to_string(),
-            what: "manifest",
-            reason: "no config digest".into(),
-        })
-}
-
-/// An image's config must name as many `diff_ids` as its manifest has layers: the composed
-/// image appends one to each, the rewrite replaces them by index.
-pub(crate) fn same_layer_count(
-    manifest: &Value,
-    config: &Value,
-    image: &str,
-) -> Result<(), StageError> {
-    let layers = manifest["layers"].as_array().map_or(0, Vec::len);
-    let diff_ids = config["rootfs"]["diff_ids"].as_array().map_or(0, Vec::len);
-    if layers == diff_ids {
-        return Ok(());
-    }
-    Err(StageError::Unusable {
-        image: image.to_string(),
-        what: "config",
-        reason: format!("{diff_ids} diff_ids for the manifest's {layers} layers"),
-    })
-}
-
-/// Writes the layers of the files image, in order, as one Windows-format layer into the work
-/// layout.
-async fn write_layer(image: &ComposeImage<'_>) -> Result<Rewritten, StageError> {
+/// The layers of the files image, in order, each with whether it is gzip'd; and the image's
+/// name for errors.
+async fn files_layers(
+    image: &ComposeImage<'_>,
+) -> Result<(String, Vec<(BlobFile, bool)>), StageError> {
     let (dir, digest) = image.files;
     let name = format!("{}@{digest}", dir.display());
     let layout = LayoutRef {
@@ -217,13 +157,22 @@ async fn write_layer(image: &ComposeImage<'_>) -> Result<Rewritten, StageError> 
             .map_err(|e| fetch_error(&name, format!("layer {d}"), e))?;
         inputs.push((file, gzip));
     }
+    Ok((name, inputs))
+}
+
+/// Writes the layers of the files image (`inputs`, from [`files_layers`]) as one
+/// Windows-format layer into the work layout.
+async fn write_layer(
+    image: &ComposeImage<'_>,
+    work: &LayoutWriter,
+    name: String,
+    inputs: Vec<(BlobFile, bool)>,
+) -> Result<Rewritten, StageError> {
     let times = LayerTimes {
         dirs: image.clamp.unwrap_or_else(now),
         clamp: image.clamp,
     };
-    let blobs = image.work.join("blobs/sha256");
-    std::fs::create_dir_all(&blobs).map_err(|e| StageError::Write(blobs.clone(), Arc::new(e)))?;
-    let spool = blobs.join("composing");
+    let (work, spool) = (work.clone(), work.spool("composing"));
     let done = tokio::task::spawn_blocking(move || {
         let output = std::io::BufWriter::new(std::fs::File::create(&spool)?);
         let mut writer = LayerWriter::new(output, times)?;
@@ -232,7 +181,7 @@ async fn write_layer(image: &ComposeImage<'_>) -> Result<Rewritten, StageError> 
             writer.append_tar(input, *gzip)?;
         }
         let done = writer.finish()?;
-        std::fs::rename(&spool, blobs.join(done.digest.hex()))?;
+        work.put_spooled(&spool, &done.digest)?;
         Ok::<_, LayerError>(done)
     })
     .await
@@ -267,7 +216,9 @@ pub async fn compose_image(
     let config_digest = config_digest(&manifest, &base_name)?;
     let config = read_json(&source, &base_name, "config", &config_digest).await?;
     same_layer_count(&manifest, &config, &base_name)?;
-    let layer = write_layer(image).await?;
+    let (name, inputs) = files_layers(image).await?;
+    let work = LayoutWriter::create(image.work)?;
+    let layer = write_layer(image, &work, name, inputs).await?;
     let added = Added {
         diff_id: layer.diff_id.clone(),
         created: image.clamp.unwrap_or_else(now),
@@ -279,7 +230,7 @@ pub async fn compose_image(
             source,
         })?;
     let config_bytes = config.to_string().into_bytes();
-    let config_digest = put_blob(image.work, &config_bytes)?;
+    let config_digest = work.put_blob(&config_bytes)?;
     let media_type = manifest["mediaType"]
         .as_str()
         .unwrap_or(OCI_MANIFEST)
@@ -301,8 +252,8 @@ pub async fn compose_image(
         None => manifest["layers"] = json!([new_layer]),
     }
     let manifest_bytes = manifest.to_string().into_bytes();
-    let digest = put_blob(image.work, &manifest_bytes)?;
-    put_index(image.work, &digest, manifest_bytes.len(), &media_type)?;
+    let digest = work.put_blob(&manifest_bytes)?;
+    work.put_index(&digest, manifest_bytes.len(), &media_type)?;
     let layout = LayoutRef {
         dir: image.work.to_path_buf(),
         tag: None,

@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use reqwest::header::CONTENT_TYPE;
 
+use super::failure::{Failure, scrubbed};
+use super::link::Link;
+use super::options::Stats;
 use super::request::{Kind, Request};
-use super::retry::Failure;
-use super::{RegistryClient, Stats};
 use crate::auth::Credentials;
 use crate::digest::{Digest, Hasher};
 use crate::manifest::ACCEPTED_MANIFEST_TYPES;
@@ -45,6 +46,14 @@ impl Body {
             media_type: None,
             file: None,
             response: None,
+        }
+    }
+
+    /// A 200 answer whose body is left unread, for a streamed request.
+    pub(super) fn streaming(response: reqwest::Response) -> Body {
+        Body {
+            response: Some(response),
+            ..Body::empty()
         }
     }
 }
@@ -125,77 +134,75 @@ fn header(resp: &reqwest::Response, name: impl reqwest::header::AsHeaderName) ->
     resp.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
-impl RegistryClient {
-    /// Reads a 200 body under the request's cap, then checks it against the digest that
-    /// named it and the registry's `Docker-Content-Digest`, and a manifest's Content-Type.
-    pub(super) async fn read_body(
-        &self,
-        req: &Request<'_>,
-        resp: reqwest::Response,
-    ) -> Result<Body, Failure> {
-        if resp.content_length().is_some_and(|n| n > req.limit) {
-            return Err(too_large(req));
-        }
-        let content_type = header(&resp, CONTENT_TYPE)
-            .map(|v| v.split(';').next().unwrap_or("").trim().to_string());
-        let header_digest = header(&resp, "docker-content-digest").map(str::to_string);
-        let sink = Sink::open(req, resp.content_length())?;
-        let received = self.stream(req, resp, sink).await?;
-        check_expected(req.expected, received.actual.as_ref())?;
-        if let Some(claimed) = &header_digest {
-            check_header_digest(&redact(claimed, req.credentials()), &received)?;
-        }
-        if req.kind == Kind::Manifest {
-            check_manifest_type(req, content_type.as_deref())?;
-        }
-        let media_type = content_type.filter(|ct| ACCEPTED_MANIFEST_TYPES.contains(&ct.as_str()));
-        Ok(Body {
-            bytes: received.bytes,
-            media_type,
-            file: received.file,
-            response: None,
-        })
+/// Reads a 200 body under the request's cap, then checks it against the digest that
+/// named it and the registry's `Docker-Content-Digest`, and a manifest's Content-Type.
+pub(super) async fn read_body(
+    link: &Link,
+    req: &Request<'_>,
+    resp: reqwest::Response,
+) -> Result<Body, Failure> {
+    if resp.content_length().is_some_and(|n| n > req.limit) {
+        return Err(too_large(req));
     }
+    let content_type =
+        header(&resp, CONTENT_TYPE).map(|v| v.split(';').next().unwrap_or("").trim().to_string());
+    let header_digest = header(&resp, "docker-content-digest").map(str::to_string);
+    let sink = Sink::open(req, resp.content_length())?;
+    let received = stream(link, req, resp, sink).await?;
+    check_expected(req.expected, received.actual.as_ref())?;
+    if let Some(claimed) = &header_digest {
+        check_header_digest(&redact(claimed, req.credentials()), &received)?;
+    }
+    if req.kind == Kind::Manifest {
+        check_manifest_type(req, content_type.as_deref())?;
+    }
+    let media_type = content_type.filter(|ct| ACCEPTED_MANIFEST_TYPES.contains(&ct.as_str()));
+    Ok(Body {
+        bytes: received.bytes,
+        media_type,
+        file: received.file,
+        response: None,
+    })
+}
 
-    /// Streams the body into `sink`, each piece within the request timeout, refusing it as
-    /// soon as it passes the cap. A body that breaks off may heal on retry.
-    async fn stream(
-        &self,
-        req: &Request<'_>,
-        mut resp: reqwest::Response,
-        mut sink: Sink,
-    ) -> Result<Received, Failure> {
-        let mut received: u64 = 0;
-        let mut pace = Pace::new(self.options.request_timeout, Instant::now());
-        loop {
-            let chunk = match self.within(&req.what, resp.chunk()).await? {
-                Ok(Some(c)) => c,
-                Ok(None) => break,
-                Err(e) => {
-                    return Err(Failure::Retry(
-                        FetchError::unavailable_by(
-                            format!("{}: the answer broke off after {received} bytes", req.what),
-                            super::request::scrubbed(e),
-                        ),
-                        None,
-                    ));
-                }
-            };
-            Stats::add(&self.stats.bytes, chunk.len() as u64);
-            received += chunk.len() as u64;
-            if let Err(slow) = pace.record(chunk.len() as u64, Instant::now()) {
+/// Streams the body into `sink`, each piece within the request timeout, refusing it as
+/// soon as it passes the cap. A body that breaks off may heal on retry.
+async fn stream(
+    link: &Link,
+    req: &Request<'_>,
+    mut resp: reqwest::Response,
+    mut sink: Sink,
+) -> Result<Received, Failure> {
+    let mut received: u64 = 0;
+    let mut pace = Pace::new(link.options.request_timeout, Instant::now());
+    loop {
+        let chunk = match link.within(&req.what, resp.chunk()).await? {
+            Ok(Some(c)) => c,
+            Ok(None) => break,
+            Err(e) => {
                 return Err(Failure::Retry(
-                    FetchError::unavailable(format!("{}: {slow}", req.what)),
+                    FetchError::unavailable_by(
+                        format!("{}: the answer broke off after {received} bytes", req.what),
+                        scrubbed(e),
+                    ),
                     None,
                 ));
             }
-            if received > req.limit {
-                return Err(too_large(req));
-            }
-            sink.write(&chunk).map_err(|e| spool_error(req, e))?;
+        };
+        Stats::add(&link.stats.bytes, chunk.len() as u64);
+        received += chunk.len() as u64;
+        if let Err(slow) = pace.record(chunk.len() as u64, Instant::now()) {
+            return Err(Failure::Retry(
+                FetchError::unavailable(format!("{}: {slow}", req.what)),
+                None,
+            ));
         }
-        Ok(sink.finish(req.expected, received))
+        if received > req.limit {
+            return Err(too_large(req));
+        }
+        sink.write(&chunk).map_err(|e| spool_error(req, e))?;
     }
+    Ok(sink.finish(req.expected, received))
 }
 
 /// The body must hash to the digest that named it (a damaged answer may heal).

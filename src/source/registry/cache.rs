@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::OnceCell;
 
-use super::{RegistryClient, Stats, lock};
+use super::mutex::lock;
+use super::options::Stats;
 use crate::digest::Digest;
 use crate::reference::RegistryRef;
 use crate::source::FetchError;
@@ -21,11 +22,12 @@ pub(super) struct FetchCache {
     slots: Mutex<HashMap<CacheKey, CacheSlot>>,
 }
 
-impl RegistryClient {
+impl FetchCache {
     /// Runs `fetch` once per (repository, digest) for the whole run; later callers get the
-    /// same bytes (or the same error).
+    /// same bytes (or the same error), each counted in `stats` as a cache hit.
     pub(super) async fn cached<F>(
         &self,
+        stats: &Stats,
         reference: &RegistryRef,
         digest: &Digest,
         fetch: F,
@@ -37,7 +39,7 @@ impl RegistryClient {
             format!("{}/{}", reference.registry, reference.repository),
             digest.clone(),
         );
-        let slot = Arc::clone(lock(&self.cache.slots).entry(key).or_default());
+        let slot = Arc::clone(lock(&self.slots).entry(key).or_default());
         let mut ran = false;
         let result = slot
             .get_or_init(|| {
@@ -46,7 +48,7 @@ impl RegistryClient {
             })
             .await;
         if !ran {
-            Stats::count(&self.stats.cache_hits);
+            Stats::count(&stats.cache_hits);
         }
         result.clone().map(|b| b.as_ref().clone())
     }

@@ -5,10 +5,15 @@
 use reqwest::header::{ACCEPT, AUTHORIZATION, WWW_AUTHENTICATE};
 use reqwest::{StatusCode, Url};
 
-use super::request::{Kind, Request, api_host, transport_failure};
-use super::retry::Failure;
-use super::{RegistryClient, lock};
-use crate::auth::Credentials;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use super::failure::{Failure, transport_failure};
+use super::link::Link;
+use super::mutex::lock;
+use super::request::{Kind, Request, api_host};
+use super::token::{TokenRequest, Tokens, basic_header};
+use crate::auth::{AuthStore, Credentials};
 use crate::manifest::ACCEPTED_MANIFEST_TYPES;
 use crate::source::FetchError;
 
@@ -28,20 +33,42 @@ pub(super) enum Challenge {
     },
 }
 
-impl RegistryClient {
-    /// Sends a GET to the registry with whatever authentication it needs, answering one
+/// How the run authenticates: its credentials, the last challenge of each registry's API
+/// host, and its bearer tokens.
+pub(super) struct Authenticator {
+    pub(super) store: AuthStore,
+    /// The last challenge of each registry's API host.
+    challenges: Mutex<HashMap<String, Challenge>>,
+    pub(super) tokens: Tokens,
+}
+
+impl Authenticator {
+    /// Authenticates with `store`'s credentials; no challenge or token known yet.
+    pub(super) fn new(store: AuthStore) -> Authenticator {
+        Authenticator {
+            store,
+            challenges: Mutex::new(HashMap::new()),
+            tokens: Tokens::new(),
+        }
+    }
+
+    /// Sends a request to the registry with whatever authentication it needs, answering one
     /// 401 challenge (Basic, or Bearer with a token for this repository).
-    pub(super) async fn send_authenticated(
+    pub(super) async fn send(
         &self,
+        link: &Link,
         req: &Request<'_>,
         url: &Url,
     ) -> Result<reqwest::Response, Failure> {
-        let creds = req.source.credentials().map_err(Failure::Fatal)?;
-        let host = api_host(&req.source.reference.registry);
-        let client = self.http.for_url(url).map_err(Failure::Fatal)?;
+        let creds = req.access.credentials().map_err(Failure::Fatal)?;
+        let host = api_host(&req.access.reference.registry);
+        let client = link.http.for_url(url).map_err(Failure::Fatal)?;
         let known = lock(&self.challenges).get(host).cloned();
         let mut header = match &known {
-            Some(challenge) => self.authorization(req, challenge, creds, false).await?,
+            Some(challenge) => {
+                self.authorization(link, req, challenge, creds, false)
+                    .await?
+            }
             None => None,
         };
         let mut answered_challenge = false;
@@ -56,7 +83,7 @@ impl RegistryClient {
             if let Some(h) = &header {
                 builder = builder.header(AUTHORIZATION, h);
             }
-            let resp = self
+            let resp = link
                 .within(&req.what, builder.send())
                 .await?
                 .map_err(|e| transport_failure(&req.what, e))?;
@@ -75,7 +102,9 @@ impl RegistryClient {
             lock(&self.challenges).insert(host.to_string(), challenge.clone());
             // A token we sent was refused (expired early, revoked): fetch a fresh one.
             let refresh = header.is_some();
-            header = self.authorization(req, &challenge, creds, refresh).await?;
+            header = self
+                .authorization(link, req, &challenge, creds, refresh)
+                .await?;
             answered_challenge = true;
         }
     }
@@ -84,6 +113,7 @@ impl RegistryClient {
     /// for this repository (cached, or fetched now).
     async fn authorization(
         &self,
+        link: &Link,
         req: &Request<'_>,
         challenge: &Challenge,
         creds: Option<&Credentials>,
@@ -96,9 +126,13 @@ impl RegistryClient {
                 service,
                 scope: _,
             } => {
-                let token = self
-                    .bearer(req, realm, service.as_deref(), creds, refresh)
-                    .await?;
+                let ask = TokenRequest {
+                    req,
+                    realm,
+                    service: service.as_deref(),
+                    creds,
+                };
+                let token = self.tokens.bearer(link, &self.store, &ask, refresh).await?;
                 Ok(Some(token))
             }
         }
@@ -112,15 +146,6 @@ fn challenge_of(resp: &reqwest::Response) -> Option<Challenge> {
         .iter()
         .filter_map(|v| v.to_str().ok())
         .find_map(parse_challenge)
-}
-
-/// `Basic base64(user:password)`.
-pub(super) fn basic_header(c: &Credentials) -> String {
-    use base64::Engine as _;
-    format!(
-        "Basic {}",
-        base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", c.username, c.password))
-    )
 }
 
 /// Parses one `WWW-Authenticate` value. Unknown schemes and a Bearer challenge without a

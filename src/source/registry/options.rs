@@ -1,4 +1,5 @@
 //! How a run reaches registries ([`ClientOptions`]) and what it asked them for ([`Stats`]).
+//! A leaf: it imports no other layer.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -94,6 +95,36 @@ impl Stats {
         )
     }
 
+    /// The counters as they stand now (to tell apart what a part of the run asked for:
+    /// [`Stats::since`]).
+    pub fn snapshot(&self) -> Stats {
+        self.combined(self, |now, _| now)
+    }
+
+    /// What was asked for since `earlier` (a [`Stats::snapshot`] of these counters).
+    pub fn since(&self, earlier: &Stats) -> Stats {
+        self.combined(earlier, u64::saturating_sub)
+    }
+
+    /// Each counter `f(self's, other's)`.
+    fn combined(&self, other: &Stats, f: impl Fn(u64, u64) -> u64) -> Stats {
+        let c = |a: &AtomicU64, b: &AtomicU64| {
+            AtomicU64::new(f(a.load(Ordering::Relaxed), b.load(Ordering::Relaxed)))
+        };
+        Stats {
+            manifest_requests: c(&self.manifest_requests, &other.manifest_requests),
+            blob_requests: c(&self.blob_requests, &other.blob_requests),
+            bytes: c(&self.bytes, &other.bytes),
+            cache_hits: c(&self.cache_hits, &other.cache_hits),
+            queue_wait_micros: c(&self.queue_wait_micros, &other.queue_wait_micros),
+            request_micros: c(&self.request_micros, &other.request_micros),
+            retries: c(&self.retries, &other.retries),
+            token_requests: c(&self.token_requests, &other.token_requests),
+            write_requests: c(&self.write_requests, &other.write_requests),
+            bytes_sent: c(&self.bytes_sent, &other.bytes_sent),
+        }
+    }
+
     /// Adds one to `counter`.
     pub(super) fn count(counter: &AtomicU64) {
         counter.fetch_add(1, Ordering::Relaxed);
@@ -102,5 +133,25 @@ impl Stats {
     /// Adds `amount` to `counter`.
     pub(super) fn add(counter: &AtomicU64, amount: u64) {
         counter.fetch_add(amount, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_part_of_the_run_is_told_apart_by_its_snapshot() {
+        let stats = Stats::default();
+        Stats::add(&stats.manifest_requests, 2);
+        Stats::count(&stats.token_requests);
+        let earlier = stats.snapshot();
+        Stats::add(&stats.manifest_requests, 3);
+        Stats::add(&stats.bytes, 10);
+        let since = stats.since(&earlier);
+        assert_eq!(since.manifest_requests.load(Ordering::Relaxed), 3);
+        assert_eq!(since.token_requests.load(Ordering::Relaxed), 0);
+        assert_eq!(since.bytes.load(Ordering::Relaxed), 10);
+        assert_eq!(earlier.manifest_requests.load(Ordering::Relaxed), 2);
     }
 }

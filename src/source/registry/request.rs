@@ -1,22 +1,17 @@
-//! One request of the read path and one attempt at it: the URL, the authenticated send,
-//! redirects followed by hand (never sending the registry's `Authorization` to another
-//! origin: S3-backed registries redirect blob GETs), and what an answer other than 200 means.
+//! What a request asks for, of which repository, with which credentials: the vocabulary of
+//! every layer that sends, authenticates, reads or retries one ([`Request`], [`Kind`],
+//! [`Payload`] for writes, [`Access`] for the repository and its credentials).
 
-use reqwest::header::{ACCEPT, LOCATION};
-use reqwest::{StatusCode, Url};
+use reqwest::header::{CONTENT_RANGE, CONTENT_TYPE, HeaderValue};
+use reqwest::{Method, Url};
 
-use super::body::{Body, colon, read_small, summarize_error_body};
-use super::retry::{Failure, is_retryable_status, retry_after_of};
-use super::tls::host_port;
-use super::{RegistryClient, RegistrySource};
-use crate::auth::Credentials;
+use crate::auth::{AuthError, Credentials};
 use crate::digest::Digest;
-use crate::manifest::ACCEPTED_MANIFEST_TYPES;
 use crate::reference::RegistryRef;
-use crate::source::FetchError;
+use crate::source::{Detail, FetchError};
 
-/// Redirect hops followed for one request.
-const MAX_REDIRECTS: usize = 5;
+/// The actions of a read's token.
+pub(super) const PULL: &str = "pull";
 
 /// What a request asks for.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -28,7 +23,8 @@ pub(super) enum Kind {
 }
 
 impl Kind {
-    fn path(self) -> &'static str {
+    /// The path segment under `/v2/<repo>/`.
+    pub(super) fn path(self) -> &'static str {
         match self {
             Kind::Manifest => "manifests",
             Kind::Blob | Kind::BlobHead => "blobs",
@@ -43,33 +39,29 @@ impl Kind {
     }
 }
 
-/// One GET of the read path.
-pub(super) struct Request<'a> {
-    pub(super) source: &'a RegistrySource,
-    pub(super) kind: Kind,
-    /// Tag or digest.
-    pub(super) reference_part: String,
-    /// The digest the body must hash to, when the request names one.
-    pub(super) expected: Option<&'a Digest>,
-    pub(super) limit: u64,
-    pub(super) what: String,
-    /// Write the body to a temporary file instead of memory (large layers); needs `expected`.
-    pub(super) spool: bool,
-    /// Leave a 200 answer's body unread, for the caller to stream (`stream.rs`).
-    pub(super) stream: bool,
-    /// What a write sends (`upload`): its method, headers and body; `None` for reads. A
-    /// write asks for a `pull,push` token.
-    pub(super) payload: Option<super::upload::Payload>,
+/// One repository as a request reaches it: its reference and its credentials, or why they
+/// could not be looked up. Never printed.
+#[derive(Clone)]
+pub(super) struct Access {
+    pub(super) reference: RegistryRef,
+    /// The credentials for this repository, or why they could not be looked up.
+    pub(super) creds: Result<Option<Credentials>, AuthError>,
 }
 
-impl Request<'_> {
-    /// The credentials the request is sent with (to redact them from what the server says).
-    pub(super) fn credentials(&self) -> Option<&Credentials> {
-        self.source.credentials().ok().flatten()
+impl Access {
+    /// The credentials for this repository; a lookup that failed fails every request.
+    pub(super) fn credentials(&self) -> Result<Option<&Credentials>, FetchError> {
+        match &self.creds {
+            Ok(c) => Ok(c.as_ref()),
+            // The credentials error's own message, then its cause.
+            Err(e) => Err(FetchError::Unavailable(Detail::new(
+                e.to_string(),
+                e.cause.clone(),
+            ))),
+        }
     }
-}
 
-impl RegistrySource {
+    /// A read of `reference_part` (a tag or a digest) of this repository.
     pub(super) fn request<'a>(
         &'a self,
         kind: Kind,
@@ -79,7 +71,7 @@ impl RegistrySource {
         what: String,
     ) -> Request<'a> {
         Request {
-            source: self,
+            access: self,
             kind,
             reference_part,
             expected,
@@ -105,162 +97,90 @@ impl RegistrySource {
         let what = format!("{noun} {digest}");
         self.request(kind, digest.to_string(), Some(digest), limit, what)
     }
-
-    /// Sends `req` with retries and returns its checked body.
-    pub(super) async fn get(&self, req: Request<'_>) -> Result<Body, FetchError> {
-        self.client.fetch(&req).await
-    }
 }
 
-impl RegistryClient {
-    /// One attempt: authenticate as the registry asks, follow redirects, read the body under
-    /// its cap, and check it.
-    pub(super) async fn attempt(&self, req: &Request<'_>) -> Result<Body, Failure> {
-        let reference = &req.source.reference;
-        let url = format!(
-            "{}/v2/{}/{}/{}",
-            self.base_url(api_host(&reference.registry)),
-            reference.repository,
-            req.kind.path(),
-            req.reference_part
-        );
-        let url = Url::parse(&url).map_err(|e| {
-            Failure::Fatal(FetchError::bad_input_by(
-                format!("{}: bad URL", req.what),
-                e,
-            ))
-        })?;
-        let resp = self.send_authenticated(req, &url).await?;
-        let resp = self.follow_redirects(req, url, resp).await?;
-        let status = resp.status();
-        if status == StatusCode::OK && req.kind == Kind::BlobHead {
-            return Ok(Body::empty());
-        }
-        if status == StatusCode::OK && req.stream {
-            return Ok(Body::streaming(resp));
-        }
-        if status == StatusCode::OK {
-            return self.read_body(req, resp).await;
-        }
-        Err(self.refusal(req, resp).await)
+/// One request: a GET of the read path, or a write when it has a [`Payload`].
+pub(super) struct Request<'a> {
+    pub(super) access: &'a Access,
+    pub(super) kind: Kind,
+    /// Tag or digest.
+    pub(super) reference_part: String,
+    /// The digest the body must hash to, when the request names one.
+    pub(super) expected: Option<&'a Digest>,
+    pub(super) limit: u64,
+    pub(super) what: String,
+    /// Write the body to a temporary file instead of memory (large layers); needs `expected`.
+    pub(super) spool: bool,
+    /// Leave a 200 answer's body unread, for the caller to stream (`stream.rs`).
+    pub(super) stream: bool,
+    /// What a write sends (`upload`): its method, headers and body; `None` for reads. A
+    /// write asks for a `pull,push` token.
+    pub(super) payload: Option<Payload>,
+}
+
+impl Request<'_> {
+    /// The credentials the request is sent with (to redact them from what the server says).
+    pub(super) fn credentials(&self) -> Option<&Credentials> {
+        self.access.credentials().ok().flatten()
     }
 
-    /// Follows up to [`MAX_REDIRECTS`] redirects from `url`. Only the registry's own origin
-    /// gets its credentials again.
-    async fn follow_redirects(
-        &self,
-        req: &Request<'_>,
-        url: Url,
-        mut resp: reqwest::Response,
-    ) -> Result<reqwest::Response, Failure> {
-        let reference = &req.source.reference;
-        let mut current = url;
-        let mut hops = 0;
-        while resp.status().is_redirection() {
-            hops += 1;
-            if hops > MAX_REDIRECTS {
-                return Err(Failure::Fatal(FetchError::unavailable(format!(
-                    "{}: more than {MAX_REDIRECTS} redirects",
-                    req.what
-                ))));
-            }
-            let next = resp
-                .headers()
-                .get(LOCATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|l| current.join(l).ok())
-                .ok_or_else(|| {
-                    Failure::Fatal(FetchError::unavailable(format!(
-                        "{}: HTTP {} without a usable Location",
-                        req.what,
-                        resp.status().as_u16()
-                    )))
-                })?;
-            resp = if same_origin(&next, &current) && origin_is_registry(&next, reference) {
-                self.send_authenticated(req, &next).await?
-            } else {
-                // Another host (object storage): the URL carries its own authorisation, and the
-                // registry's credentials must not travel there.
-                let client = self.http.for_url(&next).map_err(Failure::Fatal)?;
-                let mut builder = client.request(req.kind.method(), next.clone());
-                if req.kind == Kind::Manifest {
-                    // Without it a registry answers as to an old client (schema1, or 404
-                    // for an OCI index).
-                    builder = builder.header(ACCEPT, ACCEPTED_MANIFEST_TYPES.join(", "));
-                }
-                self.within(&req.what, builder.send())
-                    .await?
-                    .map_err(|e| transport_failure(&req.what, e))?
-            };
-            current = next;
-        }
-        Ok(resp)
-    }
-
-    /// What an answer other than 200 means: missing, not authorized, worth another attempt
-    /// (with its `Retry-After`), or refused for good.
-    async fn refusal(&self, req: &Request<'_>, resp: reqwest::Response) -> Failure {
-        let status = resp.status();
-        let retry_after = retry_after_of(&resp);
-        let body = read_small(resp, self.options.request_timeout).await;
-        let detail = summarize_error_body(&body, req.credentials());
-        let message = format!("{} (HTTP {}{})", req.what, status.as_u16(), colon(&detail));
-        match status.as_u16() {
-            404 => Failure::Fatal(FetchError::NotFound(message)),
-            401 | 403 => Failure::Fatal(FetchError::unavailable(format!(
-                "{message}: not authorized; check --creds, --authfile, or log in with 'podman login'"
-            ))),
-            s if is_retryable_status(s) => {
-                Failure::Retry(FetchError::unavailable(message), retry_after)
-            }
-            _ => Failure::Fatal(FetchError::unavailable(message)),
+    /// The token actions this request needs: `pull,push` for a write, else `pull`.
+    pub(super) fn actions(&self) -> &'static str {
+        if self.payload.is_some() {
+            "pull,push"
+        } else {
+            PULL
         }
     }
 }
 
-/// A connection-level failure: worth another attempt, except a certificate the client does
-/// not trust (that does not heal by asking again). The reqwest error is the cause, its URL
-/// without credentials.
-pub(super) fn transport_failure(what: &str, e: reqwest::Error) -> Failure {
-    let e = scrubbed(e);
-    if error_chain(&e).contains("invalid peer certificate") {
-        return Failure::Fatal(FetchError::unavailable_by(
-            format!(
-                "{what}: the registry's certificate is not trusted; trust its CA with --cert-dir \
-                 DIR (DIR/ca.crt) or /etc/containers/certs.d/HOST:PORT/ca.crt, or pass \
-                 --tls-verify=false"
-            ),
-            e,
-        ));
-    }
-    Failure::Retry(FetchError::unavailable_by(what, e), None)
+/// What a write sends: method, headers and body (cheap to clone, so a request answered
+/// with a challenge is sent again).
+#[derive(Clone)]
+pub(super) struct Payload {
+    pub(super) method: Method,
+    pub(super) content_type: Option<HeaderValue>,
+    /// `Content-Range: START-END` (inclusive) of an upload chunk.
+    pub(super) range: Option<String>,
+    pub(super) body: bytes::Bytes,
 }
 
-/// `e` with the credentials (user, password) and the query (a signed URL's signature, a
-/// session token) taken out of its URL, which its `Display` shows.
-pub(super) fn scrubbed(mut e: reqwest::Error) -> reqwest::Error {
-    if let Some(url) = e.url_mut() {
-        // Only URLs that cannot have credentials refuse these; they have none to hide.
-        let _ = url.set_username("");
-        let _ = url.set_password(None);
-        url.set_query(None);
-    }
-    e
-}
-
-/// An error and its causes on one line (`a: b: c`), each cause once (a cause whose text its
-/// error already includes is left out).
-pub(super) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts = vec![e.to_string()];
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
+impl Payload {
+    /// A write of `method` without a body.
+    pub(super) fn empty(method: Method) -> Payload {
+        Payload {
+            method,
+            content_type: None,
+            range: None,
+            body: bytes::Bytes::new(),
         }
-        source = s.source();
     }
-    parts.join(": ")
+
+    /// A write of `body` with this `Content-Type`.
+    pub(super) fn with_body(
+        method: Method,
+        content_type: HeaderValue,
+        body: bytes::Bytes,
+    ) -> Payload {
+        Payload {
+            method,
+            content_type: Some(content_type),
+            range: None,
+            body,
+        }
+    }
+
+    /// The HTTP request for `url`.
+    pub(super) fn build(&self, client: &reqwest::Client, url: &Url) -> reqwest::RequestBuilder {
+        let mut builder = client.request(self.method.clone(), url.clone());
+        if let Some(ct) = &self.content_type {
+            builder = builder.header(CONTENT_TYPE, ct.clone());
+        }
+        if let Some(range) = &self.range {
+            builder = builder.header(CONTENT_RANGE, range.as_str());
+        }
+        builder.body(self.body.clone())
+    }
 }
 
 /// Where a registry's API lives: Docker Hub's references say `docker.io`, its API answers at
@@ -269,73 +189,5 @@ pub(super) fn api_host(registry: &str) -> &str {
     match registry {
         "docker.io" => "registry-1.docker.io",
         other => other,
-    }
-}
-
-fn same_origin(a: &Url, b: &Url) -> bool {
-    a.scheme() == b.scheme()
-        && a.host_str() == b.host_str()
-        && a.port_or_known_default() == b.port_or_known_default()
-}
-
-pub(super) fn origin_is_registry(url: &Url, reference: &RegistryRef) -> bool {
-    host_port(url) == api_host(&reference.registry)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn origins() {
-        let u = |s: &str| Url::parse(s).unwrap();
-        assert!(same_origin(&u("http://a:80/x"), &u("http://a/y")));
-        assert!(!same_origin(&u("http://a:5000/x"), &u("http://a:5001/x")));
-        assert!(!same_origin(&u("https://a/x"), &u("http://a/x")));
-        assert_eq!(api_host("docker.io"), "registry-1.docker.io");
-        assert_eq!(api_host("quay.io"), "quay.io");
-        assert_eq!(api_host("127.0.0.1:5000"), "127.0.0.1:5000");
-    }
-
-    /// A resolver that knows no name, as the system's answers for a host that does not exist.
-    struct NoSuchHost;
-
-    impl reqwest::dns::Resolve for NoSuchHost {
-        fn resolve(&self, _: reqwest::dns::Name) -> reqwest::dns::Resolving {
-            let gai = "failed to lookup address information: Name or service not known";
-            Box::pin(async move { Err(std::io::Error::other(gai).into()) })
-        }
-    }
-
-    /// A DNS failure keeps its line (the note after the request, the reqwest error's chain
-    /// after that) and is retried; the reqwest error is the cause.
-    #[tokio::test]
-    async fn a_dns_failure_keeps_its_line_and_its_cause() {
-        let client = reqwest::Client::builder()
-            .dns_resolver(NoSuchHost)
-            .build()
-            .unwrap();
-        let e = client
-            .get("https://registry.invalid/v2/x/manifests/y")
-            .send()
-            .await
-            .unwrap_err();
-        let Failure::Retry(err, None) = transport_failure("manifest registry.invalid/x:y", e)
-        else {
-            panic!("a DNS failure is worth another attempt");
-        };
-        let err = super::super::retry::gave_up(err, 5);
-        assert_eq!(
-            crate::error::one_line(&err),
-            "manifest registry.invalid/x:y (gave up after 5 attempts): error sending request for \
-             url (https://registry.invalid/v2/x/manifests/y): client error (Connect): dns error: \
-             error resolving DNS: failed to lookup address information: Name or service not known"
-        );
-        let cause = std::error::Error::source(&err).unwrap();
-        assert!(
-            cause
-                .downcast_ref::<reqwest::Error>()
-                .is_some_and(|e| e.is_connect())
-        );
     }
 }

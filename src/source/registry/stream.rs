@@ -9,56 +9,47 @@ use std::sync::Arc;
 
 use futures::Stream;
 
-use super::body::Body;
-use super::request::{Kind, Request};
-use super::retry::{Failure, backoff, gave_up};
-use super::{RegistryClient, RegistrySource, Stats};
+use super::failure::{Failure, backoff, error_chain, gave_up, scrubbed};
+use super::link::Link;
+use super::options::Stats;
+use super::request::{Access, Kind, Request};
+use super::retry::Requests;
 use crate::digest::Digest;
 use crate::source::{BlobStream, FetchError};
 
-impl Body {
-    /// A 200 answer whose body is left unread, for a streamed request.
-    pub(super) fn streaming(response: reqwest::Response) -> Body {
-        Body {
-            response: Some(response),
-            ..Body::empty()
-        }
-    }
-}
-
-impl RegistrySource {
-    /// The blob `digest` as a stream of at most `limit` bytes.
-    pub(super) async fn stream_blob(
-        &self,
-        digest: &Digest,
-        limit: u64,
-    ) -> Result<BlobStream, FetchError> {
-        let creds = self.credentials()?.cloned();
-        let mut reader = BodyReader {
-            source: RegistrySource {
-                client: Arc::clone(&self.client),
-                reference: self.reference.clone(),
-                creds: Ok(creds),
-            },
-            digest: digest.clone(),
-            limit,
-            response: None,
-            received: 0,
-            attempt: 0,
-        };
-        // The first answer is awaited here, so that a missing blob or a refusal is an error of
-        // this call rather than of the stream.
-        reader.response = Some(reader.open().await?);
-        Ok(BlobStream {
-            chunks: Box::pin(reader.into_stream()),
-            deadline: self.client.deadline,
-        })
-    }
+/// The blob `digest` of `access`'s repository as a stream of at most `limit` bytes.
+pub(super) async fn stream_blob(
+    requests: &Arc<Requests>,
+    access: &Access,
+    digest: &Digest,
+    limit: u64,
+) -> Result<BlobStream, FetchError> {
+    let creds = access.credentials()?.cloned();
+    let mut reader = BodyReader {
+        requests: Arc::clone(requests),
+        access: Access {
+            reference: access.reference.clone(),
+            creds: Ok(creds),
+        },
+        digest: digest.clone(),
+        limit,
+        response: None,
+        received: 0,
+        attempt: 0,
+    };
+    // The first answer is awaited here, so that a missing blob or a refusal is an error of
+    // this call rather than of the stream.
+    reader.response = Some(reader.open().await?);
+    Ok(BlobStream {
+        chunks: Box::pin(reader.into_stream()),
+        deadline: requests.link().deadline,
+    })
 }
 
 /// Reads one blob's body, asking again when it breaks off.
 struct BodyReader {
-    source: RegistrySource,
+    requests: Arc<Requests>,
+    access: Access,
     digest: Digest,
     limit: u64,
     /// The answer being read; `None` once it broke off.
@@ -70,8 +61,8 @@ struct BodyReader {
 }
 
 impl BodyReader {
-    fn client(&self) -> &RegistryClient {
-        &self.source.client
+    fn link(&self) -> &Link {
+        self.requests.link()
     }
 
     fn what(&self) -> String {
@@ -83,9 +74,9 @@ impl BodyReader {
     async fn open(&self) -> Result<reqwest::Response, FetchError> {
         let req = Request {
             stream: true,
-            ..self.source.by_digest(Kind::Blob, &self.digest, self.limit)
+            ..self.access.by_digest(Kind::Blob, &self.digest, self.limit)
         };
-        let body = self.source.get(req).await?;
+        let body = self.requests.fetch(&req).await?;
         let response = body.response.ok_or_else(|| {
             FetchError::unavailable(format!("{}: the answer had no body to stream", self.what()))
         })?;
@@ -133,7 +124,7 @@ impl BodyReader {
             }
             let chunk = match self.piece().await {
                 Ok(chunk) => chunk,
-                Err(Failure::Retry(e, _)) if self.attempt < self.client().options.retries => {
+                Err(Failure::Retry(e, _)) if self.attempt < self.link().options.retries => {
                     self.retry_after(e).await?;
                     continue;
                 }
@@ -163,19 +154,19 @@ impl BodyReader {
 
     /// Waits before asking again, unless the deadline would pass first.
     async fn retry_after(&mut self, err: FetchError) -> Result<(), FetchError> {
-        let client = Arc::clone(&self.source.client);
-        let delay = backoff(client.options.backoff, self.attempt);
-        if client.remaining().is_some_and(|left| left <= delay) {
+        let link = self.link();
+        let delay = backoff(link.options.backoff, self.attempt);
+        if link.remaining().is_some_and(|left| left <= delay) {
             return Err(gave_up(err, self.attempt + 1));
         }
+        Stats::count(&link.stats.retries);
+        let retries = link.options.retries;
         self.attempt += 1;
-        Stats::count(&client.stats.retries);
         tracing::info!(
-            "retry {}/{} in {:.1}s: {}",
+            "retry {}/{retries} in {:.1}s: {}",
             self.attempt,
-            client.options.retries,
             delay.as_secs_f64(),
-            super::request::error_chain(&err)
+            error_chain(&err)
         );
         tokio::time::sleep(delay).await;
         self.response = None;
@@ -185,30 +176,27 @@ impl BodyReader {
     /// One piece of the current answer, within the request timeout and the deadline.
     async fn piece(&mut self) -> Result<Option<Vec<u8>>, Failure> {
         let what = self.what();
-        let (client, response) = (&self.source.client, &mut self.response);
+        let (link, response) = (self.requests.link(), &mut self.response);
         let Some(response) = response.as_mut() else {
             return Ok(None);
         };
-        let step = client.within(&what, response.chunk());
-        let got = match client.remaining() {
+        let step = link.within(&what, response.chunk());
+        let got = match link.remaining() {
             None => step.await?,
-            Some(left) => tokio::time::timeout(left, step).await.map_err(|_| {
-                Failure::Fatal(FetchError::unavailable(format!(
-                    "{what}: the overall deadline (--timeout {}s) passed",
-                    client.options.deadline.unwrap_or_default().as_secs_f64()
-                )))
-            })??,
+            Some(left) => tokio::time::timeout(left, step)
+                .await
+                .map_err(|_| Failure::Fatal(link.deadline_error(&what)))??,
         };
         match got {
             Ok(Some(chunk)) => {
-                Stats::add(&client.stats.bytes, chunk.len() as u64);
+                Stats::add(&link.stats.bytes, chunk.len() as u64);
                 Ok(Some(chunk.to_vec()))
             }
             Ok(None) => Ok(None),
             Err(e) => Err(Failure::Retry(
                 FetchError::unavailable_by(
                     format!("{what}: the answer broke off after {} bytes", self.received),
-                    super::request::scrubbed(e),
+                    scrubbed(e),
                 ),
                 None,
             )),

@@ -2,6 +2,7 @@
 //! finding carries (`error::one_line`), and the causes behind it.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -10,7 +11,7 @@ use tokio::net::TcpListener;
 use super::{ClientOptions, RegistryClient};
 use crate::auth::AuthStore;
 use crate::error::one_line;
-use crate::reference::{ImageRef, RegistryRef};
+use crate::reference::ImageRef;
 use crate::source::{FetchError, Source};
 
 /// What the listener answers a manifest GET with: a whole HTTP response, or nothing ever.
@@ -23,10 +24,18 @@ enum Answer {
 /// A server on 127.0.0.1 that answers `/v2/` with 200 (so it is taken for plain HTTP) and
 /// every other request with `answer`, one request per connection.
 async fn serve(answer: Answer) -> u16 {
+    serve_counting_probes(answer).await.0
+}
+
+/// [`serve`], and how many `/v2/` probes it was asked.
+async fn serve_counting_probes(answer: Answer) -> (u16, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
+    let probes = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&probes);
     tokio::spawn(async move {
         while let Ok((mut conn, _)) = listener.accept().await {
+            let counted = Arc::clone(&counted);
             tokio::spawn(async move {
                 let mut head = Vec::new();
                 let mut buf = [0u8; 1024];
@@ -37,6 +46,7 @@ async fn serve(answer: Answer) -> u16 {
                     }
                 }
                 let response = if head.starts_with(b"GET /v2/ ") {
+                    counted.fetch_add(1, Ordering::SeqCst);
                     response("200 OK", "", "{}")
                 } else {
                     match answer {
@@ -51,7 +61,7 @@ async fn serve(answer: Answer) -> u16 {
             });
         }
     });
-    port
+    (port, probes)
 }
 
 fn response(status: &str, headers: &str, body: &str) -> String {
@@ -80,8 +90,8 @@ async fn fetch_error(port: u16) -> FetchError {
         request_timeout: Duration::from_millis(300),
         ..ClientOptions::default()
     };
-    let refs: [RegistryRef; 1] = [r.clone()];
-    let client = Arc::new(RegistryClient::new(&options, AuthStore::anonymous(), &refs).await);
+    let client = Arc::new(RegistryClient::new(&options, AuthStore::anonymous()));
+    client.expect(std::slice::from_ref(&r));
     client.source(&r).top().await.unwrap_err()
 }
 
@@ -179,4 +189,35 @@ async fn causes_never_show_credentials_or_signatures_of_urls() {
         line.contains(&format!("(http://127.0.0.1:{closed}/blob)")),
         "{line}"
     );
+}
+
+/// A registry is probed for plain HTTP once, on first use: concurrent first users wait for
+/// the one probe, and a client told of no reference still reaches the registry.
+#[tokio::test]
+async fn a_registry_is_probed_once_when_first_used() {
+    let not_found = response("404 Not Found", "", MANIFEST_UNKNOWN);
+    let (port, probes) =
+        serve_counting_probes(Answer::Http(Box::leak(not_found.into_boxed_str()))).await;
+    let client = Arc::new(RegistryClient::new(
+        &ClientOptions::default(),
+        AuthStore::anonymous(),
+    ));
+    assert_eq!(
+        probes.load(Ordering::SeqCst),
+        0,
+        "nothing is probed up front"
+    );
+    let fetches = (0..8).map(|i| {
+        let reference = format!("127.0.0.1:{port}/repo{i}:y");
+        let ImageRef::Registry(r) = reference.parse::<ImageRef>().unwrap() else {
+            panic!("{reference} is a registry reference");
+        };
+        let client = Arc::clone(&client);
+        async move { client.source(&r).top().await.unwrap_err() }
+    });
+    for err in futures::future::join_all(fetches).await {
+        // Plain HTTP was learned: the answer is the server's 404, not a TLS failure.
+        assert!(matches!(err, FetchError::NotFound(_)), "{err}");
+    }
+    assert_eq!(probes.load(Ordering::SeqCst), 1);
 }

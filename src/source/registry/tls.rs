@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use reqwest::Url;
 
-use super::{ClientOptions, lock};
+use super::mutex::lock;
+use super::options::ClientOptions;
 use crate::auth::{CERTS_D_ROOTS, TlsFiles};
 use crate::source::FetchError;
 

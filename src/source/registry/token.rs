@@ -6,7 +6,7 @@
 //! asking); a token the registry refuses is replaced by one for that repository alone; a
 //! token service that refuses is reported as such, not as a bare 401.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,18 +15,17 @@ use reqwest::{StatusCode, Url};
 use sha2::Digest as _;
 
 use super::body::{colon, read_small, summarize_error_body};
-use super::challenge::basic_header;
-use super::request::{Request, transport_failure};
-use super::retry::{Failure, is_retryable_status, retry_after_of};
-use super::{RegistryClient, Stats, lock};
-use crate::auth::Credentials;
+use super::failure::{Failure, is_retryable_status, retry_after_of, transport_failure};
+use super::link::Link;
+use super::mutex::lock;
+use super::options::Stats;
+use super::request::{PULL, Request};
+use crate::auth::{AuthStore, Credentials};
 use crate::reference::RegistryRef;
 use crate::source::FetchError;
 
 /// Tokens shorter-lived than this are refreshed early; distribution's default is 60 s.
 const TOKEN_MARGIN: Duration = Duration::from_secs(10);
-/// The actions of a read's token.
-pub(super) const PULL: &str = "pull";
 /// Most repositories asked for in one token request (keeps the URL well under 8 KiB).
 const MAX_SCOPES: usize = 32;
 
@@ -45,18 +44,31 @@ pub(super) struct Tokens {
     /// One token fetch at a time per registry, so requests waiting for a token find the one
     /// fetched for them instead of each asking.
     gates: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-    /// The repositories this run reads, per registry, in order: a token request asks for
-    /// several of them at once (distribution's token spec allows repeated `scope`).
-    run_repositories: HashMap<String, Vec<String>>,
+    /// The repositories this run reads, per registry, in the order the run named them: a
+    /// token request asks for several of them at once (distribution's token spec allows
+    /// repeated `scope`).
+    run_repositories: Mutex<HashMap<String, Vec<String>>>,
 }
 
 impl Tokens {
-    /// No tokens yet, for a run over `registries`.
-    pub(super) fn new(registries: &[RegistryRef]) -> Tokens {
+    /// No tokens yet, and no repositories expected.
+    pub(super) fn new() -> Tokens {
         Tokens {
             cached: Mutex::new(HashMap::new()),
             gates: Mutex::new(HashMap::new()),
-            run_repositories: repositories_by_registry(registries),
+            run_repositories: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The run will read `references` (a hint for batching): their repositories join those a
+    /// token request may ask for, each once, in first-seen order.
+    pub(super) fn expect(&self, references: &[RegistryRef]) {
+        let mut by = lock(&self.run_repositories);
+        for r in references {
+            let repos = by.entry(r.registry.clone()).or_default();
+            if !repos.contains(&r.repository) {
+                repos.push(r.repository.clone());
+            }
         }
     }
 
@@ -97,34 +109,32 @@ impl Tokens {
     fn gate(&self, registry: &str) -> Arc<tokio::sync::Mutex<()>> {
         Arc::clone(lock(&self.gates).entry(registry.to_string()).or_default())
     }
-}
 
-impl RegistryClient {
     /// The `Authorization` value for a Bearer challenge: a cached token for the request's
     /// repository, or one fetched now (a fresh one when `refresh`: the last was refused).
+    /// `store` tells which other repositories share the request's credentials.
     pub(super) async fn bearer(
         &self,
-        req: &Request<'_>,
-        realm: &str,
-        service: Option<&str>,
-        creds: Option<&Credentials>,
+        link: &Link,
+        store: &AuthStore,
+        ask: &TokenRequest<'_>,
         refresh: bool,
     ) -> Result<String, Failure> {
-        let reference = &req.source.reference;
-        let fp = fingerprint(creds);
-        let actions = req.actions();
+        let reference = &ask.req.access.reference;
+        let fp = fingerprint(ask.creds);
+        let actions = ask.req.actions();
         let key = (
             reference.registry.clone(),
             reference.repository.clone(),
             fp.clone(),
             actions,
         );
-        if !refresh && let Some(t) = self.tokens.valid(&key) {
+        if !refresh && let Some(t) = self.valid(&key) {
             return Ok(t);
         }
-        let gate = self.tokens.gate(&reference.registry);
+        let gate = self.gate(&reference.registry);
         let _turn = gate.lock().await;
-        if !refresh && let Some(t) = self.tokens.valid(&key) {
+        if !refresh && let Some(t) = self.valid(&key) {
             return Ok(t);
         }
         // A refused token is replaced by one for this repository alone: the batch may have
@@ -132,35 +142,30 @@ impl RegistryClient {
         let mut repositories = if refresh {
             vec![reference.repository.clone()]
         } else {
-            self.token_batch(reference, &fp)
+            self.token_batch(store, reference, &fp)
         };
-        let service_request = TokenRequest {
-            req,
-            realm,
-            service,
-            creds,
-        };
-        let token = match self.fetch_token(&service_request, &repositories).await {
+        let token = match fetch_token(link, ask, &repositories).await {
             Err(Failure::Fatal(_)) if repositories.len() > 1 => {
                 // Some token services refuse a request when any scope is denied.
                 repositories = vec![reference.repository.clone()];
-                self.fetch_token(&service_request, &repositories).await?
+                fetch_token(link, ask, &repositories).await?
             }
             other => other?,
         };
-        Ok(self
-            .tokens
-            .keep(&reference.registry, &repositories, (&fp, actions), token))
+        Ok(self.keep(&reference.registry, &repositories, (&fp, actions), token))
     }
 
     /// `reference`'s repository, then up to [`MAX_SCOPES`]` - 1` other repositories of this
     /// run on the same registry that have no valid token yet and use the same credentials.
-    fn token_batch(&self, reference: &RegistryRef, fp: &str) -> Vec<String> {
+    fn token_batch(&self, store: &AuthStore, reference: &RegistryRef, fp: &str) -> Vec<String> {
         let mut batch = vec![reference.repository.clone()];
-        let Some(repos) = self.tokens.run_repositories.get(&reference.registry) else {
+        let Some(repos) = lock(&self.run_repositories)
+            .get(&reference.registry)
+            .cloned()
+        else {
             return batch;
         };
-        for repo in repos {
+        for repo in &repos {
             if batch.len() == MAX_SCOPES {
                 break;
             }
@@ -173,68 +178,68 @@ impl RegistryClient {
                 fp.to_string(),
                 PULL,
             );
-            if self.tokens.valid(&key).is_some() {
+            if self.valid(&key).is_some() {
                 continue;
             }
             let other = RegistryRef {
                 repository: repo.clone(),
                 ..reference.clone()
             };
-            if matches!(self.auth.lookup(&other), Ok(c) if fingerprint(c.as_ref()) == fp) {
+            if matches!(store.lookup(&other), Ok(c) if fingerprint(c.as_ref()) == fp) {
                 batch.push(repo.clone());
             }
         }
         batch
     }
+}
 
-    /// Asks a token service for one token for `repositories`: the request's own first
-    /// (`pull,push` for a write), the others `pull`.
-    async fn fetch_token(
-        &self,
-        ask: &TokenRequest<'_>,
-        repositories: &[String],
-    ) -> Result<Token, Failure> {
-        let actions = std::iter::once(ask.req.actions()).chain(std::iter::repeat(PULL));
-        let scopes: Vec<String> = repositories
-            .iter()
-            .zip(actions)
-            .map(|(r, a)| format!("repository:{r}:{a}"))
-            .collect();
-        let scope = match scopes.len() {
-            0 | 1 => scopes.concat(),
-            n => format!("{} (and {} more)", scopes[0], n - 1),
-        };
-        let url = ask.realm_url()?;
-        let client = self.http.for_url(&url).map_err(Failure::Fatal)?;
-        Stats::count(&self.stats.token_requests);
-        tracing::info!("token for {scope} from {}", ask.realm);
-        let builder = ask.build(&client, url, &scopes)?;
-        let what = format!("{}: token service {}", ask.req.what, ask.realm);
-        let resp = self
-            .within(&what, builder.send())
-            .await?
-            .map_err(|e| transport_failure(&what, e))?;
-        let status = resp.status();
-        let retry_after = retry_after_of(&resp);
-        let body = read_small(resp, self.options.request_timeout).await;
-        if status != StatusCode::OK {
-            let refused = FetchError::unavailable(ask.refusal(status, &body, &scope));
-            return Err(if is_retryable_status(status.as_u16()) {
-                Failure::Retry(refused, retry_after)
-            } else {
-                Failure::Fatal(refused)
-            });
-        }
-        ask.token_of(&body)
+/// Asks a token service for one token for `repositories`: the request's own first
+/// (`pull,push` for a write), the others `pull`.
+async fn fetch_token(
+    link: &Link,
+    ask: &TokenRequest<'_>,
+    repositories: &[String],
+) -> Result<Token, Failure> {
+    let actions = std::iter::once(ask.req.actions()).chain(std::iter::repeat(PULL));
+    let scopes: Vec<String> = repositories
+        .iter()
+        .zip(actions)
+        .map(|(r, a)| format!("repository:{r}:{a}"))
+        .collect();
+    let scope = match scopes.len() {
+        0 | 1 => scopes.concat(),
+        n => format!("{} (and {} more)", scopes[0], n - 1),
+    };
+    let url = ask.realm_url()?;
+    let client = link.http.for_url(&url).map_err(Failure::Fatal)?;
+    Stats::count(&link.stats.token_requests);
+    tracing::info!("token for {scope} from {}", ask.realm);
+    let builder = ask.build(&client, url, &scopes)?;
+    let what = format!("{}: token service {}", ask.req.what, ask.realm);
+    let resp = link
+        .within(&what, builder.send())
+        .await?
+        .map_err(|e| transport_failure(&what, e))?;
+    let status = resp.status();
+    let retry_after = retry_after_of(&resp);
+    let body = read_small(resp, link.options.request_timeout).await;
+    if status != StatusCode::OK {
+        let refused = FetchError::unavailable(ask.refusal(status, &body, &scope));
+        return Err(if is_retryable_status(status.as_u16()) {
+            Failure::Retry(refused, retry_after)
+        } else {
+            Failure::Fatal(refused)
+        });
     }
+    ask.token_of(&body)
 }
 
 /// One question to a token service: for `req`, at `realm`, with these credentials.
-struct TokenRequest<'a> {
-    req: &'a Request<'a>,
-    realm: &'a str,
-    service: Option<&'a str>,
-    creds: Option<&'a Credentials>,
+pub(super) struct TokenRequest<'a> {
+    pub(super) req: &'a Request<'a>,
+    pub(super) realm: &'a str,
+    pub(super) service: Option<&'a str>,
+    pub(super) creds: Option<&'a Credentials>,
 }
 
 impl TokenRequest<'_> {
@@ -359,18 +364,13 @@ impl TokenRequest<'_> {
     }
 }
 
-/// The run's repositories per registry, each once, in first-seen order.
-fn repositories_by_registry(registries: &[RegistryRef]) -> HashMap<String, Vec<String>> {
-    let mut by: HashMap<String, Vec<String>> = HashMap::new();
-    let mut seen = HashSet::new();
-    for r in registries {
-        if seen.insert((&r.registry, &r.repository)) {
-            by.entry(r.registry.clone())
-                .or_default()
-                .push(r.repository.clone());
-        }
-    }
-    by
+/// `Basic base64(user:password)`.
+pub(super) fn basic_header(c: &Credentials) -> String {
+    use base64::Engine as _;
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", c.username, c.password))
+    )
 }
 
 /// Tells credentials apart in the token cache without keeping another copy of the secret.

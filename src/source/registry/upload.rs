@@ -4,15 +4,16 @@
 //! step answered 429/5xx is sent again to the same location; any other fault ends the
 //! attempt, and the next one starts from a new POST.
 
-use reqwest::header::{CONTENT_RANGE, CONTENT_TYPE, HeaderValue, LOCATION};
+use reqwest::header::{HeaderValue, LOCATION};
 use reqwest::{Method, StatusCode, Url};
 use tokio::io::AsyncReadExt;
 
+use super::attempt::origin_is_registry;
 use super::body::{colon, read_small, summarize_error_body};
-use super::request::{Kind, Request, api_host, origin_is_registry, transport_failure};
-use super::retry::{Failure, gave_up, is_retryable_status, retry_after_of};
-use super::token::PULL;
-use super::{RegistrySource, Stats};
+use super::failure::{Failure, gave_up, is_retryable_status, retry_after_of, transport_failure};
+use super::options::Stats;
+use super::request::{Access, Kind, Payload, Request};
+use super::retry::Requests;
 use crate::auth::Credentials;
 use crate::digest::Digest;
 use crate::source::{BlobFile, FetchError};
@@ -20,71 +21,18 @@ use crate::source::{BlobFile, FetchError};
 /// Bytes per PATCH of an upload; each must be sent within the request timeout.
 pub(super) const UPLOAD_CHUNK: usize = 8 * 1024 * 1024;
 
-/// What a write sends: method, headers and body (cheap to clone, so a request answered
-/// with a challenge is sent again).
-#[derive(Clone)]
-pub(super) struct Payload {
-    method: Method,
-    content_type: Option<HeaderValue>,
-    /// `Content-Range: START-END` (inclusive) of an upload chunk.
-    range: Option<String>,
-    body: bytes::Bytes,
+/// Writes to one repository: `access`'s, through `requests`.
+pub(super) struct Writer<'a> {
+    pub(super) requests: &'a Requests,
+    pub(super) access: &'a Access,
 }
 
-impl Payload {
-    /// A write of `method` without a body.
-    pub(super) fn empty(method: Method) -> Payload {
-        Payload {
-            method,
-            content_type: None,
-            range: None,
-            body: bytes::Bytes::new(),
-        }
-    }
-
-    /// A write of `body` with this `Content-Type`.
-    pub(super) fn with_body(
-        method: Method,
-        content_type: HeaderValue,
-        body: bytes::Bytes,
-    ) -> Payload {
-        Payload {
-            method,
-            content_type: Some(content_type),
-            range: None,
-            body,
-        }
-    }
-
-    /// The HTTP request for `url`.
-    pub(super) fn build(&self, client: &reqwest::Client, url: &Url) -> reqwest::RequestBuilder {
-        let mut builder = client.request(self.method.clone(), url.clone());
-        if let Some(ct) = &self.content_type {
-            builder = builder.header(CONTENT_TYPE, ct.clone());
-        }
-        if let Some(range) = &self.range {
-            builder = builder.header(CONTENT_RANGE, range.as_str());
-        }
-        builder.body(self.body.clone())
-    }
-}
-
-impl Request<'_> {
-    /// The token actions this request needs: `pull,push` for a write, else `pull`.
-    pub(super) fn actions(&self) -> &'static str {
-        if self.payload.is_some() {
-            "pull,push"
-        } else {
-            PULL
-        }
-    }
-}
-
-impl RegistrySource {
+impl Writer<'_> {
     /// `scheme://host/v2/<repo>/<rest>` of this repository.
-    pub(super) fn api_url(&self, rest: &str) -> Result<Url, FetchError> {
-        let r = &self.reference;
-        let base = self.client.base_url(api_host(&r.registry));
+    /// The registry's scheme is learned (probed) first, on its first use.
+    pub(super) async fn api_url(&self, rest: &str) -> Result<Url, FetchError> {
+        let r = &self.access.reference;
+        let base = self.requests.sender.base_url(r).await;
         let url = format!("{base}/v2/{}/{rest}", r.repository);
         Url::parse(&url).map_err(|e| FetchError::bad_input_by(format!("{url}: bad URL"), e))
     }
@@ -100,8 +48,9 @@ impl RegistrySource {
         if resp.status().is_success() {
             return Ok(resp);
         }
-        let creds = self.credentials().ok().flatten();
-        Err(write_refusal(what, resp, self.client.options.request_timeout, creds).await)
+        let creds = self.access.credentials().ok().flatten();
+        let timeout = self.requests.link().options.request_timeout;
+        Err(write_refusal(what, resp, timeout, creds).await)
     }
 
     /// Sends one write of an upload session and returns its 2xx answer. A registry that
@@ -121,11 +70,12 @@ impl RegistrySource {
             if status.is_success() {
                 return Ok(resp);
             }
-            let timeout = self.client.options.request_timeout;
-            match write_refusal(what, resp, timeout, self.credentials().ok().flatten()).await {
+            let timeout = self.requests.link().options.request_timeout;
+            let creds = self.access.credentials().ok().flatten();
+            match write_refusal(what, resp, timeout, creds).await {
                 Failure::Retry(e, after) if is_retryable_status(status.as_u16()) => {
                     attempts += 1;
-                    if !self.client.before_retry(attempts, after, &e).await {
+                    if !self.requests.before_retry(attempts, after, &e).await {
                         return Err(Failure::Fatal(gave_up(e, attempts)));
                     }
                 }
@@ -143,19 +93,21 @@ impl RegistrySource {
         payload: Payload,
         what: &str,
     ) -> Result<reqwest::Response, Failure> {
-        let client = &self.client;
-        Stats::count(&client.stats.write_requests);
-        Stats::add(&client.stats.bytes_sent, payload.body.len() as u64);
-        let resp = if origin_is_registry(url, &self.reference) {
+        let sender = &self.requests.sender;
+        let link = &sender.link;
+        Stats::count(&link.stats.write_requests);
+        Stats::add(&link.stats.bytes_sent, payload.body.len() as u64);
+        let resp = if origin_is_registry(url, &self.access.reference) {
             let req = Request {
                 payload: Some(payload),
-                ..self.request(Kind::Blob, String::new(), None, 0, what.to_string())
+                ..self
+                    .access
+                    .request(Kind::Blob, String::new(), None, 0, what.to_string())
             };
-            client.send_authenticated(&req, url).await?
+            sender.send_authenticated(&req, url).await?
         } else {
-            let http = client.http.for_url(url).map_err(Failure::Fatal)?;
-            client
-                .within(what, payload.build(&http, url).send())
+            let http = link.http.for_url(url).map_err(Failure::Fatal)?;
+            link.within(what, payload.build(&http, url).send())
                 .await?
                 .map_err(|e| transport_failure(what, e))?
         };
@@ -172,7 +124,10 @@ impl RegistrySource {
         blob: &BlobFile,
         what: &str,
     ) -> Result<(), Failure> {
-        let start = self.api_url("blobs/uploads/").map_err(Failure::Fatal)?;
+        let start = self
+            .api_url("blobs/uploads/")
+            .await
+            .map_err(Failure::Fatal)?;
         let resp = self
             .upload_step(&start, &Payload::empty(Method::POST), what)
             .await?;

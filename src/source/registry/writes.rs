@@ -1,15 +1,17 @@
-//! Registry writes for [`crate::push`], through the same client as reads (docs/decisions.md
+//! Registry writes for [`crate::assemble`], through the same client as reads (docs/decisions.md
 //! says why not oci-client): a cross-repository mount, a blob upload, a manifest PUT. Each
 //! is retried like a read (backoff, `Retry-After`, the request timeout, the deadline),
 //! authenticated like a read (a failing credential helper fails the write the same way;
 //! tokens ask for `pull,push`), told as `tracing` events and counted in [`super::Stats`].
+//! The writes themselves are [`RegistrySource`] methods, on top of the stack.
 
 use reqwest::Method;
 use reqwest::header::HeaderValue;
 use reqwest::{StatusCode, Url};
 
-use super::RegistrySource;
-use super::upload::{Payload, check_stored_digest};
+use super::client::RegistrySource;
+use super::request::Payload;
+use super::upload::check_stored_digest;
 use crate::digest::Digest;
 use crate::reference::RegistryRef;
 use crate::source::{BlobFile, FetchError};
@@ -24,14 +26,15 @@ impl RegistrySource {
         from: &RegistryRef,
     ) -> Result<bool, FetchError> {
         let what = format!("mount blob {digest} from {}", from.repository);
-        let mut url = self.api_url("blobs/uploads/")?;
+        let writer = self.writer();
+        let mut url = writer.api_url("blobs/uploads/").await?;
         url.query_pairs_mut()
             .append_pair("mount", &digest.to_string())
             .append_pair("from", &from.repository);
-        let mounted = self
-            .client
+        let mounted = writer
+            .requests
             .retrying(&what, || async {
-                let resp = self
+                let resp = writer
                     .send_write(&url, Payload::empty(Method::POST), &what)
                     .await?;
                 Ok(resp.status() == StatusCode::CREATED)
@@ -40,7 +43,7 @@ impl RegistrySource {
         if mounted {
             tracing::info!(
                 "{}: mounted blob {digest} from {}",
-                self.reference,
+                self.reference(),
                 from.repository
             );
         }
@@ -51,10 +54,12 @@ impl RegistrySource {
     /// starts a new upload session and sends the whole file again; the registry checks the
     /// digest when the upload is committed.
     pub async fn upload_blob(&self, digest: &Digest, blob: &BlobFile) -> Result<(), FetchError> {
-        let what = format!("{}: upload blob {digest}", self.reference);
+        let what = format!("{}: upload blob {digest}", self.reference());
         tracing::info!("{what} ({} bytes)", blob.size);
-        self.client
-            .retrying(&what, || self.upload_attempt(digest, blob, &what))
+        let writer = self.writer();
+        writer
+            .requests
+            .retrying(&what, || writer.upload_attempt(digest, blob, &what))
             .await
     }
 
@@ -67,18 +72,23 @@ impl RegistrySource {
         bytes: &[u8],
         media_type: &HeaderValue,
     ) -> Result<(), FetchError> {
+        let reference = self.reference();
         let what = format!(
             "{}/{}: put manifest {reference_part}",
-            self.reference.registry, self.reference.repository
+            reference.registry, reference.repository
         );
-        let url: Url = self.api_url(&format!("manifests/{reference_part}"))?;
+        let writer = self.writer();
+        let url: Url = writer
+            .api_url(&format!("manifests/{reference_part}"))
+            .await?;
         let digest = Digest::sha256(bytes);
         let body = bytes::Bytes::copy_from_slice(bytes);
         tracing::info!("{what} ({} bytes, {digest})", bytes.len());
-        self.client
+        writer
+            .requests
             .retrying(&what, || async {
                 let payload = Payload::with_body(Method::PUT, media_type.clone(), body.clone());
-                let resp = self.send_write(&url, payload, &what).await?;
+                let resp = writer.send_write(&url, payload, &what).await?;
                 check_stored_digest(&resp, &digest, Some(bytes))
             })
             .await
