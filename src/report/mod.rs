@@ -85,7 +85,7 @@ fn short(d: &str) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::engine::{Finding, HostResult, Verdict};
+    use crate::engine::{Finding, HostResult, HostStatus, Verdict};
 
     /// A report with one host row and one finding per severity.
     pub(crate) fn report(verdict: Verdict, severities: &[Severity]) -> ImageReport {
@@ -111,7 +111,7 @@ pub(crate) mod tests {
                 isolation: None,
                 selected: None,
                 os_version: None,
-                status: "no-match".into(),
+                status: HostStatus::Fails(crate::engine::Rule::NoMatch),
                 nodes: vec![],
             }],
         }
