@@ -9,7 +9,7 @@
 //! - `profile.rs`: [`RuntimeProfile`] and the profile table, one row per profile (its name,
 //!   containerd releases, LTSC builds and rule switches);
 //! - `windows.rs`: [`WindowsVersion`] and the Windows builds known by name;
-//! - this file: [`Platform`], the matcher ([`matches`], [`preference`]) and the selection
+//! - this file: [`Platform`], the matcher ([`matches()`], [`preference`]) and the selection
 //!   ([`select`]). Neither file below imports it.
 //!
 //! Microsoft's compatibility matrix ("Windows container version compatibility") is what the
@@ -262,8 +262,8 @@ fn crio_wanted(host: &Platform) -> Vec<(String, String, String)> {
 ///
 /// containerd: Windows hosts compare os/architecture/variant after normalisation, then
 /// `os.features` and the version window (rank 0); Linux hosts accept the platforms of
-/// [`containerd_vector`], ranked by position (`Ordered`). CRI-O: the position in
-/// [`crio_wanted`], strings compared exactly (`MatchesPlatform`), `os.version` ignored.
+/// `containerd_vector`, ranked by position (`Ordered`). CRI-O: the position in
+/// `crio_wanted`, strings compared exactly (`MatchesPlatform`), `os.version` ignored.
 pub fn preference(profile: RuntimeProfile, host: &Platform, entry: &Platform) -> Option<usize> {
     if profile == RuntimeProfile::CriO {
         let variant = entry.variant.as_deref().unwrap_or("");

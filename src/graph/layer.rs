@@ -2,10 +2,10 @@
 //! layout (`Files/`, `Hives/`, `UtilityVM/`; see `docs/images.md`, "Windows layer format")?
 //!
 //! A layer is read as a stream in bounded memory: gzip (every member) and zstd (every frame)
-//! are decoded on the fly and only tar headers are kept ([`entries`]); names are normalised
+//! are decoded on the fly and only tar headers are kept (`entries.rs`); names are normalised
 //! as an extractor resolves them before the layout check; the decompressed size is capped
 //! relative to the compressed size (decompression bombs) and the work ends at the run's
-//! deadline ([`read`]). [`fetch`] feeds a source's blob stream in and checks its digest.
+//! deadline (`read.rs`). [`fetch`] feeds a source's blob stream in and checks its digest.
 //! [`find_file`] reads one file out of a layer the same way (`--from-release`).
 //!
 //! This file only declares and re-exports: the files below import each other, never it.

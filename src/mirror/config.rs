@@ -14,8 +14,8 @@
 //!   first entry of a prefix wins (containers/image `sysregistriesv2`).
 //!
 //! Registries files are applied first, then the mirror sets, whatever the order of the flags.
-//! Each input format is read in its own file ([`sets`], [`registries_conf`]) into the entries
-//! of [`model`]; scopes are checked by [`validate_scope`]; [`file`] reads a file within its
+//! Each input format is read in its own file (`sets.rs`, `registries_conf.rs`) into the entries
+//! of `model.rs`; scopes are checked by [`validate_scope`]; `file.rs` reads a file within its
 //! limits and says what is wrong with one. This file merges the entries into a
 //! [`MirrorConfig`]; the files below never import it.
 

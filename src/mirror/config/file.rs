@@ -41,10 +41,10 @@ pub enum ConfigProblem {
     /// The file, or its drop-in directory, cannot be read.
     #[error("cannot be read")]
     Read(#[source] Arc<std::io::Error>),
-    /// The file is larger than [`MAX_CONFIG_FILE_BYTES`].
+    /// The file is larger than `MAX_CONFIG_FILE_BYTES` (16 MiB).
     #[error("larger than {0} bytes")]
     TooLarge(u64),
-    /// The drop-in directory holds more than [`MAX_DROP_INS`] entries.
+    /// The drop-in directory holds more than `MAX_DROP_INS` (1000) entries.
     #[error("more than {0} entries")]
     TooManyDropIns(usize),
     /// A YAML document does not parse.
@@ -100,7 +100,7 @@ pub(super) const MAX_CONFIG_FILE_BYTES: u64 = 16 * 1024 * 1024;
 /// Most entries read from one `.d` drop-in directory.
 pub(super) const MAX_DROP_INS: usize = 1000;
 
-/// The text of a configuration file, refused past [`MAX_CONFIG_FILE_BYTES`].
+/// The text of a configuration file, refused past `MAX_CONFIG_FILE_BYTES` (16 MiB).
 pub(super) fn read(path: &Path) -> Result<String, ConfigError> {
     let unreadable = |e| error(path, None, ConfigProblem::Read(Arc::new(e)));
     let meta = std::fs::metadata(path).map_err(unreadable)?;
