@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::assemble::ChildSpec;
+use crate::assemble::{Request, push_list};
 use crate::build::error::StepError;
 use crate::digest::Digest;
 use crate::policy::Policy;
-use crate::assemble::{Request, push_list};
 use crate::reference::{ImageRef, RegistryRef};
 use crate::session::Session;
 

@@ -6,13 +6,13 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::assemble::Failure;
 use crate::auth::AuthError;
 use crate::build::base::BaseError;
 use crate::build::jobs::JobsError;
 use crate::build::plan::PlanError;
 use crate::build::stage_image::StageError;
 use crate::error::{Blame, Fault};
-use crate::assemble::Failure;
 use crate::reference::ReferenceError;
 
 /// Why `imgcheck build` stopped before it had results for every image.

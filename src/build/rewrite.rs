@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use crate::assemble::push_image;
 use crate::build::stage_image::{
     StageError, config_digest, fetch_error, now, read_json, same_layer_count, unusable,
 };
@@ -18,7 +19,6 @@ use crate::build::windows_layer::{LayerError, LayerTimes, Rewritten, rewrite};
 use crate::digest::Digest;
 use crate::graph::MAX_LAYER_BYTES;
 use crate::manifest::OCI_MANIFEST;
-use crate::assemble::push_image;
 use crate::reference::{LayoutRef, RegistryRef};
 use crate::session::Session;
 use crate::source::layout::LayoutWriter;

@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::assemble::{Failure, ReadFailure};
 use crate::build::compose::config::ConfigError;
 use crate::build::windows_layer::LayerError;
 use crate::digest::Digest;
 use crate::manifest::{MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES};
-use crate::assemble::{Failure, ReadFailure};
 use crate::source::layout::LayoutWriteError;
 use crate::source::{FetchError, Source};
 

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use crate::assemble::push_image;
 use crate::build::error::RunError;
 use crate::build::jobs::{ComposeJob, Job};
 use crate::build::stage_image::{
@@ -25,7 +26,6 @@ use crate::build::windows_layer::{LayerError, LayerTimes, LayerWriter, Rewritten
 use crate::digest::Digest;
 use crate::graph::MAX_LAYER_BYTES;
 use crate::manifest::OCI_MANIFEST;
-use crate::assemble::push_image;
 use crate::reference::{LayoutRef, RegistryRef};
 use crate::session::Session;
 use crate::source::BlobFile;

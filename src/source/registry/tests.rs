@@ -10,8 +10,8 @@ use tokio::net::TcpListener;
 
 use super::{ClientOptions, RegistryClient};
 use crate::auth::AuthStore;
-use crate::reference::ImageRef;
 use crate::error::one_line;
+use crate::reference::ImageRef;
 use crate::source::{FetchError, Source};
 
 /// What the listener answers a manifest GET with: a whole HTTP response, or nothing ever.
