@@ -6,6 +6,12 @@
 //! take the first. The rules changed between containerd releases, so they are parameterised
 //! by a [`RuntimeProfile`]. `docs/matching.md` gives the rules per release and their sources.
 //!
+//! - `profile.rs`: [`RuntimeProfile`] and the profile table, one row per profile (its name,
+//!   containerd releases, LTSC builds and rule switches);
+//! - `windows.rs`: [`WindowsVersion`] and the Windows builds known by name;
+//! - this file: [`Platform`], the matcher ([`matches()`], [`preference`]) and the selection
+//!   ([`select`]). Neither file below imports it.
+//!
 //! Microsoft's compatibility matrix ("Windows container version compatibility") is what the
 //! window encodes: process-isolated containers need the host's build below Windows Server 2022;
 //! from WS2022 on, a host runs images from the newest LTSC release it is newer than, up to
@@ -13,16 +19,14 @@
 
 use std::cmp::Ordering;
 use std::fmt;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// Windows Server 2022 (ltsc2022), the first build with a compatibility window.
-pub const BUILD_WS2022: u16 = 20348;
-/// Windows Server 2025 (ltsc2025).
-pub const BUILD_WS2025: u16 = 26100;
-/// LTSC builds that open a compatibility window, ascending.
-const LTSC_BUILDS: [u16; 2] = [BUILD_WS2022, BUILD_WS2025];
+mod profile;
+mod windows;
+
+pub use profile::{ContainerdVersion, RuntimeProfile};
+pub use windows::{BUILD_WS2022, BUILD_WS2025, WindowsVersion, build_name, named_build};
 
 /// A platform as written in an index descriptor or an image config.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -184,296 +188,6 @@ fn normalize_arch(arch: &str, variant: &str) -> (String, String) {
     (a.to_string(), v.to_string())
 }
 
-/// A Windows version as containerd parses it: `major.minor.build`, revision kept for ordering.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub struct WindowsVersion {
-    /// Major version (10 for every current Windows).
-    pub major: u8,
-    /// Minor version (0).
-    pub minor: u8,
-    /// Build number, the part that decides compatibility.
-    pub build: u16,
-    /// Update build revision (UBR); ignored by matching, used by containerd 1.6 ordering.
-    pub revision: u32,
-}
-
-impl WindowsVersion {
-    /// Parses like containerd's `getWindowsOSVersion`: at least three dot-separated fields;
-    /// major and minor must fit in 8 bits and build in 16 bits, otherwise `None` (which a
-    /// matcher treats as version 0.0.0). A fourth field is the revision; anything after it is
-    /// ignored.
-    pub fn parse(s: &str) -> Option<WindowsVersion> {
-        let mut fields = s.split('.');
-        let major = fields.next()?.parse::<u8>().ok()?;
-        let minor = fields.next()?.parse::<u8>().ok()?;
-        let build = fields.next()?.parse::<u16>().ok()?;
-        let revision = fields
-            .next()
-            .and_then(|r| r.parse::<u32>().ok())
-            .unwrap_or(0);
-        if !s
-            .split('.')
-            .take(3)
-            .all(|f| f.bytes().all(|b| b.is_ascii_digit()))
-        {
-            return None;
-        }
-        Some(WindowsVersion {
-            major,
-            minor,
-            build,
-            revision,
-        })
-    }
-
-    /// Is `s` exactly `MAJOR.MINOR.BUILD` or `MAJOR.MINOR.BUILD.REVISION`, digits only, each
-    /// field within range? Stricter than [`WindowsVersion::parse`], which (like containerd)
-    /// ignores what follows the build.
-    pub fn is_well_formed(s: &str) -> bool {
-        let fields: Vec<&str> = s.split('.').collect();
-        (3..=4).contains(&fields.len())
-            && fields
-                .iter()
-                .all(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
-            && fields.get(3).is_none_or(|r| r.parse::<u32>().is_ok())
-            && WindowsVersion::parse(s).is_some()
-    }
-
-    /// The version 0.0.0 an unparsable string becomes.
-    pub const ZERO: WindowsVersion = WindowsVersion {
-        major: 0,
-        minor: 0,
-        build: 0,
-        revision: 0,
-    };
-
-    /// A host version `10.0.<build>` (hosts report no revision).
-    pub fn host(build: u16) -> WindowsVersion {
-        WindowsVersion {
-            major: 10,
-            minor: 0,
-            build,
-            revision: 0,
-        }
-    }
-}
-
-impl fmt::Display for WindowsVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}.{}", self.major, self.minor, self.build)
-    }
-}
-
-/// The marketing name of a Windows build, if it is one we know.
-pub fn build_name(build: u16) -> Option<&'static str> {
-    Some(match build {
-        17763 => "Windows Server 2019 (ltsc2019, 1809)",
-        18362 => "Windows Server 1903 (SAC, out of support)",
-        18363 => "Windows Server 1909 (SAC, out of support)",
-        19041 => "Windows Server 2004 (SAC, out of support)",
-        19042 => "Windows Server 20H2 (SAC, out of support)",
-        20348 => "Windows Server 2022 (ltsc2022)",
-        22000 => "Windows 11 21H2",
-        22621 => "Windows 11 22H2",
-        22631 => "Windows 11 23H2",
-        25398 => "Windows Server 23H2 (annual channel)",
-        26100 => "Windows Server 2025 (ltsc2025) / Windows 11 24H2",
-        26200 => "Windows 11 25H2",
-        _ => return None,
-    })
-}
-
-/// The build a release name stands for (`ltsc2022`, `1809`, …, case-insensitive), as
-/// `--platform windows/amd64:ltsc2022` accepts it. Names that mean two builds (`21H2`,
-/// `23H2`: a Windows 11 and a Windows Server release) are not accepted.
-pub fn named_build(name: &str) -> Option<u16> {
-    Some(match name.to_ascii_lowercase().as_str() {
-        "ltsc2019" | "1809" | "rs5" => 17763,
-        "1903" => 18362,
-        "1909" => 18363,
-        "2004" => 19041,
-        "20h2" => 19042,
-        "ltsc2022" => BUILD_WS2022,
-        "ltsc2025" | "24h2" => BUILD_WS2025,
-        "25h2" => 26200,
-        _ => return None,
-    })
-}
-
-/// Which runtime's matcher to emulate (see `docs/matching.md`): a containerd generation, or
-/// CRI-O (containers/image), which runs Linux nodes only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum RuntimeProfile {
-    /// containerd 1.6.23 – 1.6.39.
-    Containerd16,
-    /// containerd 1.7.x.
-    Containerd17,
-    /// containerd 2.0.x, 2.1.0 – 2.1.5 (containerd/platforms rc.1).
-    Containerd20,
-    /// containerd 2.1.6 – 2.2.x (containerd/platforms rc.2).
-    Containerd22,
-    /// containerd 2.3.x (containerd/platforms rc.4), the newest release.
-    Containerd23,
-    /// containerd main, unreleased (containerd/platforms rc.5).
-    ContainerdNext,
-    /// CRI-O, which pulls through containers/image (`ChooseInstanceByCompression`); Linux
-    /// nodes only (OpenShift's Linux runtime).
-    CriO,
-}
-
-impl RuntimeProfile {
-    /// Every profile: the containerd generations oldest first, then CRI-O.
-    pub const ALL: [RuntimeProfile; 7] = [
-        RuntimeProfile::Containerd16,
-        RuntimeProfile::Containerd17,
-        RuntimeProfile::Containerd20,
-        RuntimeProfile::Containerd22,
-        RuntimeProfile::Containerd23,
-        RuntimeProfile::ContainerdNext,
-        RuntimeProfile::CriO,
-    ];
-
-    /// The containerd generations, oldest first: the profiles that run Windows nodes.
-    pub const CONTAINERD: [RuntimeProfile; 6] = [
-        RuntimeProfile::Containerd16,
-        RuntimeProfile::Containerd17,
-        RuntimeProfile::Containerd20,
-        RuntimeProfile::Containerd22,
-        RuntimeProfile::Containerd23,
-        RuntimeProfile::ContainerdNext,
-    ];
-
-    /// The default: the newest released containerd.
-    pub const DEFAULT: RuntimeProfile = RuntimeProfile::Containerd23;
-
-    /// The profile's name as users type it.
-    pub fn name(self) -> &'static str {
-        match self {
-            RuntimeProfile::Containerd16 => "containerd-1.6",
-            RuntimeProfile::Containerd17 => "containerd-1.7",
-            RuntimeProfile::Containerd20 => "containerd-2.0",
-            RuntimeProfile::Containerd22 => "containerd-2.2",
-            RuntimeProfile::Containerd23 => "containerd-2.3",
-            RuntimeProfile::ContainerdNext => "containerd-next",
-            RuntimeProfile::CriO => "cri-o",
-        }
-    }
-
-    /// Whether the runtime runs Windows nodes (every containerd generation; not CRI-O).
-    pub fn runs_windows(self) -> bool {
-        self != RuntimeProfile::CriO
-    }
-
-    /// Whether a platform-less entry's config is checked with the full matcher (containerd
-    /// 2.0 and later, `ConfigPlatform` in `core/images/image.go` `Manifest`) rather than by
-    /// OS and architecture only (1.6.x, 1.7.x `images/image.go` `Manifest`).
-    fn full_config_check(self) -> bool {
-        !matches!(
-            self,
-            RuntimeProfile::Containerd16 | RuntimeProfile::Containerd17
-        )
-    }
-
-    /// The lowest container build a Windows host at or above WS2022 accepts.
-    fn floor(self, host_build: u16) -> u16 {
-        match self {
-            // LTSC list [20348] only: every host from 20348 on has floor 20348.
-            RuntimeProfile::Containerd16
-            | RuntimeProfile::Containerd17
-            | RuntimeProfile::Containerd20
-            | RuntimeProfile::CriO => BUILD_WS2022,
-            // The newest LTSC the host is strictly newer than.
-            RuntimeProfile::Containerd22 | RuntimeProfile::Containerd23 => LTSC_BUILDS
-                .iter()
-                .rev()
-                .find(|&&ltsc| host_build > ltsc)
-                .copied()
-                .unwrap_or(BUILD_WS2022),
-            // The newest LTSC at or below the host, then one LTSC further back.
-            RuntimeProfile::ContainerdNext => {
-                let newest = LTSC_BUILDS
-                    .iter()
-                    .rposition(|&ltsc| ltsc <= host_build)
-                    .unwrap_or(0);
-                LTSC_BUILDS[newest.saturating_sub(1)]
-            }
-        }
-    }
-
-    /// `checkWindowsHostAndContainerCompat`: can a host of this version run a container
-    /// image of that version (process isolation)?
-    pub fn compatible(self, host: WindowsVersion, ctr: WindowsVersion) -> bool {
-        if host.major != ctr.major || host.minor != ctr.minor {
-            return false;
-        }
-        if host.build < BUILD_WS2022 {
-            return host.build == ctr.build;
-        }
-        self.floor(host.build) <= ctr.build && ctr.build <= host.build
-    }
-
-    /// Whether the profile checks `os.features` (2.3 and later).
-    pub fn checks_features(self) -> bool {
-        matches!(
-            self,
-            RuntimeProfile::Containerd23 | RuntimeProfile::ContainerdNext
-        )
-    }
-
-    /// Orders two matching Windows entries: `Less` means `a` is preferred.
-    fn prefer(self, a: &Platform, b: &Platform) -> Ordering {
-        match self {
-            RuntimeProfile::Containerd16 => {
-                let rev = |p: &Platform| p.windows_version().map_or(0, |v| v.revision);
-                rev(b).cmp(&rev(a))
-            }
-            RuntimeProfile::Containerd17 | RuntimeProfile::Containerd20 | RuntimeProfile::CriO => {
-                Ordering::Equal
-            }
-            _ => {
-                let v = |p: &Platform| p.os_version.clone().unwrap_or_default();
-                v(b).cmp(&v(a))
-            }
-        }
-    }
-}
-
-impl FromStr for RuntimeProfile {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        RuntimeProfile::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<_> = RuntimeProfile::ALL.iter().map(|p| p.name()).collect();
-                format!(
-                    "unknown runtime profile '{s}' (known: {})",
-                    names.join(", ")
-                )
-            })
-    }
-}
-
-impl fmt::Display for RuntimeProfile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl Serialize for RuntimeProfile {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
-impl<'de> Deserialize<'de> for RuntimeProfile {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
-
 /// containerd's `platformVector` (containerd/platforms `compare.go`, used by `Only`): the
 /// normalised `(architecture, variant)` pairs a Linux host of `arch`/`variant` accepts, best
 /// first. amd64 also takes its lower levels and `386`; arm takes older variants down to v5;
@@ -548,8 +262,8 @@ fn crio_wanted(host: &Platform) -> Vec<(String, String, String)> {
 ///
 /// containerd: Windows hosts compare os/architecture/variant after normalisation, then
 /// `os.features` and the version window (rank 0); Linux hosts accept the platforms of
-/// [`containerd_vector`], ranked by position (`Ordered`). CRI-O: the position in
-/// [`crio_wanted`], strings compared exactly (`MatchesPlatform`), `os.version` ignored.
+/// `containerd_vector`, ranked by position (`Ordered`). CRI-O: the position in
+/// `crio_wanted`, strings compared exactly (`MatchesPlatform`), `os.version` ignored.
 pub fn preference(profile: RuntimeProfile, host: &Platform, entry: &Platform) -> Option<usize> {
     if profile == RuntimeProfile::CriO {
         let variant = entry.variant.as_deref().unwrap_or("");
@@ -733,7 +447,9 @@ fn ranked(
     ranked.sort_by(|(ia, ra, na), (ib, rb, nb)| {
         let (a, b) = (&candidates[*ia], &candidates[*ib]);
         ra.cmp(rb).then_with(|| match (&a.platform, &b.platform) {
-            (Some(pa), Some(pb)) if *ra == Rank::Match && windows => profile.prefer(pa, pb),
+            (Some(pa), Some(pb)) if *ra == Rank::Match && windows => {
+                profile.prefer(pa.os_version.as_deref(), pb.os_version.as_deref())
+            }
             _ if *ra != Rank::Match && !crio => Ordering::Equal,
             _ => na.cmp(nb).then_with(|| {
                 // containers/image `isPreferredOver`: zstd wins in an OCI index.

@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use imgcheck::engine::{ImageReport, Origin, Rule, Verdict, judge};
+use imgcheck::engine::{HostStatus, ImageReport, Origin, Rule, Verdict, judge};
 use imgcheck::graph::{Content, Graph, Problem, WalkOptions, walk};
 use imgcheck::policy::{Isolation, Policy};
 use imgcheck::reference::{ImageRef, LayoutRef};
@@ -230,8 +230,8 @@ fn failing_hosts(report: &ImageReport) -> BTreeSet<(&str, &str)> {
     report
         .hosts
         .iter()
-        .filter(|h| h.status != "ok")
-        .map(|h| (h.platform.as_str(), h.status.as_str()))
+        .filter(|h| h.status != HostStatus::Ok)
+        .map(|h| (h.platform.as_str(), h.status.id()))
         .collect()
 }
 

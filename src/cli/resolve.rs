@@ -28,7 +28,7 @@ pub struct ResolveArgs {
     #[arg(long, value_name = "FILE")]
     nodes: Option<String>,
     /// containerd generation to emulate (with --nodes: each node's own runtime).
-    #[arg(long, default_value = "containerd-2.3", conflicts_with = "nodes")]
+    #[arg(long, default_value_t = RuntimeProfile::DEFAULT, conflicts_with = "nodes")]
     runtime: RuntimeProfile,
     /// Output format.
     #[arg(long, value_enum, default_value_t = SimpleFormat::Text)]

@@ -251,14 +251,15 @@ fn windows_build(s: &str) -> Option<u16> {
 }
 
 /// The runtime profile of a `containerRuntimeVersion` (`containerd://1.7.27`, `cri-o://1.31.6`),
-/// with a note when no profile covers the version; `Err` says why it is unusable.
+/// with a note when no profile covers the version; `Err` says why it is unusable. Which
+/// containerd releases a profile covers, and the nearest for the others, is the profile
+/// table's ([`RuntimeProfile::of_containerd`]).
 pub fn runtime_profile(version: &str) -> Result<(RuntimeProfile, Option<String>), String> {
-    use RuntimeProfile::*;
     let Some((scheme, rest)) = version.split_once("://") else {
         return Err("is not RUNTIME://VERSION".to_string());
     };
     match scheme {
-        "cri-o" => return Ok((CriO, None)),
+        "cri-o" => return Ok((RuntimeProfile::CriO, None)),
         "containerd" => {}
         other => {
             return Err(format!(
@@ -276,27 +277,14 @@ pub fn runtime_profile(version: &str) -> Result<(RuntimeProfile, Option<String>)
     let [major, minor, patch] = nums[..] else {
         return Err("has no version MAJOR.MINOR.PATCH".to_string());
     };
-    let covered = match (major, minor) {
-        (1, 6) if (23..=39).contains(&patch) => Some(Containerd16),
-        (1, 7) => Some(Containerd17),
-        (2, 0) => Some(Containerd20),
-        (2, 1) if patch <= 5 => Some(Containerd20),
-        (2, 1) | (2, 2) => Some(Containerd22),
-        (2, 3) => Some(Containerd23),
-        _ => None,
-    };
-    if let Some(p) = covered {
-        return Ok((p, None));
+    let (profile, covered) = RuntimeProfile::of_containerd((major, minor, patch));
+    if covered {
+        return Ok((profile, None));
     }
-    let nearest = if (major, minor) < (1, 7) {
-        Containerd16
-    } else {
-        ContainerdNext
-    };
     let note = format!(
-        "containerd {core}: no runtime profile covers this version; judged as {nearest}, the nearest"
+        "containerd {core}: no runtime profile covers this version; judged as {profile}, the nearest"
     );
-    Ok((nearest, Some(note)))
+    Ok((profile, Some(note)))
 }
 
 crate::error::input_errors!(NodesError);

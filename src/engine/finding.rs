@@ -5,22 +5,11 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::Rule;
+use super::rules::Rule;
+use super::severity::Severity;
 use crate::digest::Digest;
 use crate::platform::RuntimeProfile;
 use crate::policy::Isolation;
-
-/// A finding's severity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// The image fails the policy.
-    Error,
-    /// Worth fixing, does not fail the image.
-    Warning,
-    /// For information.
-    Info,
-}
 
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -109,12 +98,55 @@ pub struct HostResult {
     pub selected: Option<String>,
     /// os.version of the selected image's config.
     pub os_version: Option<String>,
-    /// `ok`, or the rule id of the problem.
-    pub status: String,
+    /// `ok`, or the rule of the problem (serialised as its id).
+    pub status: HostStatus,
     /// The nodes the host stands for, by name (hosts read from a cluster with `--nodes`;
     /// absent from JSON for a policy's hosts).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<String>,
+}
+
+/// What one host gets under one runtime profile: an image it can run, or the rule that says
+/// what goes wrong. Serialised and displayed as `ok` or the rule's id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostStatus {
+    /// The host pulls an image it can run.
+    Ok,
+    /// The host gets no image (`no-match`), one it cannot run (`wrong-build-selected`), or one
+    /// that cannot be pulled (`child-missing`, `digest-mismatch`, `fetch-error`,
+    /// `bad-manifest`).
+    Fails(Rule),
+}
+
+impl HostStatus {
+    /// `ok`, or the rule's id.
+    pub fn id(self) -> &'static str {
+        match self {
+            HostStatus::Ok => "ok",
+            HostStatus::Fails(rule) => rule.id(),
+        }
+    }
+}
+
+impl From<Option<Rule>> for HostStatus {
+    /// No rule broken is `ok`.
+    fn from(rule: Option<Rule>) -> HostStatus {
+        rule.map_or(HostStatus::Ok, HostStatus::Fails)
+    }
+}
+
+impl fmt::Display for HostStatus {
+    /// The id, padded like a `str` when a width is given.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.id())
+    }
+}
+
+/// A host status serialises as its id (`"status": "ok"`, `"status": "no-match"`).
+impl Serialize for HostStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.id())
+    }
 }
 
 /// Where a run found an image it judged, other than the command line and reference lists.
@@ -285,6 +317,17 @@ mod tests {
         );
         let bare = serde_json::to_string(&Finding::new(Rule::Attestation, "m".into(), None));
         assert!(!bare.unwrap().contains("digest"));
+    }
+
+    #[test]
+    fn host_status_is_ok_or_the_rule_id() {
+        assert_eq!(HostStatus::from(None), HostStatus::Ok);
+        let no_match = HostStatus::from(Some(Rule::NoMatch));
+        assert_eq!(no_match, HostStatus::Fails(Rule::NoMatch));
+        assert_eq!(serde_json::to_value(HostStatus::Ok).unwrap(), "ok");
+        assert_eq!(serde_json::to_value(no_match).unwrap(), "no-match");
+        assert_eq!(format!("[{:<9}]", no_match), "[no-match ]");
+        assert_eq!(HostStatus::Ok.to_string(), "ok");
     }
 
     #[test]

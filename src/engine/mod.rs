@@ -2,20 +2,25 @@
 //! [`Policy`](crate::policy::Policy) and runtime profiles to [`Finding`]s, a host matrix and a
 //! [`Verdict`].
 //!
-//! - [`Rule`]: the one table of rules (id, severity, hint);
-//! - [`Finding`], [`Severity`], [`Verdict`], [`HostResult`], [`ImageReport`]: what judging produces;
+//! - [`Rule`]: the one table of rules (id, severity, hint); [`Severity`];
+//! - [`Finding`], [`Verdict`], [`HostResult`], [`HostStatus`], [`ImageReport`]: what judging
+//!   produces;
 //! - [`resolve`]: which manifest one host pulls, with every candidate's story;
 //! - [`judge`]: the findings of one graph (content, host matrix, entries, layers);
 //! - [`inspect`]: the entries of a graph as `inspect` shows them (rendered by `report`).
+//!
+//! This file only declares and re-exports: the files below import each other, never it.
 
 mod finding;
 mod inspect;
 mod judge;
 mod resolve;
 mod rules;
+mod severity;
 
-pub use finding::{Finding, HostResult, ImageReport, Origin, Severity, Verdict, verdict_of};
+pub use finding::{Finding, HostResult, HostStatus, ImageReport, Origin, Verdict, verdict_of};
 pub use inspect::{EntryView, InspectView, inspect};
 pub use judge::judge;
 pub use resolve::{CandidateReport, Resolution, resolve};
 pub use rules::Rule;
+pub use severity::Severity;

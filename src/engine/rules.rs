@@ -1,13 +1,17 @@
-//! The one table of rules: each [`Rule`] with its stable id, its severity and the hint that
-//! says how to fix it.
+//! The one table of rules: each [`Rule`] with its stable id, its severity, the command that
+//! reports it and the hint that says how to fix it.
+//!
+//! Adding a rule is one variant of [`Rule`] and one row of [`RULES`], in the same place of
+//! both (a compile-time check holds the table to the declaration order).
 
 use std::fmt;
 
 use serde::{Serialize, Serializer};
 
-use super::Severity;
+use super::severity::Severity;
 
-/// Every rule, with a stable id.
+/// Every rule, with a stable id. Its row in the rule table (`RULES`) says the rest; declaration
+/// order is the table's order: the verify rules, then the mirror-check rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Rule {
     /// Single manifest where the policy needs several platforms.
@@ -71,185 +75,277 @@ pub enum Rule {
     MirrorResolved,
 }
 
+/// Which command reports a rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Command {
+    /// `verify` (and the commands that verify: `assemble`, `build`).
+    Verify,
+    /// `mirror-check` only.
+    MirrorCheck,
+}
+
+/// One row of the rule table.
+#[derive(Debug)]
+struct RuleInfo {
+    /// The rule the row describes (its place in the table is its declaration order).
+    rule: Rule,
+    /// The stable id: kebab-case, unique, shown in every output.
+    id: &'static str,
+    /// How serious a finding of this rule is.
+    severity: Severity,
+    /// The command that reports it.
+    command: Command,
+    /// How to fix it.
+    hint: &'static str,
+}
+
+/// The rule table: one row per [`Rule`], in declaration order.
+const RULES: &[RuleInfo] = &[
+    RuleInfo {
+        rule: Rule::NotAnIndex,
+        id: "not-an-index",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "publish a manifest list with one entry per platform (imgcheck assemble)",
+    },
+    RuleInfo {
+        rule: Rule::NoMatch,
+        id: "no-match",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "add an entry built for this host's Windows build/architecture, with os.version set from the image config",
+    },
+    RuleInfo {
+        rule: Rule::OsVersionMissing,
+        id: "os-version-missing",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "set os.version on the entry from the image config (buildah manifest add without --all, or imgcheck assemble); an image for HostProcess pods runs on every build: judge it with windows.isolation: hostprocess (policy openshift-hostprocess)",
+    },
+    RuleInfo {
+        rule: Rule::PlatformMismatch,
+        id: "platform-mismatch",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "rebuild the list so each entry's platform is copied from the child's config",
+    },
+    RuleInfo {
+        rule: Rule::WrongBuildSelected,
+        id: "wrong-build-selected",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "fix the entry's os.version, or add an entry for this build, so the host selects an image it can run",
+    },
+    RuleInfo {
+        rule: Rule::ChildMissing,
+        id: "child-missing",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "push the missing manifest/blob to the same repository (copy with --all), then re-check",
+    },
+    RuleInfo {
+        rule: Rule::DigestMismatch,
+        id: "digest-mismatch",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "the registry, mirror or layout serves corrupted content: re-push or re-mirror the image",
+    },
+    RuleInfo {
+        rule: Rule::DuplicatePlatform,
+        id: "duplicate-platform",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "remove one of the entries; only the first one in containerd's order is ever pulled",
+    },
+    RuleInfo {
+        rule: Rule::ForeignLayer,
+        id: "foreign-layer",
+        severity: Severity::Warning,
+        command: Command::Verify,
+        hint: "rebase on a base image without foreign layers, or mirror with a tool that copies them ('regctl image copy --include-external', 'crane copy --allow-nondistributable-artifacts'); skopeo copy leaves them out",
+    },
+    RuleInfo {
+        rule: Rule::WindowsLayerFormat,
+        id: "windows-layer-format",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "build Windows images with Buildah >= 1.44 (or docker/buildkit on Windows) so layers use Files/ and Hives/",
+    },
+    RuleInfo {
+        rule: Rule::UnsupportedBuild,
+        id: "unsupported-build",
+        severity: Severity::Info,
+        command: Command::Verify,
+        hint: "drop the entry or add its build to the policy if such nodes exist",
+    },
+    RuleInfo {
+        rule: Rule::Schema1,
+        id: "schema1",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "re-push the image with a current tool: schema1 is obsolete and refused by containerd 2",
+    },
+    RuleInfo {
+        rule: Rule::BadManifest,
+        id: "bad-manifest",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "re-push the image; the content is not a valid OCI/Docker manifest",
+    },
+    RuleInfo {
+        rule: Rule::Attestation,
+        id: "attestation",
+        severity: Severity::Info,
+        command: Command::Verify,
+        hint: "none needed: attestation entries are metadata, never pulled",
+    },
+    RuleInfo {
+        rule: Rule::FetchError,
+        id: "fetch-error",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "check network access, credentials (--authfile) and --tls-verify, then re-run",
+    },
+    RuleInfo {
+        rule: Rule::NotFound,
+        id: "not-found",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "check the reference for typos (registry, repository, tag); a private repository answers 404 to anonymous clients, so pass --creds/--authfile or log in with 'podman login'",
+    },
+    RuleInfo {
+        rule: Rule::OsVersionNotInConfig,
+        id: "os-version-not-in-config",
+        severity: Severity::Warning,
+        command: Command::Verify,
+        hint: "build the image with that os.version (buildah build --os-version, or FROM a base that has it), or drop os.version from the entry if the image runs on every build (HostProcess)",
+    },
+    RuleInfo {
+        rule: Rule::LayerNotChecked,
+        id: "layer-not-checked",
+        severity: Severity::Warning,
+        command: Command::Verify,
+        hint: "check the image the foreign layer comes from (its publisher's base image), or mirror it with its blobs so --deep can read it",
+    },
+    RuleInfo {
+        rule: Rule::ReleaseImageMissing,
+        id: "release-image-missing",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "check the component name against 'oc adm release info --pullspecs RELEASE'; a payload without it cannot serve the Windows nodes that need it",
+    },
+    RuleInfo {
+        rule: Rule::NoHostInScope,
+        id: "no-host-in-scope",
+        severity: Severity::Warning,
+        command: Command::Verify,
+        hint: "check the pod's nodeSelector/affinity and the node list: no node imgcheck judged can run these pods, so only the image's content was checked",
+    },
+    RuleInfo {
+        rule: Rule::MirrorNotConfigured,
+        id: "mirror-not-configured",
+        severity: Severity::Error,
+        command: Command::MirrorCheck,
+        hint: "add the source (or a parent namespace) to an ImageDigestMirrorSet, or reference the image from the mirror directly",
+    },
+    RuleInfo {
+        rule: Rule::MirrorTagIgnored,
+        id: "mirror-tag-ignored",
+        severity: Severity::Warning,
+        command: Command::MirrorCheck,
+        hint: "reference the image by digest (IDMS mirrors serve digest pulls only), or add an ImageTagMirrorSet",
+    },
+    RuleInfo {
+        rule: Rule::MirrorMissing,
+        id: "mirror-missing",
+        severity: Severity::Error,
+        command: Command::MirrorCheck,
+        hint: "mirror the image with 'skopeo copy --all --preserve-digests' (or oc-mirror) before releasing it",
+    },
+    RuleInfo {
+        rule: Rule::MirrorDigestDiffers,
+        id: "mirror-digest-differs",
+        severity: Severity::Error,
+        command: Command::MirrorCheck,
+        hint: "re-mirror with 'skopeo copy --all --preserve-digests': filtering or re-serialising the list changes its digest and breaks digest references",
+    },
+    RuleInfo {
+        rule: Rule::MirrorChildMissing,
+        id: "mirror-child-missing",
+        severity: Severity::Error,
+        command: Command::MirrorCheck,
+        hint: "re-mirror with 'skopeo copy --all --preserve-digests' so every child manifest, config and layer is copied",
+    },
+    RuleInfo {
+        rule: Rule::MirrorWindowsDropped,
+        id: "mirror-windows-dropped",
+        severity: Severity::Error,
+        command: Command::MirrorCheck,
+        hint: "mirror all platforms: drop --filter-by-os / platform filters, use 'skopeo copy --all'",
+    },
+    RuleInfo {
+        rule: Rule::ForeignLayerNotMirrored,
+        id: "foreign-layer-not-mirrored",
+        severity: Severity::Error,
+        command: Command::MirrorCheck,
+        hint: "copy foreign layers too (oc image mirror / regctl --include-external), or rebase on a base without foreign layers",
+    },
+    RuleInfo {
+        rule: Rule::MirrorResolved,
+        id: "mirror-resolved",
+        severity: Severity::Info,
+        command: Command::MirrorCheck,
+        hint: "none needed",
+    },
+];
+
+// Row `i` describes the rule declared `i`-th, so a rule finds its row by its discriminant.
+const _: () = {
+    let mut i = 0;
+    while i < RULES.len() {
+        assert!(
+            RULES[i].rule as usize == i,
+            "RULES is not in Rule's declaration order"
+        );
+        i += 1;
+    }
+};
+
 impl Rule {
     /// Every rule, in declaration order: the verify rules, then the mirror-check rules.
-    pub const ALL: [Rule; 28] = [
-        Rule::NotAnIndex,
-        Rule::NoMatch,
-        Rule::OsVersionMissing,
-        Rule::PlatformMismatch,
-        Rule::WrongBuildSelected,
-        Rule::ChildMissing,
-        Rule::DigestMismatch,
-        Rule::DuplicatePlatform,
-        Rule::ForeignLayer,
-        Rule::WindowsLayerFormat,
-        Rule::UnsupportedBuild,
-        Rule::Schema1,
-        Rule::BadManifest,
-        Rule::Attestation,
-        Rule::FetchError,
-        Rule::NotFound,
-        Rule::OsVersionNotInConfig,
-        Rule::LayerNotChecked,
-        Rule::ReleaseImageMissing,
-        Rule::NoHostInScope,
-        Rule::MirrorNotConfigured,
-        Rule::MirrorTagIgnored,
-        Rule::MirrorMissing,
-        Rule::MirrorDigestDiffers,
-        Rule::MirrorChildMissing,
-        Rule::MirrorWindowsDropped,
-        Rule::ForeignLayerNotMirrored,
-        Rule::MirrorResolved,
-    ];
+    pub const ALL: [Rule; RULES.len()] = {
+        let mut all = [Rule::NotAnIndex; RULES.len()];
+        let mut i = 0;
+        while i < RULES.len() {
+            all[i] = RULES[i].rule;
+            i += 1;
+        }
+        all
+    };
+
+    /// The rule's row of [`RULES`].
+    fn info(self) -> &'static RuleInfo {
+        &RULES[self as usize]
+    }
 
     /// True for the rules only `mirror-check` reports.
     pub fn is_mirror(self) -> bool {
-        matches!(
-            self,
-            Rule::MirrorNotConfigured
-                | Rule::MirrorTagIgnored
-                | Rule::MirrorMissing
-                | Rule::MirrorDigestDiffers
-                | Rule::MirrorChildMissing
-                | Rule::MirrorWindowsDropped
-                | Rule::ForeignLayerNotMirrored
-                | Rule::MirrorResolved
-        )
+        self.info().command == Command::MirrorCheck
     }
 
     /// The rule's stable id.
     pub fn id(self) -> &'static str {
-        match self {
-            Rule::NotAnIndex => "not-an-index",
-            Rule::NoMatch => "no-match",
-            Rule::OsVersionMissing => "os-version-missing",
-            Rule::PlatformMismatch => "platform-mismatch",
-            Rule::WrongBuildSelected => "wrong-build-selected",
-            Rule::ChildMissing => "child-missing",
-            Rule::DigestMismatch => "digest-mismatch",
-            Rule::DuplicatePlatform => "duplicate-platform",
-            Rule::ForeignLayer => "foreign-layer",
-            Rule::WindowsLayerFormat => "windows-layer-format",
-            Rule::UnsupportedBuild => "unsupported-build",
-            Rule::Schema1 => "schema1",
-            Rule::BadManifest => "bad-manifest",
-            Rule::Attestation => "attestation",
-            Rule::FetchError => "fetch-error",
-            Rule::NotFound => "not-found",
-            Rule::OsVersionNotInConfig => "os-version-not-in-config",
-            Rule::LayerNotChecked => "layer-not-checked",
-            Rule::ReleaseImageMissing => "release-image-missing",
-            Rule::NoHostInScope => "no-host-in-scope",
-            Rule::MirrorNotConfigured => "mirror-not-configured",
-            Rule::MirrorTagIgnored => "mirror-tag-ignored",
-            Rule::MirrorMissing => "mirror-missing",
-            Rule::MirrorDigestDiffers => "mirror-digest-differs",
-            Rule::MirrorChildMissing => "mirror-child-missing",
-            Rule::MirrorWindowsDropped => "mirror-windows-dropped",
-            Rule::ForeignLayerNotMirrored => "foreign-layer-not-mirrored",
-            Rule::MirrorResolved => "mirror-resolved",
-        }
+        self.info().id
     }
 
     /// How serious a finding of this rule is.
     pub fn severity(self) -> Severity {
-        match self {
-            Rule::ForeignLayer
-            | Rule::LayerNotChecked
-            | Rule::MirrorTagIgnored
-            | Rule::NoHostInScope
-            | Rule::OsVersionNotInConfig => Severity::Warning,
-            Rule::UnsupportedBuild | Rule::Attestation | Rule::MirrorResolved => Severity::Info,
-            _ => Severity::Error,
-        }
+        self.info().severity
     }
 
     /// How to fix it.
     pub fn hint(self) -> &'static str {
-        match self {
-            Rule::NotAnIndex => {
-                "publish a manifest list with one entry per platform (imgcheck assemble)"
-            }
-            Rule::NoMatch => {
-                "add an entry built for this host's Windows build/architecture, with os.version set from the image config"
-            }
-            Rule::OsVersionMissing => {
-                "set os.version on the entry from the image config (buildah manifest add without --all, or imgcheck assemble); an image for HostProcess pods runs on every build: judge it with windows.isolation: hostprocess (policy openshift-hostprocess)"
-            }
-            Rule::PlatformMismatch => {
-                "rebuild the list so each entry's platform is copied from the child's config"
-            }
-            Rule::WrongBuildSelected => {
-                "fix the entry's os.version, or add an entry for this build, so the host selects an image it can run"
-            }
-            Rule::ChildMissing => {
-                "push the missing manifest/blob to the same repository (copy with --all), then re-check"
-            }
-            Rule::DigestMismatch => {
-                "the registry, mirror or layout serves corrupted content: re-push or re-mirror the image"
-            }
-            Rule::DuplicatePlatform => {
-                "remove one of the entries; only the first one in containerd's order is ever pulled"
-            }
-            Rule::ForeignLayer => {
-                "rebase on a base image without foreign layers, or mirror with a tool that copies them ('regctl image copy --include-external', 'crane copy --allow-nondistributable-artifacts'); skopeo copy leaves them out"
-            }
-            Rule::WindowsLayerFormat => {
-                "build Windows images with Buildah >= 1.44 (or docker/buildkit on Windows) so layers use Files/ and Hives/"
-            }
-            Rule::UnsupportedBuild => {
-                "drop the entry or add its build to the policy if such nodes exist"
-            }
-            Rule::Schema1 => {
-                "re-push the image with a current tool: schema1 is obsolete and refused by containerd 2"
-            }
-            Rule::BadManifest => {
-                "re-push the image; the content is not a valid OCI/Docker manifest"
-            }
-            Rule::Attestation => "none needed: attestation entries are metadata, never pulled",
-            Rule::FetchError => {
-                "check network access, credentials (--authfile) and --tls-verify, then re-run"
-            }
-            Rule::NotFound => {
-                "check the reference for typos (registry, repository, tag); a private repository answers 404 to anonymous clients, so pass --creds/--authfile or log in with 'podman login'"
-            }
-            Rule::OsVersionNotInConfig => {
-                "build the image with that os.version (buildah build --os-version, or FROM a base that has it), or drop os.version from the entry if the image runs on every build (HostProcess)"
-            }
-            Rule::LayerNotChecked => {
-                "check the image the foreign layer comes from (its publisher's base image), or mirror it with its blobs so --deep can read it"
-            }
-            Rule::ReleaseImageMissing => {
-                "check the component name against 'oc adm release info --pullspecs RELEASE'; a payload without it cannot serve the Windows nodes that need it"
-            }
-            Rule::NoHostInScope => {
-                "check the pod's nodeSelector/affinity and the node list: no node imgcheck judged can run these pods, so only the image's content was checked"
-            }
-            Rule::MirrorNotConfigured => {
-                "add the source (or a parent namespace) to an ImageDigestMirrorSet, or reference the image from the mirror directly"
-            }
-            Rule::MirrorTagIgnored => {
-                "reference the image by digest (IDMS mirrors serve digest pulls only), or add an ImageTagMirrorSet"
-            }
-            Rule::MirrorMissing => {
-                "mirror the image with 'skopeo copy --all --preserve-digests' (or oc-mirror) before releasing it"
-            }
-            Rule::MirrorDigestDiffers => {
-                "re-mirror with 'skopeo copy --all --preserve-digests': filtering or re-serialising the list changes its digest and breaks digest references"
-            }
-            Rule::MirrorChildMissing => {
-                "re-mirror with 'skopeo copy --all --preserve-digests' so every child manifest, config and layer is copied"
-            }
-            Rule::MirrorWindowsDropped => {
-                "mirror all platforms: drop --filter-by-os / platform filters, use 'skopeo copy --all'"
-            }
-            Rule::ForeignLayerNotMirrored => {
-                "copy foreign layers too (oc image mirror / regctl --include-external), or rebase on a base without foreign layers"
-            }
-            Rule::MirrorResolved => "none needed",
-        }
+        self.info().hint
     }
 }
 
@@ -310,7 +406,8 @@ mod tests {
 
     #[test]
     fn all_lists_every_rule_once_and_shows_its_id() {
-        // Exhaustive: a new variant fails to compile here until it gets a place in ALL.
+        // Exhaustive: a new variant fails to compile here until it gets a place; its row in
+        // RULES (hence ALL) must sit at that place.
         let position = |r: Rule| match r {
             Rule::NotAnIndex => 0,
             Rule::NoMatch => 1,
@@ -350,6 +447,25 @@ mod tests {
         let ids: BTreeSet<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
         assert_eq!(ids.len(), Rule::ALL.len());
         assert_eq!(format!("[{:<10}]", Rule::Schema1), "[schema1   ]");
+    }
+
+    #[test]
+    fn the_table_has_one_row_per_rule_with_a_kebab_case_id_and_a_hint() {
+        assert_eq!(RULES.len(), Rule::ALL.len());
+        assert_eq!(Rule::ALL.len(), 28);
+        for (i, row) in RULES.iter().enumerate() {
+            assert_eq!(row.rule as usize, i, "{row:?}");
+            assert_eq!(row.rule.info().id, row.id);
+            assert!(!row.hint.is_empty(), "{}", row.id);
+            let kebab = !row.id.starts_with('-')
+                && !row.id.ends_with('-')
+                && !row.id.contains("--")
+                && row
+                    .id
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+            assert!(kebab, "{}", row.id);
+        }
     }
 
     #[test]

@@ -14,186 +14,31 @@
 //!   first entry of a prefix wins (containers/image `sysregistriesv2`).
 //!
 //! Registries files are applied first, then the mirror sets, whatever the order of the flags.
-//! Each input format is read in its own file ([`sets`], [`registries_conf`]); scopes are
-//! checked by [`validate_scope`].
+//! Each input format is read in its own file (`sets.rs`, `registries_conf.rs`) into the entries
+//! of `model.rs`; scopes are checked by [`validate_scope`]; `file.rs` reads a file within its
+//! limits and says what is wrong with one. This file merges the entries into a
+//! [`MirrorConfig`]; the files below never import it.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod file;
+mod model;
 mod registries_conf;
 mod scope;
 mod sets;
 
+pub use file::{ConfigError, ConfigProblem};
+use file::{MAX_DROP_INS, error, read};
+pub use model::{Mirror, PullFrom, Registry};
 pub use scope::{ScopeError, validate_scope};
 use sets::SetEntry;
-
-/// Which pulls a mirror serves (registries.conf `pull-from-mirror`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum PullFrom {
-    /// Digest and tag pulls.
-    All,
-    /// Digest pulls only (IDMS, ICSP, `mirror-by-digest-only`).
-    DigestOnly,
-    /// Tag pulls only (ITMS).
-    TagOnly,
-}
-
-impl PullFrom {
-    /// Does a mirror with this setting serve a pull by digest (`true`) or by tag (`false`)?
-    pub fn serves(self, by_digest: bool) -> bool {
-        match self {
-            PullFrom::All => true,
-            PullFrom::DigestOnly => by_digest,
-            PullFrom::TagOnly => !by_digest,
-        }
-    }
-
-    /// The registries.conf spelling.
-    pub fn name(self) -> &'static str {
-        match self {
-            PullFrom::All => "all",
-            PullFrom::DigestOnly => "digest-only",
-            PullFrom::TagOnly => "tag-only",
-        }
-    }
-}
-
-/// One mirror of a registry entry.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mirror {
-    /// `host[:port][/path]`, no trailing slash.
-    pub location: String,
-    /// Which pulls it serves.
-    pub pull_from: PullFrom,
-    /// Where it was configured (file and object).
-    pub origin: String,
-}
-
-/// A registry entry: references under `prefix` are pulled from the mirrors, in order, then
-/// from `location` unless `blocked`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Registry {
-    /// `host[:port][/path]` or `*.domain`.
-    pub prefix: String,
-    /// The source location the prefix maps to (empty for a wildcard prefix: the reference
-    /// itself).
-    pub location: String,
-    /// The source may not be contacted (`blocked`, `NeverContactSource`).
-    pub blocked: bool,
-    /// Mirrors, in the order a node tries them.
-    pub mirrors: Vec<Mirror>,
-    /// Where the entry was configured.
-    pub origin: String,
-}
 
 /// Every registry entry of the inputs, one per prefix, sorted by prefix.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MirrorConfig {
     registries: BTreeMap<String, Registry>,
-}
-
-/// A mirror configuration file that cannot be used, naming the file (and line when known).
-#[derive(Debug, Clone)]
-pub struct ConfigError {
-    /// The file.
-    pub path: PathBuf,
-    /// The line, when known.
-    pub line: Option<usize>,
-    /// What is wrong, and where in the file (boxed: errors stay small).
-    pub problem: Box<ConfigProblem>,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.path.display())?;
-        if let Some(line) = self.line {
-            write!(f, ":{line}")?;
-        }
-        write!(f, ": {}", self.problem)
-    }
-}
-
-impl std::error::Error for ConfigError {
-    /// The problem's cause: the problem itself is part of this error's message.
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        std::error::Error::source(&*self.problem)
-    }
-}
-
-/// What is wrong with a mirror configuration file.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum ConfigProblem {
-    /// The file, or its drop-in directory, cannot be read.
-    #[error("cannot be read")]
-    Read(#[source] Arc<std::io::Error>),
-    /// The file is larger than [`MAX_CONFIG_FILE_BYTES`].
-    #[error("larger than {0} bytes")]
-    TooLarge(u64),
-    /// The drop-in directory holds more than [`MAX_DROP_INS`] entries.
-    #[error("more than {0} entries")]
-    TooManyDropIns(usize),
-    /// A YAML document does not parse.
-    #[error("{at}: not valid YAML")]
-    Yaml {
-        /// The document.
-        at: String,
-        /// The parser's error.
-        #[source]
-        source: Arc<serde_yaml_ng::Error>,
-    },
-    /// A mirror-set entry with unknown, missing or mistyped fields.
-    #[error("{at}: not a valid entry")]
-    Entry {
-        /// The document, object and entry.
-        at: String,
-        /// The parser's error.
-        #[source]
-        source: Arc<serde_yaml_ng::Error>,
-    },
-    /// A registries.conf that does not parse or has unknown fields.
-    #[error("not a valid registries.conf")]
-    Toml(#[source] Arc<toml::de::Error>),
-    /// A source, prefix, location or mirror that is not a registry scope.
-    #[error("{at}: {what}'{value}'")]
-    Scope {
-        /// The entry.
-        at: String,
-        /// What the value is (`source `, `mirror `, `prefix `, …; empty when the place says).
-        what: String,
-        /// The value as written.
-        value: String,
-        /// Why it is not a scope.
-        #[source]
-        source: ScopeError,
-    },
-    /// Anything else wrong with the file, with its place in it.
-    #[error("{0}")]
-    Invalid(String),
-}
-
-fn error(path: &Path, line: Option<usize>, problem: ConfigProblem) -> ConfigError {
-    ConfigError {
-        path: path.to_path_buf(),
-        line,
-        problem: Box::new(problem),
-    }
-}
-
-/// Largest configuration file read.
-const MAX_CONFIG_FILE_BYTES: u64 = 16 * 1024 * 1024;
-/// Most entries read from one `.d` drop-in directory.
-const MAX_DROP_INS: usize = 1000;
-
-fn read(path: &Path) -> Result<String, ConfigError> {
-    let unreadable = |e| error(path, None, ConfigProblem::Read(Arc::new(e)));
-    let meta = std::fs::metadata(path).map_err(unreadable)?;
-    if meta.len() > MAX_CONFIG_FILE_BYTES {
-        let problem = ConfigProblem::TooLarge(MAX_CONFIG_FILE_BYTES);
-        return Err(error(path, None, problem));
-    }
-    std::fs::read_to_string(path).map_err(unreadable)
 }
 
 impl MirrorConfig {

@@ -58,7 +58,7 @@ pub fn render(format: Format, reports: &[ImageReport], now: SystemTime) -> Strin
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::engine::{Finding, HostResult, Severity, Verdict};
+    use crate::engine::{Finding, HostResult, HostStatus, Severity, Verdict};
 
     /// A report with one host row and one finding per severity.
     pub(crate) fn report(verdict: Verdict, severities: &[Severity]) -> ImageReport {
@@ -84,7 +84,7 @@ pub(crate) mod tests {
                 isolation: None,
                 selected: None,
                 os_version: None,
-                status: "no-match".into(),
+                status: HostStatus::Fails(crate::engine::Rule::NoMatch),
                 nodes: vec![],
             }],
         }

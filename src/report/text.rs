@@ -115,7 +115,7 @@ fn rows(hosts: &[HostResult]) -> Vec<Row> {
                     .map(short)
                     .unwrap_or_else(|| "(none)".into()),
                 o.os_version.clone().unwrap_or_else(|| "-".into()),
-                o.status.clone(),
+                o.status.to_string(),
                 node_text(&o.nodes),
             ]);
         }
@@ -172,6 +172,7 @@ fn summary(out: &mut String, reports: &[ImageReport]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::HostStatus;
     use crate::report::tests::report;
 
     #[test]
@@ -198,7 +199,7 @@ mod tests {
             isolation,
             selected: None,
             os_version: None,
-            status: "ok".into(),
+            status: HostStatus::Ok,
             nodes: vec![],
         };
         let mut r = report(Verdict::Pass, &[]);
@@ -234,19 +235,20 @@ mod tests {
     #[test]
     fn matrix_names_the_nodes_of_cluster_hosts() {
         use crate::platform::RuntimeProfile;
-        let row = |runtime, status: &str, nodes: &[&str]| HostResult {
+        let row = |runtime, status: HostStatus, nodes: &[&str]| HostResult {
             platform: "windows/amd64:10.0.17763".into(),
             runtime: Some(runtime),
             isolation: None,
             selected: None,
             os_version: None,
-            status: status.into(),
+            status,
             nodes: nodes.iter().map(ToString::to_string).collect(),
         };
+        let no_match = HostStatus::Fails(crate::engine::Rule::NoMatch);
         let mut r = report(Verdict::Fail, &[]);
         r.hosts = vec![
-            row(RuntimeProfile::Containerd17, "no-match", &["w-a", "w-b"]),
-            row(RuntimeProfile::Containerd22, "no-match", &["w-c"]),
+            row(RuntimeProfile::Containerd17, no_match, &["w-a", "w-b"]),
+            row(RuntimeProfile::Containerd22, no_match, &["w-c"]),
         ];
         let out = text(&[r]);
         let lines: Vec<&str> = out.lines().collect();

@@ -63,6 +63,16 @@ fn runtime_versions_map_to_profiles() {
         ("containerd://2.2.1-rc.1", Containerd22, false),
         ("containerd://2.3.1", Containerd23, false),
         ("containerd://2.4.0", ContainerdNext, true),
+        // The edges of the profile table's releases, and the nearest profile beyond them.
+        ("containerd://0.9.0", Containerd16, true),
+        ("containerd://1.6.22", Containerd16, true),
+        ("containerd://1.6.40", Containerd16, true),
+        ("containerd://1.7.4294967295", Containerd17, false),
+        ("containerd://1.8.0", ContainerdNext, true),
+        ("containerd://2.1.0", Containerd20, false),
+        ("containerd://2.2.99", Containerd22, false),
+        ("containerd://2.3.0", Containerd23, false),
+        ("containerd://3.0.0", ContainerdNext, true),
         ("cri-o://1.31.6-3.rhaos4.18.gitb5a7b3a.el9", CriO, false),
     ];
     for (v, want, noted) in cases {

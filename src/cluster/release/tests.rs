@@ -283,13 +283,14 @@ fn chain(err: &ReleaseError) -> String {
     text
 }
 
-#[tokio::test]
-async fn finds_the_file_from_the_last_layer_down() {
+/// Release layers holding the file somewhere: what each case is, its layers, and the index of
+/// the layer the file must be read from.
+fn layers_holding_the_file() -> Vec<(&'static str, Vec<Vec<u8>>, usize)> {
     let manifests = gzip(&tar(&[file(
         "release-manifests/0000_00_a.yaml",
         b"kind: x",
     )]));
-    let cases: Vec<(&str, Vec<Vec<u8>>, usize)> = vec![
+    vec![
         (
             "last layer, leading ./",
             vec![
@@ -353,8 +354,12 @@ async fn finds_the_file_from_the_last_layer_down() {
             ],
             0,
         ),
-    ];
-    for (what, layers, at) in cases {
+    ]
+}
+
+#[tokio::test]
+async fn finds_the_file_from_the_last_layer_down() {
+    for (what, layers, at) in layers_holding_the_file() {
         let m = Memory::single(&layers);
         let release = read(&m).await.unwrap_or_else(|e| panic!("{what}: {e}"));
         assert_eq!(release.tags.len(), 1, "{what}");

@@ -2,7 +2,8 @@
 //! and image configs that could not be read.
 
 use crate::digest::Digest;
-use crate::engine::{Finding, Rule};
+use crate::engine::finding::Finding;
+use crate::engine::rules::Rule;
 use crate::graph::{Content, Graph, Node, Problem};
 
 /// A finding for every object of the graph that cannot be judged.

@@ -5,9 +5,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::build_text;
+use super::text::build_text;
+use crate::engine::finding::Finding;
 use crate::engine::resolve::config_platform;
-use crate::engine::{Finding, Rule};
+use crate::engine::rules::Rule;
 use crate::graph::{Content, Node};
 use crate::manifest::{ANNOTATION_REFERENCE_TYPE, Descriptor};
 use crate::platform::{ANNOTATION_ZSTD, Platform, WindowsVersion};

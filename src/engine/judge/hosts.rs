@@ -3,10 +3,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::build_text;
+use super::text::build_text;
 use crate::digest::Digest;
-use crate::engine::resolve::config_platform;
-use crate::engine::{Finding, HostResult, Resolution, Rule, resolve};
+use crate::engine::finding::{Finding, HostResult, HostStatus};
+use crate::engine::resolve::{Resolution, config_platform, resolve};
+use crate::engine::rules::Rule;
 use crate::graph::{Content, Graph, Node, Problem};
 use crate::platform::{Platform, RuntimeProfile, matches};
 use crate::policy::{Host, Isolation, Policy};
@@ -101,7 +102,7 @@ fn judge_host(
             isolation,
             selected: r.digest.clone(),
             os_version: r.config_platform.and_then(|p| p.os_version),
-            status: status.map_or("ok", Rule::id).to_string(),
+            status: HostStatus::from(status),
             nodes: host.nodes.clone(),
         });
         if let Some(rule @ (Rule::NoMatch | Rule::WrongBuildSelected)) = status {

@@ -5,7 +5,8 @@
 use std::collections::BTreeSet;
 
 use super::content::problem_finding;
-use crate::engine::{Finding, Rule};
+use crate::engine::finding::Finding;
+use crate::engine::rules::Rule;
 use crate::graph::{Graph, Layer, LayerFormat, Node};
 
 /// Findings for the layers of every image of the graph; a foreign layer shared by several

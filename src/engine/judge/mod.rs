@@ -3,16 +3,18 @@
 //! - [`content`]: objects that are missing, corrupt, unparsable or schema1;
 //! - [`hosts`]: what each host of the policy pulls under each runtime profile (the host matrix);
 //! - [`entries`]: what each entry of the top list claims;
-//! - [`layers`]: foreign layers and, with `--deep`, the Windows layer layout.
+//! - [`layers`]: foreign layers and, with `--deep`, the Windows layer layout;
+//! - [`text`]: wording the judges share.
 
 mod content;
 mod entries;
 mod hosts;
 mod layers;
+mod text;
 
-use super::{ImageReport, verdict_of};
+use super::finding::{ImageReport, verdict_of};
 use crate::graph::Graph;
-use crate::platform::{Platform, RuntimeProfile, build_name};
+use crate::platform::RuntimeProfile;
 use crate::policy::Policy;
 
 /// Judges one graph against a policy and the runtime profiles its Windows nodes may run.
@@ -30,16 +32,5 @@ pub fn judge(graph: &Graph, policy: &Policy, runtimes: &[RuntimeProfile]) -> Ima
         verdict: verdict_of(&findings),
         findings,
         hosts: matrix.results,
-    }
-}
-
-/// Windows build, name and revision text for messages.
-fn build_text(p: &Platform) -> String {
-    match p.windows_version() {
-        Some(v) => match build_name(v.build) {
-            Some(n) => format!("{} ({n})", p.os_version.clone().unwrap_or_default()),
-            None => p.os_version.clone().unwrap_or_default(),
-        },
-        None => "no os.version".to_string(),
     }
 }

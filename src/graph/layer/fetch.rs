@@ -1,6 +1,6 @@
 //! A layer from a source to the check: the source's blob stream is hashed and counted as it
 //! passes (it must hash to the layer's digest and have the descriptor's size, whatever its
-//! entries look like) and handed through a small bounded channel to [`super::check_layer`] on
+//! entries look like) and handed through a small bounded channel to [`check_layer`] on
 //! the blocking pool. At most [`layer_slots`] layers are read at once in the process, so the
 //! memory `--deep` takes depends neither on layer sizes nor on `--jobs`.
 
@@ -12,9 +12,9 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use tokio::sync::{Semaphore, mpsc};
 
-use super::{Limits, check_layer};
+use super::read::{Limits, check_layer};
 use crate::digest::{Digest, Hasher};
-use crate::graph::{LayerFormat, Problem};
+use crate::graph::model::{LayerFormat, Problem};
 use crate::manifest::Descriptor;
 use crate::source::{FetchError, Source};
 

@@ -7,8 +7,8 @@
 use std::io::Read;
 
 use super::entries::{Entry, TarError};
-use super::{Limits, normalised_components, walk_layer};
-use crate::graph::Problem;
+use super::read::{Limits, normalised_components, walk_layer};
+use crate::graph::model::Problem;
 
 /// Prefix of a whiteout entry's last component (OCI image spec, "Whiteouts").
 const WHITEOUT: &str = ".wh.";

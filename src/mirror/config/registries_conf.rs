@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
+use super::file::{ConfigError, ConfigProblem, error};
+use super::model::{Mirror, PullFrom, Registry};
 use super::scope::{ScopeError, validate_scope};
-use super::{ConfigError, ConfigProblem, Mirror, PullFrom, Registry, error};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_yaml_ng::Value;
 
+use super::file::{ConfigError, ConfigProblem, error};
+use super::model::PullFrom;
 use super::scope::validate_scope;
-use super::{ConfigError, ConfigProblem, PullFrom, error};
 
 /// One source of a mirror set, before merging.
 pub(super) struct SetEntry {

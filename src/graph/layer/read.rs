@@ -1,0 +1,264 @@
+//! Reading one layer as a stream: gzip (every member) and zstd (every frame) decoded on the
+//! fly, the decompressed size capped relative to the compressed size, the run's deadline and
+//! cancellation honoured; every tar entry handed to a callback ([`walk_layer`]), and the
+//! Windows layout check on top ([`check_layer`]).
+
+use std::io::{self, BufRead, BufReader, Read};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use ruzstd::decoding::FrameDecoder;
+use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
+
+use super::entries;
+use crate::graph::model::{LayerFormat, Problem};
+
+/// Decompressed bytes a layer may always expand to, whatever its compressed size.
+pub const EXPANSION_FLOOR: u64 = 1024 * 1024 * 1024;
+/// Beyond [`EXPANSION_FLOOR`], how many times its compressed size a layer may expand to.
+/// Deflate cannot pass about 1032×; zstd can reach millions (a "bomb").
+pub const MAX_EXPANSION_RATIO: u64 = 2048;
+
+/// Bounds on reading one layer.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Most decompressed (tar) bytes read before the check stops.
+    pub max_expanded: u64,
+    /// When the check must be over (`--timeout`), if ever.
+    pub deadline: Option<Instant>,
+    /// Set when nobody waits for the result any more: the check stops soon after.
+    pub cancel: Arc<AtomicBool>,
+}
+
+impl Limits {
+    /// The limits for a layer of `compressed` bytes: it may expand to the larger of
+    /// [`EXPANSION_FLOOR`] and [`MAX_EXPANSION_RATIO`] times its size.
+    pub fn for_compressed_size(compressed: u64) -> Limits {
+        Limits {
+            max_expanded: compressed
+                .saturating_mul(MAX_EXPANSION_RATIO)
+                .max(EXPANSION_FLOOR),
+            deadline: None,
+            cancel: Arc::new(AtomicBool::new(false)),
+        }
+    }
+}
+
+/// Why reading stopped before the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Expanded,
+    Deadline,
+    Cancelled,
+}
+
+/// The decompressed stream, counted and bounded by [`Limits`].
+struct Bounded<R> {
+    inner: R,
+    read: u64,
+    limits: Limits,
+    stopped: Option<Stop>,
+}
+
+impl<R: Read> Read for Bounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let stop = if self.limits.cancel.load(Ordering::Relaxed) {
+            Some(Stop::Cancelled)
+        } else if self.limits.deadline.is_some_and(|d| Instant::now() >= d) {
+            Some(Stop::Deadline)
+        } else if self.read > self.limits.max_expanded {
+            Some(Stop::Expanded)
+        } else {
+            None
+        };
+        if let Some(stop) = stop {
+            self.stopped = Some(stop);
+            return Err(io::Error::other("layer check stopped"));
+        }
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+/// Every zstd frame of a stream, one after the other (skippable frames skipped): ruzstd's
+/// own streaming decoder reads one frame only.
+struct ZstdFrames<R> {
+    source: R,
+    decoder: FrameDecoder,
+    in_frame: bool,
+}
+
+impl<R: BufRead> Read for ZstdFrames<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            if self.in_frame {
+                if self.decoder.can_collect() > 0 {
+                    return self.decoder.read(buf);
+                }
+                if self.decoder.is_finished() {
+                    self.in_frame = false;
+                    continue;
+                }
+                self.decoder
+                    .decode_blocks(
+                        &mut self.source,
+                        ruzstd::decoding::BlockDecodingStrategy::UptoBlocks(1),
+                    )
+                    .map_err(io::Error::other)?;
+                continue;
+            }
+            if self.source.fill_buf()?.is_empty() {
+                return Ok(0);
+            }
+            match self.decoder.reset(&mut self.source) {
+                Ok(()) => self.in_frame = true,
+                Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame {
+                    length,
+                    ..
+                })) => {
+                    let skipped =
+                        io::copy(&mut (&mut self.source).take(length.into()), &mut io::sink())?;
+                    if skipped < u64::from(length) {
+                        return Err(io::Error::other("zstd skippable frame cut short"));
+                    }
+                }
+                Err(e) => return Err(io::Error::other(e)),
+            }
+        }
+    }
+}
+
+/// The compression a layer's first bytes announce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Compression {
+    Gzip,
+    Zstd,
+    None,
+}
+
+fn sniff(head: &[u8]) -> Compression {
+    if head.starts_with(&[0x1f, 0x8b]) {
+        Compression::Gzip
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
+        // A zstd skippable frame (magic 0x184D2A5?) may come first.
+        || (head.len() == 4 && head[0] & 0xf0 == 0x50 && head[1..] == [0x2a, 0x4d, 0x18])
+    {
+        Compression::Zstd
+    } else {
+        Compression::None
+    }
+}
+
+/// Walks the tar stream of a layer (gzip, zstd or uncompressed) from `reader` within
+/// `limits`, calling `on_entry` with every entry and a reader of its data; returns how many
+/// entries there were, or why the walk could not finish.
+pub(super) fn walk_layer(
+    reader: impl Read,
+    limits: Limits,
+    on_entry: impl FnMut(entries::Entry<'_>, &mut dyn Read) -> Result<(), entries::TarError>,
+) -> Result<u64, Problem> {
+    let mut reader = BufReader::with_capacity(64 * 1024, reader);
+    let head = match reader.fill_buf() {
+        Ok(head) => head.get(..4).unwrap_or(head).to_vec(),
+        Err(e) => return Err(Problem::Bad(format!("cannot read the layer: {e}"))),
+    };
+    let decoded: Box<dyn Read> = match sniff(&head) {
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(reader)),
+        Compression::Zstd => Box::new(ZstdFrames {
+            source: reader,
+            decoder: FrameDecoder::new(),
+            in_frame: false,
+        }),
+        Compression::None => Box::new(reader),
+    };
+    let mut bounded = Bounded {
+        inner: decoded,
+        read: 0,
+        limits,
+        stopped: None,
+    };
+    let walked = entries::for_each_entry(&mut bounded, on_entry);
+    match (walked, bounded.stopped) {
+        (_, Some(stop)) => Err(stopped(stop, &bounded.limits)),
+        (Err(e @ entries::TarError::Refused(_)), None) => Err(Problem::Bad(e.to_string())),
+        (Err(e), None) => Err(Problem::Bad(format!(
+            "{} (after {} decompressed bytes)",
+            e, bounded.read
+        ))),
+        (Ok(count), None) => Ok(count),
+    }
+}
+
+/// Reads a tar layer (gzip, zstd or uncompressed) from `reader` and checks every entry is in
+/// the Windows layout, within `limits`.
+pub fn check_layer(reader: impl Read, limits: Limits) -> LayerFormat {
+    let mut outside = 0;
+    let mut examples = Vec::new();
+    let walked = walk_layer(reader, limits, |entry, _| {
+        let name = String::from_utf8_lossy(entry.name);
+        if !is_windows_layout_path(&name) {
+            outside += 1;
+            if examples.len() < 3 {
+                examples.push(name.into_owned());
+            }
+        }
+        Ok(())
+    });
+    match walked {
+        Err(p) => LayerFormat::Failed(p),
+        Ok(0) => LayerFormat::Skipped("empty layer".to_string()),
+        Ok(_) if outside == 0 => LayerFormat::Windows,
+        Ok(_) => LayerFormat::NotWindows { outside, examples },
+    }
+}
+
+fn stopped(stop: Stop, limits: &Limits) -> Problem {
+    match stop {
+        Stop::Expanded => Problem::Bad(format!(
+            "the layer expands past {} decompressed bytes (the larger of {} bytes and {}x its \
+             compressed size): reading stopped, a decompression bomb or a layer no node should pull",
+            limits.max_expanded, EXPANSION_FLOOR, MAX_EXPANSION_RATIO
+        )),
+        Stop::Deadline => Problem::Unavailable(
+            "the overall deadline (--timeout) passed while the layer was read: not checked"
+                .to_string(),
+        ),
+        Stop::Cancelled => Problem::Unavailable("the layer check was cancelled".to_string()),
+    }
+}
+
+/// Reads a layer held in memory (see [`check_layer`]), with the limits for its size.
+pub fn classify_layer(bytes: &[u8]) -> LayerFormat {
+    check_layer(bytes, Limits::for_compressed_size(bytes.len() as u64))
+}
+
+/// The components of a tar entry's name as an extractor resolves them: `/` and `\` both
+/// separate (Windows reads `\` as a separator), empty and `.` components drop out, `..`
+/// removes the component before it. `None` when the name climbs above the layer's root.
+pub fn normalised_components(name: &str) -> Option<Vec<&str>> {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in name.split(['/', '\\']) {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts)
+}
+
+/// Is `name` inside the Windows layer layout, once normalised (`Files/../../x` is not)?
+pub fn is_windows_layout_path(name: &str) -> bool {
+    normalised_components(name).is_some_and(|parts| {
+        parts
+            .first()
+            .is_some_and(|top| ["Files", "Hives", "UtilityVM"].contains(top))
+    })
+}
+
+#[cfg(test)]
+mod tests;

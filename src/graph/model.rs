@@ -1,0 +1,151 @@
+//! What the walk finds: the [`Graph`] of [`Node`]s, each an index, an [`Image`] (with its
+//! [`Layer`]s) or a [`Problem`].
+
+use crate::digest::Digest;
+use crate::manifest::{Descriptor, ImageConfig, ImageManifest, Index};
+use crate::source::FetchError;
+
+/// Something wrong with one object of the graph.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// The object does not exist.
+    Missing(String),
+    /// Its bytes do not match the digest or size that named them.
+    DigestMismatch(String),
+    /// It could not be parsed (or is too large, or nested too deep).
+    Bad(String),
+    /// It could not be fetched (network, auth): the check did not run.
+    Unavailable(String),
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Problem::Missing(m) => write!(f, "missing: {m}"),
+            Problem::DigestMismatch(m) => write!(f, "digest mismatch: {m}"),
+            Problem::Bad(m) => write!(f, "unusable: {m}"),
+            Problem::Unavailable(m) => write!(f, "could not be fetched: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for Problem {}
+
+impl Problem {
+    /// The problem a failed fetch leaves on a node.
+    pub(super) fn from_fetch(err: FetchError) -> Problem {
+        match err {
+            FetchError::NotFound(m) => Problem::Missing(m),
+            e @ FetchError::DigestMismatch { .. } => Problem::DigestMismatch(e.to_string()),
+            e @ FetchError::TooLarge { .. } => Problem::Bad(e.to_string()),
+            FetchError::BadInput(m) => Problem::Bad(m.line()),
+            FetchError::Unavailable(m) => Problem::Unavailable(m.line()),
+        }
+    }
+}
+
+/// The result of reading one Windows layer with `--deep`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LayerFormat {
+    /// Every entry is under `Files/`, `Hives/` or `UtilityVM/`.
+    Windows,
+    /// Entries outside the Windows layout: how many, and the first few names.
+    NotWindows {
+        /// Entries outside the layout.
+        outside: usize,
+        /// Up to three of their names.
+        examples: Vec<String>,
+    },
+    /// The layer holds nothing to check (no entries), and why.
+    Skipped(String),
+    /// The layer was not read, so its format is unknown, and why (a foreign layer: `--deep`
+    /// does not fetch it).
+    NotChecked(String),
+    /// Reading it failed.
+    Failed(Problem),
+}
+
+/// A layer of an image, with the `--deep` result when requested.
+#[derive(Debug, Clone)]
+pub struct Layer {
+    /// The layer's descriptor.
+    pub descriptor: Descriptor,
+    /// Its format check, when `--deep` read it.
+    pub format: Option<LayerFormat>,
+}
+
+/// An image manifest and what was learned from its config and layers.
+#[derive(Debug, Clone)]
+pub struct Image {
+    /// The manifest.
+    pub manifest: ImageManifest,
+    /// The config, or why it is unusable.
+    pub config: Result<ImageConfig, Problem>,
+    /// Layers, base first.
+    pub layers: Vec<Layer>,
+}
+
+/// What a node turned out to be.
+#[derive(Debug, Clone)]
+pub enum Content {
+    /// A list; `children[i]` is entry `i`'s node (`None` for attestations, not fetched).
+    Index {
+        /// The parsed list.
+        index: Index,
+        /// One slot per entry.
+        children: Vec<Option<Node>>,
+    },
+    /// A single image.
+    Image(Box<Image>),
+    /// An obsolete schema1 manifest.
+    Schema1,
+    /// Something went wrong getting or reading it.
+    Problem(Problem),
+}
+
+/// One object of the graph.
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// Its digest (as named by the referrer; verified unless the content is a problem).
+    pub digest: Digest,
+    /// Media type the referrer claimed.
+    pub media_type: String,
+    /// What it is.
+    pub content: Content,
+}
+
+impl Node {
+    /// The image at this node, if it is one with a usable config.
+    pub fn image(&self) -> Option<&Image> {
+        match &self.content {
+            Content::Image(i) => Some(i),
+            _ => None,
+        }
+    }
+}
+
+/// The graph for one reference.
+#[derive(Debug, Clone)]
+pub struct Graph {
+    /// The reference as the user gave it.
+    pub reference: String,
+    /// The top object.
+    pub root: Node,
+}
+
+impl Graph {
+    /// Every node, depth first, root first.
+    pub fn nodes(&self) -> Vec<&Node> {
+        fn visit<'a>(n: &'a Node, out: &mut Vec<&'a Node>) {
+            out.push(n);
+            if let Content::Index { children, .. } = &n.content {
+                for c in children.iter().flatten() {
+                    visit(c, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        visit(&self.root, &mut out);
+        out
+    }
+}

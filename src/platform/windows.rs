@@ -1,0 +1,126 @@
+//! Windows versions as containerd reads them, and the builds imgcheck knows by name.
+
+use std::fmt;
+
+use serde::Serialize;
+
+/// Windows Server 2022 (ltsc2022), the first build with a compatibility window.
+pub const BUILD_WS2022: u16 = 20348;
+/// Windows Server 2025 (ltsc2025).
+pub const BUILD_WS2025: u16 = 26100;
+
+/// A Windows version as containerd parses it: `major.minor.build`, revision kept for ordering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct WindowsVersion {
+    /// Major version (10 for every current Windows).
+    pub major: u8,
+    /// Minor version (0).
+    pub minor: u8,
+    /// Build number, the part that decides compatibility.
+    pub build: u16,
+    /// Update build revision (UBR); ignored by matching, used by containerd 1.6 ordering.
+    pub revision: u32,
+}
+
+impl WindowsVersion {
+    /// Parses like containerd's `getWindowsOSVersion`: at least three dot-separated fields;
+    /// major and minor must fit in 8 bits and build in 16 bits, otherwise `None` (which a
+    /// matcher treats as version 0.0.0). A fourth field is the revision; anything after it is
+    /// ignored.
+    pub fn parse(s: &str) -> Option<WindowsVersion> {
+        let mut fields = s.split('.');
+        let major = fields.next()?.parse::<u8>().ok()?;
+        let minor = fields.next()?.parse::<u8>().ok()?;
+        let build = fields.next()?.parse::<u16>().ok()?;
+        let revision = fields
+            .next()
+            .and_then(|r| r.parse::<u32>().ok())
+            .unwrap_or(0);
+        if !s
+            .split('.')
+            .take(3)
+            .all(|f| f.bytes().all(|b| b.is_ascii_digit()))
+        {
+            return None;
+        }
+        Some(WindowsVersion {
+            major,
+            minor,
+            build,
+            revision,
+        })
+    }
+
+    /// Is `s` exactly `MAJOR.MINOR.BUILD` or `MAJOR.MINOR.BUILD.REVISION`, digits only, each
+    /// field within range? Stricter than [`WindowsVersion::parse`], which (like containerd)
+    /// ignores what follows the build.
+    pub fn is_well_formed(s: &str) -> bool {
+        let fields: Vec<&str> = s.split('.').collect();
+        (3..=4).contains(&fields.len())
+            && fields
+                .iter()
+                .all(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
+            && fields.get(3).is_none_or(|r| r.parse::<u32>().is_ok())
+            && WindowsVersion::parse(s).is_some()
+    }
+
+    /// The version 0.0.0 an unparsable string becomes.
+    pub const ZERO: WindowsVersion = WindowsVersion {
+        major: 0,
+        minor: 0,
+        build: 0,
+        revision: 0,
+    };
+
+    /// A host version `10.0.<build>` (hosts report no revision).
+    pub fn host(build: u16) -> WindowsVersion {
+        WindowsVersion {
+            major: 10,
+            minor: 0,
+            build,
+            revision: 0,
+        }
+    }
+}
+
+impl fmt::Display for WindowsVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.build)
+    }
+}
+
+/// The marketing name of a Windows build, if it is one we know.
+pub fn build_name(build: u16) -> Option<&'static str> {
+    Some(match build {
+        17763 => "Windows Server 2019 (ltsc2019, 1809)",
+        18362 => "Windows Server 1903 (SAC, out of support)",
+        18363 => "Windows Server 1909 (SAC, out of support)",
+        19041 => "Windows Server 2004 (SAC, out of support)",
+        19042 => "Windows Server 20H2 (SAC, out of support)",
+        20348 => "Windows Server 2022 (ltsc2022)",
+        22000 => "Windows 11 21H2",
+        22621 => "Windows 11 22H2",
+        22631 => "Windows 11 23H2",
+        25398 => "Windows Server 23H2 (annual channel)",
+        26100 => "Windows Server 2025 (ltsc2025) / Windows 11 24H2",
+        26200 => "Windows 11 25H2",
+        _ => return None,
+    })
+}
+
+/// The build a release name stands for (`ltsc2022`, `1809`, …, case-insensitive), as
+/// `--platform windows/amd64:ltsc2022` accepts it. Names that mean two builds (`21H2`,
+/// `23H2`: a Windows 11 and a Windows Server release) are not accepted.
+pub fn named_build(name: &str) -> Option<u16> {
+    Some(match name.to_ascii_lowercase().as_str() {
+        "ltsc2019" | "1809" | "rs5" => 17763,
+        "1903" => 18362,
+        "1909" => 18363,
+        "2004" => 19041,
+        "20h2" => 19042,
+        "ltsc2022" => BUILD_WS2022,
+        "ltsc2025" | "24h2" => BUILD_WS2025,
+        "25h2" => 26200,
+        _ => return None,
+    })
+}
