@@ -65,11 +65,7 @@ mod tests {
     #[test]
     fn one_line_joins_the_causes() {
         let io = std::io::Error::other("disk on fire");
-        let list = crate::batch::ListError {
-            origin: "refs.txt".into(),
-            reason: "cannot read".into(),
-            source: Some(crate::batch::ListCause::Read(std::sync::Arc::new(io))),
-        };
+        let list = crate::input::InputError::new("refs.txt", "cannot read").caused_by(io);
         assert_eq!(one_line(&list), "refs.txt: cannot read: disk on fire");
     }
 

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 mod cli;
 
@@ -21,8 +21,8 @@ async fn run(cli: Cli) -> Result<ExitKind, CliError> {
         Command::MirrorCheck(args) => cli::mirror_check::run(global, args).await,
         Command::Build(args) => cli::build::run(global, args).await,
         Command::Policy { command } => cli::policy::run(command),
-        Command::Completion(args) => cli::generate::completion(args),
-        Command::Man(args) => cli::generate::man(args),
+        Command::Completion(args) => cli::generate::completion(args, Cli::command()),
+        Command::Man(args) => cli::generate::man(args, Cli::command()),
     }
 }
 

@@ -9,11 +9,11 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use imgcheck::batch::{Outcome, Scope, Target, VerifyRun};
 use imgcheck::engine::{HostStatus, ImageReport, Origin, Rule, Verdict, judge};
 use imgcheck::graph::{Content, Graph, Problem, WalkOptions, walk};
 use imgcheck::policy::{Isolation, Policy};
 use imgcheck::reference::{ImageRef, LayoutRef};
+use imgcheck::run::{Outcome, Scope, Target};
 use imgcheck::source::layout::LayoutSource;
 
 /// One fixture layout and what judging it under a policy (the default unless named) must give.
@@ -341,19 +341,17 @@ async fn every_fixture_layout_gives_its_rules_and_verdict() {
             placement: "kubernetes.io/os In [windows]".into(),
         }),
     };
-    let run = VerifyRun {
-        runtimes: policy.runtimes.clone(),
-        policy,
-        walk: WalkOptions::default(),
-        images_in_flight: 1,
-    };
     let nowhere = row(
         "windows-hp-only, pods landing nowhere",
         Verdict::Pass,
         &[Rule::NoHostInScope],
         &[],
     );
-    covered.extend(check(nowhere.layout, &target.judge(&g, &run), &nowhere));
+    covered.extend(check(
+        nowhere.layout,
+        &target.judge(&g, &policy, &policy.runtimes),
+        &nowhere,
+    ));
 
     // A release component the payload lacks (--from-release).
     let lacking = ImageReport::release_image_missing(

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use imgcheck::error::{Blame, Fault};
 use imgcheck::graph::Problem;
-use imgcheck::{assemble, auth, batch, cluster, mirror, platform, policy, reference, source};
+use imgcheck::input::InputError;
+use imgcheck::run::RunError;
+use imgcheck::{assemble, auth, cluster, mirror, platform, policy, reference, source};
 
 /// Why a command ended without its normal output.
 #[derive(Debug, thiserror::Error)]
@@ -20,26 +22,15 @@ pub enum CliError {
     /// `--nodes` is not a usable node list.
     #[error(transparent)]
     Nodes(#[from] cluster::nodes::NodesError),
-    /// `--from-manifests` cannot be read.
+    /// A run (`verify`, `mirror-check`) cannot gather or check its images.
     #[error(transparent)]
-    Manifests(#[from] cluster::manifests::ManifestsError),
-    /// `--from-release` cannot be read.
-    #[error(transparent)]
-    Release(#[from] cluster::release::ReleaseError),
-    /// `--from-release` without `--release-image`, under a policy naming no components.
-    #[error(
-        "--from-release: policy '{0}' names no release components (release.components): name them with --release-image NAME"
-    )]
-    NoReleaseComponents(String),
+    Run(#[from] RunError),
     /// `--platform` is not a platform.
     #[error(transparent)]
     Platform(#[from] platform::PlatformError),
     /// Credentials cannot be loaded.
     #[error(transparent)]
     Auth(#[from] auth::AuthError),
-    /// A reference list cannot be read.
-    #[error(transparent)]
-    List(#[from] batch::ListError),
     /// `assemble`'s arguments cannot make a list.
     #[error(transparent)]
     Refusal(#[from] assemble::Refusal),
@@ -55,18 +46,12 @@ pub enum CliError {
     /// `assemble` stopped.
     #[error(transparent)]
     Push(#[from] assemble::Failure),
-    /// The library found the user's input wrong (a batch reference, a mirror target).
-    #[error("{0}")]
-    BadInput(String),
+    /// An input is wrong (`resolve --runtime` for a Windows node).
+    #[error(transparent)]
+    BadInput(InputError),
     /// `--cert-dir` is not a directory.
     #[error("--cert-dir {}: not a directory", .0.display())]
     CertDir(PathBuf),
-    /// A batch command was given no reference.
-    #[error("no references given (REF..., --from-file or --from-imageset)")]
-    NoReferences,
-    /// Several inputs were to be read from standard input (the flags, comma-separated).
-    #[error("{0}: only one input can be read from standard input ('-'); write the others to files")]
-    StdinTwice(String),
     /// `mirror-check` was given no mirror configuration and no `--pre`.
     #[error("mirror-check needs --idms, --icsp or --registries-conf (or --pre for a plain verify)")]
     NoMirrorConfig,
@@ -134,22 +119,17 @@ impl Blame for CliError {
             CliError::Policy(e) => e.fault(),
             CliError::Platform(e) => e.fault(),
             CliError::Nodes(e) => e.fault(),
-            CliError::Manifests(e) => e.fault(),
-            CliError::Release(e) => e.fault(),
+            CliError::Run(e) => e.fault(),
+            CliError::BadInput(e) => e.fault(),
             CliError::Auth(e) => e.fault(),
-            CliError::List(e) => e.fault(),
             CliError::Refusal(e) => e.fault(),
             CliError::MirrorConfig(e) => e.fault(),
             CliError::MirrorTarget(e) => e.fault(),
             CliError::Fetch(e) => e.fault(),
             CliError::Push(e) => e.fault(),
-            CliError::BadInput(_)
-            | CliError::CertDir(_)
-            | CliError::NoReferences
-            | CliError::StdinTwice(_)
-            | CliError::NoReleaseComponents(_)
-            | CliError::NoMirrorConfig
-            | CliError::ManDir { .. } => Fault::Input,
+            CliError::CertDir(_) | CliError::NoMirrorConfig | CliError::ManDir { .. } => {
+                Fault::Input
+            }
             CliError::NoMatch { .. }
             | CliError::PullWouldFail { .. }
             | CliError::PushedFails { .. } => Fault::Policy,
@@ -181,13 +161,13 @@ mod tests {
     fn each_error_ends_with_its_kind() {
         let fetch = |e| CliError::Fetch(e);
         let table: [(CliError, ExitKind); 8] = [
-            (CliError::NoReferences, ExitKind::Usage),
+            (CliError::Run(RunError::NoReferences), ExitKind::Usage),
             (
-                CliError::NoReleaseComponents("linux-only".into()),
+                CliError::Run(RunError::NoReleaseComponents("linux-only".into())),
                 ExitKind::Usage,
             ),
             (
-                CliError::StdinTwice("--nodes, --from-file".into()),
+                CliError::Run(RunError::StdinTwice("--nodes, --from-file".into())),
                 ExitKind::Usage,
             ),
             (

@@ -5,10 +5,9 @@
 use std::path::PathBuf;
 
 use crate::cli::exit::ExitKind;
-use clap::CommandFactory;
 use clap_complete::Shell;
 
-use super::{Cli, CliError, output};
+use super::{CliError, output};
 
 /// Arguments of `imgcheck completion`.
 #[derive(clap::Args)]
@@ -27,26 +26,27 @@ pub struct ManArgs {
     dir: Option<PathBuf>,
 }
 
-/// Prints the completion script for the shell.
-pub fn completion(args: &CompletionArgs) -> Result<ExitKind, CliError> {
+/// Prints the completion script of `command` (the whole command line) for the shell.
+pub fn completion(args: &CompletionArgs, mut command: clap::Command) -> Result<ExitKind, CliError> {
     let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut Cli::command(), "imgcheck", &mut script);
+    clap_complete::generate(args.shell, &mut command, "imgcheck", &mut script);
     output::print(script)?;
     Ok(ExitKind::Pass)
 }
 
-/// Prints imgcheck(1), or writes every page into `--dir`.
-pub fn man(args: &ManArgs) -> Result<ExitKind, CliError> {
+/// Prints imgcheck(1), or writes every page into `--dir`, from `command` (the whole command
+/// line).
+pub fn man(args: &ManArgs, command: clap::Command) -> Result<ExitKind, CliError> {
     match &args.dir {
         Some(dir) => {
-            clap_mangen::generate_to(Cli::command(), dir).map_err(|source| CliError::ManDir {
+            clap_mangen::generate_to(command, dir).map_err(|source| CliError::ManDir {
                 dir: dir.clone(),
                 source,
             })?;
         }
         None => {
             let mut page = Vec::new();
-            clap_mangen::Man::new(Cli::command())
+            clap_mangen::Man::new(command)
                 .render(&mut page)
                 .map_err(CliError::Stdout)?;
             output::print(page)?;

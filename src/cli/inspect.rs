@@ -1,11 +1,13 @@
 //! `imgcheck inspect`: a reference's entries, list platform next to config platform.
 
-use crate::cli::exit::ExitKind;
 use imgcheck::engine::inspect;
 use imgcheck::graph::WalkOptions;
 use imgcheck::report;
 
-use super::{CliError, GlobalArgs, SimpleFormat, output};
+use super::args::{GlobalArgs, SimpleFormat, parse_refs};
+use super::error::CliError;
+use super::exit::ExitKind;
+use super::output;
 
 /// Arguments of `imgcheck inspect`.
 #[derive(clap::Args)]
@@ -20,7 +22,7 @@ pub struct InspectArgs {
 
 /// Reads the reference and prints its entries.
 pub async fn run(global: &GlobalArgs, args: &InspectArgs) -> Result<ExitKind, CliError> {
-    let refs = super::parse_refs(std::slice::from_ref(&args.reference))?;
+    let refs = parse_refs(std::slice::from_ref(&args.reference))?;
     let session = global.session(&refs, 16)?;
     let graph = session.graph(&refs[0], WalkOptions::default()).await?;
     let view = inspect(&graph);

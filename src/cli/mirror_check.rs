@@ -2,15 +2,18 @@
 
 use std::path::PathBuf;
 
-use crate::cli::exit::ExitKind;
 use imgcheck::graph::WalkOptions;
 use imgcheck::mirror::{self, check::MirrorRun};
 use imgcheck::policy::DEFAULT_POLICY;
 use imgcheck::reference::ImageRef;
 use imgcheck::report;
+use imgcheck::run::{Inputs, Progress as _};
 
-use super::progress::Progress;
-use super::{CliError, GlobalArgs, RefInput, ReportFormat};
+use super::args::{GlobalArgs, RefInput, ReportFormat};
+use super::error::CliError;
+use super::exit::ExitKind;
+use super::output;
+use super::progress::Terminal;
 
 /// Arguments of `imgcheck mirror-check`.
 #[derive(clap::Args)]
@@ -48,11 +51,16 @@ pub struct MirrorCheckArgs {
 /// Checks every reference against its mirrors (or, with `--pre`, its source), prints the
 /// report, and exits with the verdicts' kind.
 pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind, CliError> {
-    args.input.one_stdin(args.nodes.as_deref())?;
-    let policy = super::load_policy(&args.policy, args.nodes.as_deref())?;
     let jobs = usize::from(args.jobs);
-    let mut gathered = args.input.gather(global, &policy, jobs).await?;
-    let refs = gathered.references();
+    let inputs = Inputs {
+        nodes: args.nodes.clone(),
+        policy: args.policy.clone(),
+        jobs,
+        ..args.input.inputs()
+    };
+    let terminal = Terminal::default();
+    let plan = inputs.plan(&terminal)?;
+    let mut gathered = plan.gather(global.connection(jobs)?).await?;
     let configured =
         !args.idms.is_empty() || !args.icsp.is_empty() || !args.registries_conf.is_empty();
     if !configured && !args.pre {
@@ -61,7 +69,7 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
     let config = mirror::load(&args.registries_conf, &args.idms, &args.icsp)?;
     let targets = mirror::check::targets(&config, configured, &gathered.targets)?;
     // Mirrors join the references the session expects (token scopes are batched over them).
-    let mut all_refs = refs.clone();
+    let mut all_refs = gathered.references();
     for t in &targets {
         all_refs.extend(t.resolution.iter().flat_map(|res| {
             res.mirrors
@@ -69,20 +77,19 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
                 .map(|m| ImageRef::Registry(m.repository.clone()))
         }));
     }
-    let session = gathered.session(global, &all_refs, jobs)?;
     let run = MirrorRun {
-        policy,
+        policy: gathered.settings.policy.clone(),
         configured,
         pre: args.pre,
         walk: WalkOptions { jobs, deep: false },
         images_in_flight: jobs,
     };
-    let progress = Progress::new(targets.len() as u64);
-    let outcomes = mirror::check::check_all(&session, &targets, &run, &|o| progress.done(o)).await;
-    progress.finish();
-    let mut reports = super::reports(outcomes)?;
-    reports.extend(gathered.missing);
+    let session = gathered.session(&all_refs);
+    terminal.start(targets.len());
+    let outcomes = mirror::check::check_all(session, &targets, &run, &|o| terminal.done(o)).await;
+    terminal.finish();
+    let reports = gathered.finish(outcomes)?.reports;
     let now = std::time::SystemTime::now();
-    super::output::print(report::render(args.format.into(), &reports, now))?;
+    output::print(report::render(args.format.into(), &reports, now))?;
     Ok(report::overall(&reports).into())
 }

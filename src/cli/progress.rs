@@ -1,13 +1,51 @@
-//! The batch progress bar: drawn on standard error only when it is a terminal, so piped
-//! output holds nothing but the report.
+//! Following a run on standard error: its notes, and the batch progress bar, drawn only when
+//! standard error is a terminal, so piped output holds nothing but the report.
 
 use std::io::IsTerminal;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
-use imgcheck::batch::Outcome;
 use imgcheck::engine::Verdict;
+use imgcheck::run::{self, Note, Outcome};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+
+use super::output;
+
+/// A run followed on standard error: each note as `imgcheck: note: …` (`warning: …`), and a
+/// progress bar once the images are counted.
+#[derive(Default)]
+pub struct Terminal {
+    bar: OnceLock<Progress>,
+}
+
+impl Terminal {
+    /// Removes the bar, if any, before the report (or the error) is printed.
+    pub fn finish(&self) {
+        if let Some(bar) = self.bar.get() {
+            bar.finish();
+        }
+    }
+}
+
+impl run::Progress for Terminal {
+    fn note(&self, note: &Note) {
+        let kind = match note.is_warning() {
+            true => "warning",
+            false => "note",
+        };
+        output::eprintln(format_args!("imgcheck: {kind}: {note}"));
+    }
+
+    fn start(&self, images: usize) {
+        self.bar.get_or_init(|| Progress::new(images as u64));
+    }
+
+    fn done(&self, outcome: &Outcome) {
+        if let Some(bar) = self.bar.get() {
+            bar.done(outcome);
+        }
+    }
+}
 
 /// Count, rate, ETA and failures so far.
 pub struct Progress {
@@ -164,7 +202,7 @@ mod tests {
         let screen = Screen::default();
         let target = ProgressDrawTarget::term_like(Box::new(screen.clone()));
         let progress = Progress::drawn_to(3, Some(target));
-        let bad = || Outcome::BadInput("not a layout".into());
+        let bad = || Outcome::BadInput(imgcheck::input::InputError::new("x", "not a layout"));
         for outcome in [bad(), bad(), bad()] {
             progress.done(&outcome);
         }

@@ -1,14 +1,18 @@
 //! `imgcheck resolve`: the digest a node of a platform would pull, or what each node of a
 //! cluster would pull (`--nodes`).
 
-use crate::cli::exit::ExitKind;
+use imgcheck::cluster::nodes;
 use imgcheck::engine::{Resolution, resolve};
 use imgcheck::graph::{Content, Graph, WalkOptions};
+use imgcheck::input::InputError;
 use imgcheck::platform::{Platform, RuntimeProfile};
 use imgcheck::policy::Host;
 use imgcheck::report;
 
-use super::{CliError, GlobalArgs, SimpleFormat, output};
+use super::args::{GlobalArgs, SimpleFormat, parse_refs};
+use super::error::CliError;
+use super::exit::ExitKind;
+use super::output;
 
 /// Arguments of `imgcheck resolve`.
 #[derive(clap::Args)]
@@ -35,19 +39,19 @@ pub struct ResolveArgs {
 /// that selects nothing, or an entry it cannot pull, fails. With `--nodes`, one line (or
 /// document) per host row; any row that fails fails the command.
 pub async fn run(global: &GlobalArgs, args: &ResolveArgs) -> Result<ExitKind, CliError> {
-    let refs = super::parse_refs(std::slice::from_ref(&args.reference))?;
+    let refs = parse_refs(std::slice::from_ref(&args.reference))?;
     // clap requires --platform without --nodes; an empty one is refused as a platform.
     let target = match &args.nodes {
-        Some(path) => Err(super::node_hosts(path)?),
+        Some(path) => Err(node_hosts(path)?),
         None => Ok(Platform::parse(args.platform.as_deref().unwrap_or(""))?),
     };
     if let Ok(host) = &target
         && host.is_windows()
         && !args.runtime.runs_windows()
     {
-        return Err(CliError::BadInput(format!(
-            "--runtime {}: Windows nodes do not run it; give a containerd profile for {host}",
-            args.runtime
+        return Err(CliError::BadInput(InputError::new(
+            format!("--runtime {}", args.runtime),
+            format!("Windows nodes do not run it; give a containerd profile for {host}"),
         )));
     }
     let session = global.session(&refs, 16)?;
@@ -56,6 +60,16 @@ pub async fn run(global: &GlobalArgs, args: &ResolveArgs) -> Result<ExitKind, Cl
         Ok(host) => one(&graph, &host, args),
         Err(hosts) => each(&graph, hosts, args),
     }
+}
+
+/// The host rows of the node list at `path` (`-`: standard input); notes about runtime
+/// versions no profile covers go to standard error.
+fn node_hosts(path: &str) -> Result<Vec<Host>, CliError> {
+    let read = nodes::read_nodes(path)?;
+    for note in &read.notes {
+        output::eprintln(format_args!("imgcheck: note: {note}"));
+    }
+    Ok(read.hosts)
 }
 
 /// `resolve --nodes`: one line (or document) per host row; a row that pulls nothing usable

@@ -1,15 +1,16 @@
-//! `imgcheck verify`: judge references against a policy.
+//! `imgcheck verify`: judge references against a policy (the run is the library's
+//! [`imgcheck::run`]; this turns the flags into its inputs and prints what it returns).
 
-use crate::cli::exit::ExitKind;
-use imgcheck::batch::{self, VerifyRun};
-use imgcheck::graph::WalkOptions;
 use imgcheck::platform::RuntimeProfile;
 use imgcheck::policy::DEFAULT_POLICY;
 use imgcheck::report;
+use imgcheck::run::{Inputs, Verified};
 
+use super::args::{GlobalArgs, RefInput, ReportFormat};
+use super::error::CliError;
+use super::exit::ExitKind;
 use super::output;
-use super::progress::Progress;
-use super::{CliError, GlobalArgs, RefInput, ReportFormat};
+use super::progress::Terminal;
 
 /// Arguments of `imgcheck verify`.
 #[derive(clap::Args)]
@@ -43,41 +44,31 @@ pub struct VerifyArgs {
 
 /// Verifies every reference, prints the report, and exits with the verdicts' kind.
 pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, CliError> {
-    args.input.one_stdin(args.nodes.as_deref())?;
-    let policy = super::load_policy(&args.policy, args.nodes.as_deref())?;
-    let runtimes = if args.runtimes.is_empty() {
-        policy.runtimes.clone()
-    } else {
-        args.runtimes.clone()
-    };
     let jobs = usize::from(args.jobs);
-    let mut gathered = args.input.gather(global, &policy, jobs).await?;
-    let refs = gathered.references();
-    let session = gathered.session(global, &refs, jobs)?;
-    let run = VerifyRun {
-        policy,
-        runtimes,
-        walk: WalkOptions {
-            jobs,
-            deep: args.deep,
-        },
-        images_in_flight: jobs,
+    let inputs = Inputs {
+        nodes: args.nodes.clone(),
+        policy: args.policy.clone(),
+        runtimes: args.runtimes.clone(),
+        deep: args.deep,
+        jobs,
+        ..args.input.inputs()
     };
-    let progress = Progress::new(refs.len() as u64);
-    let outcomes =
-        batch::verify_all(&session, &gathered.targets, &run, &|o| progress.done(o)).await;
-    progress.finish();
-    let mut reports = super::reports(outcomes)?;
-    reports.extend(gathered.missing.iter().cloned());
+    let terminal = Terminal::default();
+    let plan = inputs.plan(&terminal)?;
+    let verified = plan.verify(global.connection(jobs)?, &terminal).await;
+    terminal.finish();
+    let Verified {
+        reports,
+        stats,
+        release_stats,
+        ..
+    } = verified?;
     let now = std::time::SystemTime::now();
     output::print(report::render(args.format.into(), &reports, now))?;
     if args.stats {
-        let line = gathered.run_stats(&session).map_or_else(
-            || "requests: none (no registry references)".to_string(),
-            |s| s.summary(),
-        );
+        let line = stats.unwrap_or_else(|| "requests: none (no registry references)".to_string());
         output::eprintln(format_args!("imgcheck: {} images; {line}", reports.len()));
-        if let Some(line) = gathered.release_stats() {
+        if let Some(line) = release_stats {
             output::eprintln(format_args!("imgcheck: reading the release: {line}"));
         }
     }

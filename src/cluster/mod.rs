@@ -5,11 +5,10 @@
 //!   runtime profile and the nodes each row stands for).
 //! - [`manifests`]: the container images of pod templates (DaemonSets, Deployments, …), with
 //!   where each pod can land and whether it runs as a Windows HostProcess container.
-//! - [`targets`]: those images as the targets of a run: one per image, judged for the hosts
-//!   its pods can land on.
 //! - [`release`]: an OpenShift release image's component images (`--from-release`).
+//!
+//! A [`run`](crate::run) makes these images its targets.
 
 pub mod manifests;
 pub mod nodes;
 pub mod release;
-pub mod targets;

@@ -10,11 +10,11 @@ use super::gather::gather;
 use super::judge::{judge, pre_check};
 use super::plan::plan;
 use super::resolve::{Resolution, ResolveError, resolve};
-use crate::batch::{Outcome, Scope};
 use crate::engine::{ImageReport, Origin};
 use crate::graph::WalkOptions;
 use crate::policy::Policy;
 use crate::reference::{ImageRef, RegistryRef};
+use crate::run::{Outcome, Scope, run_bounded};
 use crate::session::Session;
 use crate::source::FetchError;
 
@@ -77,7 +77,7 @@ pub enum TargetError {
 pub fn targets(
     config: &MirrorConfig,
     configured: bool,
-    images: &[crate::batch::Target],
+    images: &[crate::run::Target],
 ) -> Result<Vec<Target>, TargetError> {
     images
         .iter()
@@ -107,13 +107,13 @@ pub async fn check_all(
     run: &MirrorRun,
     on_done: &(dyn Fn(&Outcome) + Sync),
 ) -> Vec<Outcome> {
-    crate::batch::run_bounded(targets, run.images_in_flight, on_done, |t| async move {
+    run_bounded(targets, run.images_in_flight, on_done, |t| async move {
         let policy = t.scope.as_ref().map_or(&run.policy, |s| &s.policy);
         let mut outcome = match (&t.reference, run.pre) {
             (ImageRef::Registry(reg), false) => {
                 match check(session, reg, t.resolution.as_ref(), policy, run.walk).await {
                     Ok(r) => Outcome::Report(r),
-                    Err(e) => Outcome::BadInput(crate::error::one_line(&e)),
+                    Err(e) => Outcome::BadInput(e.into()),
                 }
             }
             (_, _) => check_before_mirroring(session, t, policy, run).await,

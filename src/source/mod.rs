@@ -116,6 +116,11 @@ impl Detail {
         &self.message
     }
 
+    /// The error behind the message, if any.
+    pub fn cause(&self) -> Option<&Cause> {
+        self.cause.as_ref()
+    }
+
     /// The message and its causes on one line, joined with `": "` (as `error::one_line`
     /// does), for the graph's problems, which hold text.
     pub fn line(&self) -> String {

@@ -1,0 +1,16 @@
+//! The user's input files: reading one (or standard input for `-`), the reference lists and
+//! ImageSet configurations a run verifies, and the one error a bad input is.
+//!
+//! - [`read_reference_list`], [`read_imageset`]: plain reference lists (`--from-file`) and
+//!   oc-mirror ImageSetConfigurations (`--from-imageset`).
+//! - [`InputError`]: which input, what is wrong with it, and the error behind it.
+
+mod error;
+mod file;
+mod lists;
+
+pub use error::InputError;
+pub(crate) use file::read_text;
+pub use lists::{
+    ImageSet, parse_imageset, parse_reference_list, read_imageset, read_reference_list,
+};

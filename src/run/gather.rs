@@ -1,0 +1,204 @@
+//! Gathering a run's images ([`Plan::gather`]): the release's components join the typed,
+//! listed and templated images, one target per image; the run's one session reads the
+//! release and is told of the targets as they are known;
+//! then verifying them ([`Gathered::verify`]) or handing them to another judge (the mirror
+//! gate) through the same session.
+
+use super::error::RunError;
+use super::outcome::Outcome;
+use super::progress::{Note, Progress};
+use super::targets::{Target, from_release, merge};
+use super::verify::{Settings, verify_all};
+use crate::auth::AuthStore;
+use crate::cluster::release::{Release, ReleaseError, read_release};
+use crate::engine::ImageReport;
+use crate::reference::ImageRef;
+use crate::session::Session;
+use crate::source::registry::{ClientOptions, Stats};
+
+/// The inputs read, before anything is fetched (made by [`Inputs::plan`](super::Inputs::plan)).
+#[derive(Debug)]
+pub struct Plan {
+    /// How the images are judged.
+    pub settings: Settings,
+    /// Notes about the inputs, in the order they arose.
+    pub notes: Vec<Note>,
+    pub(super) listed: Vec<ImageRef>,
+    pub(super) release: Option<ReleasePlan>,
+    pub(super) from_manifests: Vec<Target>,
+}
+
+/// The release to read and the components to take from it.
+#[derive(Debug)]
+pub(super) struct ReleasePlan {
+    pub(super) reference: ImageRef,
+    pub(super) components: Vec<String>,
+}
+
+impl Plan {
+    /// Gathers the images ([`Plan::gather`]) and verifies them ([`Gathered::verify`]).
+    pub async fn verify(
+        self,
+        connection: Connection,
+        progress: &dyn Progress,
+    ) -> Result<Verified, RunError> {
+        self.gather(connection).await?.verify(progress).await
+    }
+
+    /// Every image the inputs name, one target each: typed and listed, the release's
+    /// components (read through the run's session, made from `connection`), the pod
+    /// templates'.
+    pub async fn gather(self, connection: Connection) -> Result<Gathered, RunError> {
+        let mut link = Link::new(&connection);
+        let mut all: Vec<Target> = self.listed.into_iter().map(Target::plain).collect();
+        let mut missing = Vec::new();
+        if let Some(plan) = &self.release {
+            let payload = link.read_release(&plan.reference).await?;
+            let (found, lacking) = from_release(&payload, &plan.components);
+            all.extend(found);
+            missing = lacking;
+        }
+        all.extend(self.from_manifests);
+        Ok(Gathered {
+            targets: merge(all),
+            missing,
+            settings: self.settings,
+            notes: self.notes,
+            link,
+        })
+    }
+}
+
+/// Every image of a run, ready to be checked (made by [`Plan::gather`]).
+pub struct Gathered {
+    /// The images to judge, one per image.
+    pub targets: Vec<Target>,
+    /// Failing reports of the release components the payload lacks.
+    pub missing: Vec<ImageReport>,
+    /// How the images are judged.
+    pub settings: Settings,
+    /// Notes about the inputs.
+    pub notes: Vec<Note>,
+    link: Link,
+}
+
+impl Gathered {
+    /// The targets' references.
+    pub fn references(&self) -> Vec<ImageRef> {
+        self.targets.iter().map(|t| t.reference.clone()).collect()
+    }
+
+    /// The run's session (the one that read the release), told of `refs`: the targets'
+    /// references and any others the checks will read (mirrors).
+    pub fn session(&mut self, refs: &[ImageRef]) -> &Session {
+        self.link.session(refs)
+    }
+
+    /// Fetches and judges every target, telling `progress` as each is done; the first bad
+    /// input ends the run.
+    pub async fn verify(mut self, progress: &dyn Progress) -> Result<Verified, RunError> {
+        let refs = self.references();
+        let session = self.link.session(&refs);
+        progress.start(self.targets.len());
+        let done = |o: &Outcome| progress.done(o);
+        let outcomes = verify_all(session, &self.targets, &self.settings, &done).await;
+        self.finish(outcomes)
+    }
+
+    /// The run's result from the outcomes of its targets (in their order): their reports,
+    /// then the release components the payload lacks; the first bad input ends the run
+    /// instead.
+    pub fn finish(self, outcomes: Vec<Outcome>) -> Result<Verified, RunError> {
+        let mut reports = outcomes
+            .into_iter()
+            .map(|o| match o {
+                Outcome::Report(r) => Ok(r),
+                Outcome::BadInput(e) => Err(RunError::Input(e)),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        reports.extend(self.missing);
+        Ok(Verified {
+            reports,
+            notes: self.notes,
+            stats: self.link.stats(),
+            release_stats: self.link.release_stats(),
+        })
+    }
+}
+
+/// The result of a run: one report per image, in input order (then the release components
+/// the payload lacks), the notes about its inputs and its registry request counters.
+#[derive(Debug)]
+pub struct Verified {
+    /// The reports.
+    pub reports: Vec<ImageReport>,
+    /// Notes about the inputs (also told to the run's [`Progress`]).
+    pub notes: Vec<Note>,
+    /// Request counters of checking the images, the release's reading left out (`None`: no
+    /// image is in a registry).
+    pub stats: Option<String>,
+    /// Request counters of reading the release (`--from-release`), when it was read from a
+    /// registry.
+    pub release_stats: Option<String>,
+}
+
+/// How a run reaches registries: the client options (`max_requests`: the run's jobs) and the
+/// credentials.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    /// Client options.
+    pub options: ClientOptions,
+    /// Credentials.
+    pub auth: AuthStore,
+}
+
+/// A run's one session, told of the references as the run learns them, and the request
+/// counters of reading the release, kept apart from the rest of the run's.
+struct Link {
+    session: Session,
+    /// The counters right after the release was read.
+    release: Option<Stats>,
+    /// Was the session told of a registry reference past the release?
+    registry_targets: bool,
+}
+
+impl Link {
+    /// The run's session; no registry is contacted yet.
+    fn new(connection: &Connection) -> Link {
+        Link {
+            session: Session::new(&connection.options, connection.auth.clone()),
+            release: None,
+            registry_targets: false,
+        }
+    }
+
+    /// Reads the release through the session, and notes the counters so far.
+    async fn read_release(&mut self, reference: &ImageRef) -> Result<Release, ReleaseError> {
+        self.session.expect(std::slice::from_ref(reference));
+        let release = read_release(&self.session, reference).await?;
+        self.release = self.session.stats().map(Stats::snapshot);
+        Ok(release)
+    }
+
+    /// The session, told of `refs` (the targets', and any others the checks read).
+    fn session(&mut self, refs: &[ImageRef]) -> &Session {
+        self.registry_targets = refs.iter().any(|r| matches!(r, ImageRef::Registry(_)));
+        self.session.expect(refs);
+        &self.session
+    }
+
+    /// The counters of reading the release, when it was read from a registry.
+    fn release_stats(&self) -> Option<String> {
+        Some(self.release.as_ref()?.summary())
+    }
+
+    /// The counters of the run past the release; `None` when none of its references past the
+    /// release is in a registry.
+    fn stats(&self) -> Option<String> {
+        let stats = self.session.stats().filter(|_| self.registry_targets)?;
+        Some(match &self.release {
+            Some(release) => stats.since(release).summary(),
+            None => stats.summary(),
+        })
+    }
+}

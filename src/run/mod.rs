@@ -1,0 +1,57 @@
+//! A run: what the command line's `verify` does, for any Rust caller. Plain [`Inputs`]
+//! (references, lists, ImageSets, a release, pod templates, nodes, the policy) become
+//! [`Target`]s with their scope and origins, fetched through one session and judged into
+//! reports ([`Verified`]), with the notes and request counters the command line prints. The
+//! library never prints: a [`Progress`] hears each note and each image as it is done.
+//!
+//! The steps, for callers that need them apart (the command line makes its connection after
+//! the local inputs are read; the mirror gate checks the images its own way):
+//! [`Inputs::plan`] reads the local inputs, [`Plan::gather`] reads the release and makes one
+//! target per image, [`Gathered::verify`] (or the caller, then [`Gathered::finish`]) checks
+//! them; [`Plan::verify`] does the last two.
+//!
+//! Verify a release's components for the nodes of a cluster:
+//!
+//! ```no_run
+//! use imgcheck::auth::AuthStore;
+//! use imgcheck::run::{Connection, Inputs, ReleaseInput};
+//! use imgcheck::source::registry::ClientOptions;
+//!
+//! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! let inputs = Inputs {
+//!     release: Some(ReleaseInput {
+//!         reference: "quay.io/openshift-release-dev/ocp-release:4.18.0-multi".into(),
+//!         components: vec![], // the policy's release.components
+//!     }),
+//!     nodes: Some("nodes.json".into()), // oc get nodes -o json
+//!     ..Inputs::default()
+//! };
+//! let connection = Connection {
+//!     options: ClientOptions::default(),
+//!     auth: AuthStore::load(None)?,
+//! };
+//! let verified = inputs.verify(connection, &()).await?;
+//! for report in &verified.reports {
+//!     println!("{} {:?}", report.reference, report.verdict);
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+mod bounded;
+mod error;
+mod gather;
+mod inputs;
+mod outcome;
+mod progress;
+mod targets;
+mod verify;
+
+pub use bounded::run_bounded;
+pub use error::RunError;
+pub use gather::{Connection, Gathered, Plan, Verified};
+pub use inputs::{Inputs, ReleaseInput};
+pub use outcome::Outcome;
+pub use progress::{Note, Progress};
+pub use targets::{Scope, Target, from_manifests, from_release, host_labels, merge};
+pub use verify::{Settings, verify_all};

@@ -1,0 +1,195 @@
+use super::*;
+use crate::cluster::manifests::parse_manifests;
+use crate::cluster::release::ReleaseTag;
+
+const A: &str =
+    "quay.io/ocp/a@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+const B: &str =
+    "quay.io/ocp/b@sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+fn release() -> Release {
+    Release {
+        reference: "quay.io/ocp/release:4.18.0-multi".into(),
+        digest: format!("sha256:{}", "c".repeat(64)),
+        from_index: None,
+        layer: format!("sha256:{}", "d".repeat(64)),
+        version: Some("4.18.0".into()),
+        tags: [("cli", B), ("azure-file-csi-driver", A)]
+            .iter()
+            .map(|(n, r)| ReleaseTag {
+                name: n.to_string(),
+                image: r.parse().unwrap(),
+            })
+            .collect(),
+    }
+}
+
+#[test]
+fn release_components_in_the_order_named_and_those_lacking_fail() {
+    let names = ["azure-file-csi-driver", "csi-livenessprobe", "cli"].map(String::from);
+    let (targets, missing) = from_release(&release(), &names);
+    let refs: Vec<String> = targets.iter().map(|t| t.reference.to_string()).collect();
+    assert_eq!(refs, [A, B]);
+    assert!(targets.iter().all(|t| t.scope.is_none()));
+    assert!(
+        matches!(&targets[0].origins[0], Origin::Release { tag, .. } if tag == "azure-file-csi-driver")
+    );
+    assert_eq!(missing.len(), 1);
+    let m = &missing[0];
+    assert_eq!(
+        m.reference,
+        "quay.io/ocp/release:4.18.0-multi#csi-livenessprobe"
+    );
+    assert_eq!(m.verdict, crate::engine::Verdict::Fail);
+    assert_eq!(m.findings[0].rule, crate::engine::Rule::ReleaseImageMissing);
+    assert!(
+        m.findings[0]
+            .message
+            .starts_with("release 4.18.0 has no component 'csi-livenessprobe'"),
+        "{}",
+        m.findings[0].message
+    );
+}
+
+fn ds(name: &str, os: &str, hostprocess: bool, image: &str) -> String {
+    format!(
+        "kind: DaemonSet\napiVersion: apps/v1\nmetadata: {{name: {name}, namespace: ns}}\n\
+         spec:\n  template:\n    spec:\n      nodeSelector: {{kubernetes.io/os: {os}}}\n\
+         \x20     securityContext: {{windowsOptions: {{hostProcess: {hostprocess}}}}}\n\
+         \x20     containers:\n      - {{name: c, image: '{image}'}}\n---\n"
+    )
+}
+
+fn scoped(yaml: &str) -> Vec<Target> {
+    let uses = parse_manifests(yaml, "m.yaml").unwrap();
+    from_manifests(&uses, &Policy::default_policy())
+}
+
+fn hosts_of(t: &Target) -> Vec<String> {
+    let policy = &t.scope.as_ref().unwrap().policy;
+    policy.hosts().iter().map(Host::label).collect()
+}
+
+fn isolation_of(t: &Target) -> Isolation {
+    t.scope.as_ref().unwrap().policy.isolation()
+}
+
+/// Table: the pods of an image → the hosts it is judged for and its isolation.
+#[test]
+fn pod_templates_narrow_hosts_and_set_isolation() {
+    let windows = ["windows/amd64:10.0.17763", "windows/amd64:10.0.20348"];
+    let all = ["linux/amd64", windows[0], windows[1]];
+    let cases: [(String, &[&str], Isolation); 5] = [
+        (
+            ds("w", "windows", true, A),
+            &windows,
+            Isolation::Hostprocess,
+        ),
+        (ds("w", "windows", false, A), &windows, Isolation::Process),
+        (
+            ds("l", "linux", false, A),
+            &["linux/amd64"],
+            Isolation::Process,
+        ),
+        // A HostProcess and a process-isolated Windows pod: the stricter one.
+        (
+            ds("w1", "windows", true, A) + &ds("w2", "windows", false, A),
+            &windows,
+            Isolation::Process,
+        ),
+        // Windows and Linux pods: every host; HostProcess on Windows.
+        (
+            ds("w", "windows", true, A) + &ds("l", "linux", false, A),
+            &all,
+            Isolation::Hostprocess,
+        ),
+    ];
+    for (yaml, want_hosts, want_isolation) in cases {
+        let targets = scoped(&yaml);
+        assert_eq!(targets.len(), 1, "{yaml}");
+        assert_eq!(hosts_of(&targets[0]), want_hosts, "{yaml}");
+        assert_eq!(isolation_of(&targets[0]), want_isolation, "{yaml}");
+        assert_eq!(
+            targets[0].origins.len(),
+            yaml.matches("kind:").count(),
+            "{yaml}"
+        );
+    }
+}
+
+#[test]
+fn one_target_per_image_in_order_of_first_use() {
+    let targets = scoped(
+        &(ds("x", "linux", false, B) + &ds("y", "windows", true, A) + &ds("z", "linux", false, B)),
+    );
+    let refs: Vec<String> = targets.iter().map(|t| t.reference.to_string()).collect();
+    assert_eq!(refs, [B, A]);
+    assert_eq!(targets[0].origins.len(), 2);
+    assert!(
+        matches!(&targets[1].origins[0], Origin::Manifest { object, container, path, init: false } if object == "DaemonSet ns/y" && container == "c" && path == "m.yaml")
+    );
+    assert_eq!(
+        targets[1].scope.as_ref().unwrap().placement,
+        "kubernetes.io/os In [windows]"
+    );
+}
+
+#[test]
+fn an_image_also_named_without_scope_is_judged_for_every_host() {
+    let scoped = scoped(&ds("w", "windows", true, A));
+    let plain = Target::plain(A.parse().unwrap());
+    let merged = merge(vec![plain.clone(), scoped[0].clone()]);
+    assert_eq!(merged.len(), 1);
+    assert!(merged[0].scope.is_none());
+    assert_eq!(merged[0].origins.len(), 1);
+    let merged = merge(vec![scoped[0].clone(), plain, scoped[0].clone()]);
+    assert!(merged[0].scope.is_none());
+    assert_eq!(merged[0].origins.len(), 1, "origins are not repeated");
+    let only = merge(scoped.clone());
+    assert!(only[0].scope.is_some());
+}
+
+/// A reference with a tag and a digest is pulled by its digest (the tag is not read), so
+/// `x:v1@D`, `x@D` and `x:v2@D` are one image: judged once, with every origin.
+#[test]
+fn an_image_pinned_by_digest_is_one_image_whatever_its_tag() {
+    let digest = format!("sha256:{}", "e".repeat(64));
+    let pinned = |tag: &str| format!("quay.io/ocp/a{tag}@{digest}");
+    let yaml = ds("x", "windows", true, &pinned(":v1"))
+        + &ds("y", "windows", true, &pinned(""))
+        + &ds("z", "windows", true, &pinned(":v2"));
+    let targets = scoped(&yaml);
+    assert_eq!(targets.len(), 1, "{targets:#?}");
+    assert_eq!(targets[0].reference.to_string(), pinned(":v1"));
+    assert_eq!(targets[0].origins.len(), 3);
+    let typed = Target::plain(pinned("").parse().unwrap());
+    let merged = merge(vec![typed, targets[0].clone()]);
+    assert_eq!(merged.len(), 1);
+    assert!(merged[0].scope.is_none());
+    assert_eq!(merged[0].origins.len(), 3);
+    // A tag alone is not the same image as a digest: the tag may have moved.
+    let tagged = scoped(
+        &(ds("x", "linux", false, &pinned("")) + &ds("y", "linux", false, "quay.io/ocp/a:v1")),
+    );
+    assert_eq!(tagged.len(), 2);
+}
+
+/// A component named twice (`--release-image X --release-image X`) is one target, and a
+/// missing one is one failing report.
+#[test]
+fn a_component_named_twice_is_judged_once() {
+    let names = ["cli", "nope", "cli", "nope"].map(String::from);
+    let (targets, missing) = from_release(&release(), &names);
+    assert_eq!(targets.len(), 1);
+    assert_eq!(missing.len(), 1, "{missing:#?}");
+}
+
+#[test]
+fn host_labels_are_those_the_kubelet_sets() {
+    let p = Policy::default_policy();
+    let labels: Vec<BTreeMap<&str, String>> = p.hosts().iter().map(host_labels).collect();
+    assert_eq!(labels[0].len(), 2);
+    assert_eq!(labels[0]["kubernetes.io/os"], "linux");
+    assert_eq!(labels[1]["kubernetes.io/arch"], "amd64");
+    assert_eq!(labels[1]["node.kubernetes.io/windows-build"], "10.0.17763");
+}
