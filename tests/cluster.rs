@@ -2,11 +2,9 @@
 //! judged for the hosts their pods can land on, a release payload's components, and both with
 //! a cluster's nodes, against a real `docker-registry`.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{Registry, fixture, fixtures_dir, json_of, run_imgcheck as run};
+use crate::common::{self, Registry, fixture, fixtures_dir, json_of, run_imgcheck as run};
 use serde_json::Value;
 
 fn write(dir: &Path, name: &str, text: &str) -> String {

@@ -2,12 +2,10 @@
 //! are pushed to a real `docker-registry` and read with `imgcheck::cluster::release`
 //! through a `Session` built as the CLI builds one; the components' session is its successor.
 
-mod common;
-
 use std::time::Duration;
 
-use common::release::{image_references, push_payload};
-use common::{Registry, fixture, push_release, push_release_multi};
+use crate::common::release::{image_references, push_payload};
+use crate::common::{self, Registry, fixture, push_release, push_release_multi};
 use imgcheck::auth::AuthStore;
 use imgcheck::cluster::release::{Release, ReleaseError, ReleaseErrorKind, read_release};
 use imgcheck::exit::{Classify, ExitKind};

@@ -12,14 +12,11 @@
 //!
 //! Shared by the integration test files via `mod common;`; not every test
 //! file uses every helper.
-#![allow(dead_code)]
 
 pub mod proxy;
 pub mod release;
 pub mod secure;
 
-// Not every test file that includes this module pushes releases.
-#[allow(unused_imports)]
 pub use release::{push_release, push_release_multi};
 
 use std::collections::HashSet;
