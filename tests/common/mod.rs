@@ -10,8 +10,7 @@
 //! fixture's damage (objects missing from the layout are deleted from the
 //! registry, corrupt ones are overwritten in its storage).
 //!
-//! Shared by the integration test files via `mod common;`; not every test
-//! file uses every helper.
+//! Declared once in `tests/main.rs`; the test modules use it as `crate::common`.
 
 pub mod proxy;
 pub mod release;
