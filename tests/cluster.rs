@@ -385,7 +385,8 @@ fn release_with(components: &[(&str, &str)], omit: &[&str]) -> (Registry, String
         .filter(|(n, _)| !omit.contains(n))
         .map(|(n, r)| (*n, r.as_str()))
         .collect();
-    let release = common::push_release_multi(&registry, "ocp/release", "4.18.0-multi", &named);
+    let release =
+        common::release::push_release_multi(&registry, "ocp/release", "4.18.0-multi", &named);
     (registry, release)
 }
 

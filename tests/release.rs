@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use crate::common::release::{image_references, push_payload};
-use crate::common::{self, Registry, fixture, push_release, push_release_multi};
+use crate::common::release::{image_references, push_payload, push_release, push_release_multi};
+use crate::common::{self, Registry, fixture};
 use imgcheck::auth::AuthStore;
 use imgcheck::cluster::release::{Release, ReleaseError, ReleaseErrorKind, read_release};
 use imgcheck::exit::{Classify, ExitKind};

@@ -16,8 +16,6 @@ pub mod proxy;
 pub mod release;
 pub mod secure;
 
-pub use release::{push_release, push_release_multi};
-
 use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io::ErrorKind;
