@@ -2,15 +2,15 @@
 //! by digest, verify and resolve agree with them, the digest is stable, children are copied
 //! into the target repository, and every refusal exits 2 without writing anything.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::proxy::{Fault, FaultProxy, Match, Rule};
-use common::secure::{Secured, TokenServer};
-use common::{DOCKER_LIST, OCI_INDEX, Registry, fixture, fixtures_dir, imgcheck, sha256_digest};
+use crate::common::proxy::{Fault, FaultProxy, Match, Rule};
+use crate::common::secure::{Secured, TokenServer};
+use crate::common::{
+    self, DOCKER_LIST, OCI_INDEX, Registry, fixture, fixtures_dir, imgcheck, sha256_digest,
+};
 use serde_json::{Value, json};
 
 /// The fixture children, keyed as in fixtures/digests.json.

@@ -2,15 +2,13 @@
 //! server (JWTs signed by a key the registry trusts), TLS with a generated CA. Every output of
 //! every run is kept and, at the end of each test, searched for the secrets it used.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::common::proxy::{Fault, FaultProxy, Match, Rule};
+use crate::common::secure::{Pki, Secured, TokenServer};
+use crate::common::{Registry, fixture, imgcheck};
 use base64::Engine as _;
-use common::proxy::{Fault, FaultProxy, Match, Rule};
-use common::secure::{Pki, Secured, TokenServer};
-use common::{Registry, fixture, imgcheck};
 use serde_json::Value;
 
 /// Runs imgcheck and keeps everything it printed, for the secret check.

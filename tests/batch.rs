@@ -1,11 +1,9 @@
 //! Batch verification: reference lists, ImageSetConfiguration, per-image errors, request
 //! counts, and the progress bar (only on a terminal).
 
-mod common;
-
 use std::process::{Command, Output};
 
-use common::{Registry, fixture, imgcheck};
+use crate::common::{Registry, fixture, imgcheck};
 use serde_json::Value;
 
 fn run(args: &[&str]) -> Output {

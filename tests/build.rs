@@ -6,16 +6,14 @@
 //! `buildah commit`), and the Windows bases are the Windows children of `fixtures/layouts/good`
 //! (os=windows, os.version set, `Files/` + `Hives/` layers), pushed to the test registry.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::proxy::{Fault, FaultProxy, Match, Rule};
-use common::{Registry, fixture, imgcheck, skopeo_copy_all};
+use crate::common::proxy::{Fault, FaultProxy, Match, Rule};
+use crate::common::{self, Registry, fixture, imgcheck, skopeo_copy_all};
 use serde_json::Value;
 
 const STORAGE: [&str; 2] = ["--storage-driver", "vfs"];

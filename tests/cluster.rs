@@ -2,11 +2,9 @@
 //! judged for the hosts their pods can land on, a release payload's components, and both with
 //! a cluster's nodes, against a real `docker-registry`.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{Registry, fixture, fixtures_dir, json_of, run_imgcheck as run};
+use crate::common::{self, Registry, fixture, fixtures_dir, json_of, run_imgcheck as run};
 use serde_json::Value;
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
@@ -387,7 +385,8 @@ fn release_with(components: &[(&str, &str)], omit: &[&str]) -> (Registry, String
         .filter(|(n, _)| !omit.contains(n))
         .map(|(n, r)| (*n, r.as_str()))
         .collect();
-    let release = common::push_release_multi(&registry, "ocp/release", "4.18.0-multi", &named);
+    let release =
+        common::release::push_release_multi(&registry, "ocp/release", "4.18.0-multi", &named);
     (registry, release)
 }
 

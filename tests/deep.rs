@@ -3,15 +3,13 @@
 //! `--timeout`, bytes that do not hash to the layer's digest, and foreign layers, which are
 //! not fetched and are reported as not checked.
 
-mod common;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::proxy::{Fault, FaultProxy, Match, Rule};
-use common::{Registry, fixture, imgcheck, sha256_digest};
+use crate::common::proxy::{Fault, FaultProxy, Match, Rule};
+use crate::common::{Registry, fixture, imgcheck, sha256_digest};
 use serde_json::{Value, json};
 
 const TAR: &str = "application/vnd.oci.image.layer.v1.tar";

@@ -2,12 +2,10 @@
 //! transient faults heal to the right verdict (with every retry told under `-v`), permanent
 //! ones end in `error` (exit 3) or `fail` with `digest-mismatch` — never `pass`.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::proxy::{Fault, FaultProxy, Match, Rule};
-use common::{Registry, fixture, imgcheck};
+use crate::common::proxy::{Fault, FaultProxy, Match, Rule};
+use crate::common::{Registry, fixture, imgcheck};
 use serde_json::Value;
 
 struct Run {

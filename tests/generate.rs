@@ -3,12 +3,10 @@
 //! cover every command. The command list comes from `imgcheck --help`, so a new command is
 //! checked without editing this file.
 
-mod common;
-
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-use common::imgcheck;
+use crate::common::imgcheck;
 
 fn run(args: &[&str]) -> Output {
     let out = imgcheck().args(args).output().expect("imgcheck runs");

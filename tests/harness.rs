@@ -1,15 +1,13 @@
 //! Self-test of the registry harness in tests/common: a real docker-registry
 //! is started, seeded from the fixture layouts, and inspected over HTTP.
 
-mod common;
-
 use std::fs;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{Registry, fixture, layout_top_digest, sha256_digest};
+use crate::common::{self, Registry, fixture, layout_top_digest, sha256_digest};
 use serde_json::Value;
 
 /// Intact fixtures whose graph this registry accepts.

@@ -3,10 +3,8 @@
 //! registry's credentials. Hostile or mistaken inputs: deeply nested YAML is refused before
 //! the parser's quadratic work, a layout path without `oci:` never reaches the network.
 
-mod common;
-
-use common::proxy::{Fault, FaultProxy, Match, Rule};
-use common::{Registry, fixture, imgcheck};
+use crate::common::proxy::{Fault, FaultProxy, Match, Rule};
+use crate::common::{Registry, fixture, imgcheck};
 use serde_json::Value;
 
 const MIB: usize = 1024 * 1024;

@@ -2,13 +2,11 @@
 //! mirrored with skopeo (correctly, partially, without foreign layers) or by hand, under
 //! IDMS, ITMS, ICSP and registries.conf configurations.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use common::{Registry, fixture, imgcheck, layout_top_digest, skopeo_copy_all};
+use crate::common::{self, Registry, fixture, imgcheck, layout_top_digest, skopeo_copy_all};
 use serde_json::Value;
 
 const REPO: &str = "csi/driver";

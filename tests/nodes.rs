@@ -2,13 +2,11 @@
 //! images pushed to a real `docker-registry`, in `verify`, `resolve` and `mirror-check`; bad
 //! node lists exit 2 naming the file, the node and the field.
 
-mod common;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use common::{Registry, fixture, fixtures_dir, imgcheck, json_of, run_imgcheck as run};
+use crate::common::{Registry, fixture, fixtures_dir, imgcheck, json_of, run_imgcheck as run};
 use serde_json::{Value, json};
 
 const WS2019: &str = "2 nodes (winworker-4kq8x, winworker-9tbzm) on windows/amd64:10.0.17763 would select nothing under containerd-1.7";

@@ -3,12 +3,10 @@
 //! through a `Session` built as the CLI builds one; the components are read by the same session,
 //! told of them once the release is read.
 
-mod common;
-
 use std::time::Duration;
 
-use common::release::{image_references, push_payload};
-use common::{Registry, fixture, push_release, push_release_multi};
+use crate::common::release::{image_references, push_payload, push_release, push_release_multi};
+use crate::common::{self, Registry, fixture};
 use imgcheck::auth::AuthStore;
 use imgcheck::cluster::release::{Release, ReleaseError, ReleaseErrorKind, read_release};
 use imgcheck::error::{Blame, Fault};

@@ -1,12 +1,10 @@
 //! The Konflux Tekton task: its script runs with the params substituted against the test
 //! registry and writes a TEST_OUTPUT that satisfies ADR 0030.
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 
-use common::{Registry, fixture};
+use crate::common::{Registry, fixture};
 use serde_json::Value;
 
 fn task() -> serde_yaml_ng::Value {

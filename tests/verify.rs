@@ -1,12 +1,10 @@
 //! `imgcheck verify`, `resolve` and `inspect` end to end: every fixture as an OCI layout and
 //! through a real `docker-registry`, plus bad inputs.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::process::Output;
 
-use common::{Registry, fixture, imgcheck};
+use crate::common::{self, Registry, fixture, imgcheck};
 use serde_json::Value;
 
 /// Expected outcome of `verify` under the default policy.

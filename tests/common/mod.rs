@@ -10,17 +10,11 @@
 //! fixture's damage (objects missing from the layout are deleted from the
 //! registry, corrupt ones are overwritten in its storage).
 //!
-//! Shared by the integration test files via `mod common;`; not every test
-//! file uses every helper.
-#![allow(dead_code)]
+//! Declared once in `tests/main.rs`; the test modules use it as `crate::common`.
 
 pub mod proxy;
 pub mod release;
 pub mod secure;
-
-// Not every test file that includes this module pushes releases.
-#[allow(unused_imports)]
-pub use release::{push_release, push_release_multi};
 
 use std::collections::HashSet;
 use std::fs::{self, File};

@@ -5,7 +5,6 @@
 //! then it injects its [`Fault`] instead of, or into, the upstream answer. Every request is
 //! recorded ([`FaultProxy::seen`]) with its `Authorization` header, so tests can check which
 //! credentials went where. Dropping the proxy stops it; every stall is bounded.
-#![allow(dead_code)]
 
 use std::io::Write;
 use std::net::{Shutdown, TcpListener, TcpStream};

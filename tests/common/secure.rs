@@ -5,7 +5,6 @@
 //! [`super::Registry::restart_with`] restarts the same registry (same port, same storage) with
 //! auth and/or TLS switched on. After that the harness's own HTTP helpers (which speak plain,
 //! unauthenticated HTTP) no longer apply: use [`super::Registry::host`] in references.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::fs;
