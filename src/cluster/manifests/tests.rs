@@ -158,7 +158,7 @@ fn lists_documents_and_skipped_kinds() {
 /// (input, the one-line message begins with, then contains, has a source)
 type ErrorCase = (String, String, &'static str, bool);
 
-/// Each input fails to parse with the message and cause expected, exit 2.
+/// Each input fails to parse with the message and cause expected, bad input (`Fault::Input`).
 fn assert_errors(cases: Vec<ErrorCase>) {
     for (text, starts, contains, has_source) in cases {
         let e = parse(&text).expect_err(&text);
