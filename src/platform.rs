@@ -858,13 +858,9 @@ mod tests {
         }
     }
 
-    /// containerd: Linux platform vector and order, the 1.7/2.0 split, win32k, nesting.
+    /// containerd: Linux platform vector and order, the 1.7/2.0 split, nesting.
     fn containerd_truth_rows() -> Vec<Truth> {
         let row = truth;
-        let mut win32k2 = win("10.0.20348.1");
-        win32k2.os_features = vec!["win32k".into(), "win32k".into()];
-        let mut win32k_hyperv = win32k2.clone();
-        win32k_hyperv.os_features.push("hyperv".into());
         let nested = Candidate {
             nested: true,
             ..platformless(None)
@@ -911,6 +907,25 @@ mod tests {
                 None,
             ),
             row(
+                "containerd core/images/image.go Manifest: a platform-less child index is taken \
+                 (limit 1) and walked",
+                Containerd23,
+                host(17763),
+                vec![entry(linux("amd64", None)), nested],
+                Some(1),
+            ),
+        ]
+    }
+
+    /// containerd: `os.features`, normalised, then `win32k` set aside (2.3 and later).
+    fn feature_truth_rows() -> Vec<Truth> {
+        let row = truth;
+        let mut win32k2 = win("10.0.20348.1");
+        win32k2.os_features = vec!["win32k".into(), "win32k".into()];
+        let mut win32k_hyperv = win32k2.clone();
+        win32k_hyperv.os_features.push("hyperv".into());
+        vec![
+            row(
                 "containerd/platforms platforms.go Normalize (sort, compact) before \
                  matcher.Match: win32k twice is win32k once, and it is set aside (issue 22, item 10)",
                 Containerd23,
@@ -932,14 +947,6 @@ mod tests {
                 host(20348),
                 vec![entry(win32k2)],
                 Some(0),
-            ),
-            row(
-                "containerd core/images/image.go Manifest: a platform-less child index is taken \
-                 (limit 1) and walked",
-                Containerd23,
-                host(17763),
-                vec![entry(linux("amd64", None)), nested],
-                Some(1),
             ),
         ]
     }
@@ -1075,6 +1082,7 @@ mod tests {
 
     fn truth_rows() -> Vec<Truth> {
         let mut rows = containerd_truth_rows();
+        rows.extend(feature_truth_rows());
         rows.extend(crio_truth_rows());
         rows.extend(odd_spelling_rows());
         rows
