@@ -81,14 +81,21 @@ impl Descriptor {
         self.digest.parse().map_err(ManifestError::Digest)
     }
 
-    /// True for buildx attestation entries and other explicitly non-runnable entries:
-    /// an `unknown/unknown` platform or a `vnd.docker.reference.type` annotation.
+    /// True for buildx attestation entries and other entries marked as not runnable: an
+    /// `unknown/unknown` platform or a `vnd.docker.reference.type` annotation. Reported as
+    /// such; the annotation does not keep a runtime from selecting the entry (see
+    /// [`Descriptor::never_selected`]).
     pub fn is_attestation(&self) -> bool {
-        self.annotations.contains_key(ANNOTATION_REFERENCE_TYPE)
-            || self
-                .platform
-                .as_ref()
-                .is_some_and(|p| p.os == "unknown" && p.architecture == "unknown")
+        self.annotations.contains_key(ANNOTATION_REFERENCE_TYPE) || self.never_selected()
+    }
+
+    /// True for an `unknown/unknown` platform, which no runtime's matcher accepts: containerd
+    /// compares the normalised OS with the host's, containers/image compares it exactly. An
+    /// annotated entry with a real platform, or with none, can be selected.
+    pub fn never_selected(&self) -> bool {
+        self.platform
+            .as_ref()
+            .is_some_and(|p| p.os == "unknown" && p.architecture == "unknown")
     }
 
     /// True when a mirroring tool would leave this layer out: foreign or non-distributable
@@ -521,14 +528,15 @@ mod tests {
             r#"{{"mediaType":"{OCI_MANIFEST}","digest":"{D}","size":1,"platform":{{"os":"unknown","architecture":"unknown"}}}}"#
         ))
         .unwrap();
-        assert!(d.is_attestation());
+        assert!(d.is_attestation() && d.never_selected());
         d.platform = None;
         assert!(!d.is_attestation());
         d.annotations.insert(
             ANNOTATION_REFERENCE_TYPE.into(),
             "attestation-manifest".into(),
         );
-        assert!(d.is_attestation());
+        // Annotated but platform-less: an attestation a runtime may still select.
+        assert!(d.is_attestation() && !d.never_selected());
         let mut l = d.clone();
         l.media_type = DOCKER_FOREIGN_LAYER.into();
         assert!(l.is_foreign_layer());

@@ -281,7 +281,11 @@ pub fn preference(profile: RuntimeProfile, host: &Platform, entry: &Platform) ->
             .iter()
             .position(|(a, v)| *a == earch && *v == evar);
     }
-    (harch == earch && hvar == evar && windows_matches(profile, host, entry)).then_some(0)
+    (profile.windows_os_matches(&entry.os)
+        && harch == earch
+        && hvar == evar
+        && windows_matches(profile, host, entry))
+    .then_some(0)
 }
 
 /// Does a node of platform `host` accept an entry of platform `entry` under `profile`?
@@ -292,15 +296,17 @@ pub fn matches(profile: RuntimeProfile, host: &Platform, entry: &Platform) -> bo
     preference(profile, host, entry).is_some()
 }
 
-/// The Windows part of containerd's matcher: `os.features` (2.3 and later, the first
-/// `win32k` set aside) and `windowsVersionMatcher.Match`.
+/// The Windows part of containerd's matcher: `os.features` (2.3 and later: sorted and
+/// deduplicated by `Normalize`, then one `win32k` set aside) and `windowsVersionMatcher.Match`,
+/// the entry's version read as the profile's release reads it.
 fn windows_matches(profile: RuntimeProfile, host: &Platform, entry: &Platform) -> bool {
     if profile.checks_features() {
+        // containerd/platforms `Normalize` sorts and compacts the features, so a second
+        // `win32k` is gone before one `win32k` is set aside.
         let mut features = entry.os_features.clone();
-        // containerd/platforms `matchOSFeatures`: one `win32k` is removed, not every one.
-        if let Some(i) = features.iter().position(|f| f == "win32k") {
-            features.remove(i);
-        }
+        features.sort();
+        features.dedup();
+        features.retain(|f| f != "win32k");
         if !features.iter().all(|f| host.os_features.contains(f)) {
             return false;
         }
@@ -315,8 +321,7 @@ fn windows_matches(profile: RuntimeProfile, host: &Platform, entry: &Platform) -
         // containerd treats a host whose version does not parse as "no version".
         return true;
     }
-    let c = WindowsVersion::parse(entry_version).unwrap_or(WindowsVersion::ZERO);
-    profile.compatible(h, c)
+    profile.compatible(h, profile.windows_version(entry_version))
 }
 
 /// The annotation containers/image writes on the zstd instance of a gzip/zstd pair
@@ -330,8 +335,6 @@ pub struct Candidate {
     pub platform: Option<Platform>,
     /// The child's config platform, used only when a platform-less entry is taken.
     pub config_platform: Option<Platform>,
-    /// Attestation and other non-runnable entries are never selected.
-    pub runnable: bool,
     /// The entry is the zstd instance of a gzip/zstd pair ([`ANNOTATION_ZSTD`] is `"true"`).
     pub zstd: bool,
     /// The entry is itself a manifest list (a nested index), walked in turn when taken.
@@ -409,9 +412,9 @@ pub fn select(
     }
 }
 
-/// Where a runnable candidate stands for a host. Runtimes drop entries whose platform does
-/// not match; platform-less entries stay as candidates after every matching one.
-/// Non-matching ones are listed last, for reports.
+/// Where a candidate stands for a host. Runtimes drop entries whose platform does not match;
+/// platform-less entries stay as candidates after every matching one. Non-matching ones are
+/// listed last, for reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Rank {
     Match,
@@ -419,7 +422,7 @@ enum Rank {
     NoMatch,
 }
 
-/// The runnable candidates (by index) in the order the runtime prefers them: by rank; matching
+/// The candidates (by index) in the order the runtime prefers them: by rank; matching
 /// Windows entries by the profile's preference, Linux ones by their place in the host's
 /// platform vector (CRI-O: wanted list, then zstd first); ties in list order.
 fn ranked(
@@ -432,7 +435,6 @@ fn ranked(
     let mut ranked: Vec<(usize, Rank, usize)> = candidates
         .iter()
         .enumerate()
-        .filter(|(_, c)| c.runnable)
         .map(|(i, c)| match &c.platform {
             Some(p) => match preference(profile, host, p) {
                 Some(n) => (i, Rank::Match, n),
@@ -494,7 +496,10 @@ fn consider(
                 if profile.full_config_check() {
                     matches(profile, host, p)
                 } else {
-                    matches(profile, host, &Platform::new(&p.os, &p.architecture))
+                    // `images/image.go` `Manifest` normalises the config's OS and architecture
+                    // before matching (so containerd 1.6 takes a config saying `Windows`).
+                    let os = p.os.to_ascii_lowercase();
+                    matches(profile, host, &Platform::new(&os, &p.architecture))
                 }
             });
             if ok {
@@ -704,7 +709,6 @@ mod tests {
             .iter()
             .map(|p| Candidate {
                 platform: p.clone(),
-                runnable: true,
                 ..Candidate::default()
             })
             .collect()
@@ -814,7 +818,6 @@ mod tests {
     fn entry(p: Platform) -> Candidate {
         Candidate {
             platform: Some(p),
-            runnable: true,
             ..Candidate::default()
         }
     }
@@ -822,7 +825,6 @@ mod tests {
     fn platformless(config: Option<Platform>) -> Candidate {
         Candidate {
             config_platform: config,
-            runnable: true,
             ..Candidate::default()
         }
     }
@@ -856,11 +858,9 @@ mod tests {
         }
     }
 
-    /// containerd: Linux platform vector and order, the 1.7/2.0 split, win32k, nesting.
+    /// containerd: Linux platform vector and order, the 1.7/2.0 split, nesting.
     fn containerd_truth_rows() -> Vec<Truth> {
         let row = truth;
-        let mut win32k2 = win("10.0.20348.1");
-        win32k2.os_features = vec!["win32k".into(), "win32k".into()];
         let nested = Candidate {
             nested: true,
             ..platformless(None)
@@ -907,10 +907,38 @@ mod tests {
                 None,
             ),
             row(
-                "containerd/platforms rc.4 windows matcher os.features: win32k set aside once",
+                "containerd core/images/image.go Manifest: a platform-less child index is taken \
+                 (limit 1) and walked",
+                Containerd23,
+                host(17763),
+                vec![entry(linux("amd64", None)), nested],
+                Some(1),
+            ),
+        ]
+    }
+
+    /// containerd: `os.features`, normalised, then `win32k` set aside (2.3 and later).
+    fn feature_truth_rows() -> Vec<Truth> {
+        let row = truth;
+        let mut win32k2 = win("10.0.20348.1");
+        win32k2.os_features = vec!["win32k".into(), "win32k".into()];
+        let mut win32k_hyperv = win32k2.clone();
+        win32k_hyperv.os_features.push("hyperv".into());
+        vec![
+            row(
+                "containerd/platforms platforms.go Normalize (sort, compact) before \
+                 matcher.Match: win32k twice is win32k once, and it is set aside (issue 22, item 10)",
                 Containerd23,
                 host(20348),
                 vec![entry(win32k2.clone())],
+                Some(0),
+            ),
+            row(
+                "containerd/platforms platforms.go matcher.Match: a feature other than win32k \
+                 is still not a subset of a default host's",
+                ContainerdNext,
+                host(20348),
+                vec![entry(win32k_hyperv)],
                 None,
             ),
             row(
@@ -919,14 +947,6 @@ mod tests {
                 host(20348),
                 vec![entry(win32k2)],
                 Some(0),
-            ),
-            row(
-                "containerd core/images/image.go Manifest: a platform-less child index is taken \
-                 (limit 1) and walked",
-                Containerd23,
-                host(17763),
-                vec![entry(linux("amd64", None)), nested],
-                Some(1),
             ),
         ]
     }
@@ -999,16 +1019,79 @@ mod tests {
         ]
     }
 
+    /// containerd 1.6 and 1.7 on odd spellings (issue 22, item 12).
+    fn odd_spelling_rows() -> Vec<Truth> {
+        let row = truth;
+        let upper = Platform::new("Windows", "amd64").with_os_version("10.0.17763.1");
+        vec![
+            row(
+                "containerd 1.6 (issue 22 differential run): the entry's OS is compared as \
+                 written, Windows is not windows",
+                Containerd16,
+                host(17763),
+                vec![entry(upper.clone())],
+                None,
+            ),
+            row(
+                "containerd/platforms v0.2 (1.7) platforms.go Normalize lower-cases the OS",
+                Containerd17,
+                host(17763),
+                vec![entry(upper)],
+                Some(0),
+            ),
+            row(
+                "containerd 1.6 platforms/defaults_windows.go revision (strconv.Atoi) and \
+                 windowsmatcher.Less: a -1 revision sorts below 0",
+                Containerd16,
+                host(17763),
+                vec![entry(win("10.0.17763.-1")), entry(win("10.0.17763"))],
+                Some(1),
+            ),
+            row(
+                "containerd/platforms v0.2 (1.7) defaults_windows.go getOSVersion \
+                 (strconv.Atoi): a leading + is a number",
+                Containerd17,
+                host(17763),
+                vec![entry(win("10.0.+17763.1"))],
+                Some(0),
+            ),
+            row(
+                "containerd 1.6 platforms/defaults_windows.go GetOsVersion (strconv.Atoi): the same",
+                Containerd16,
+                host(17763),
+                vec![entry(win("+10.0.17763.1"))],
+                Some(0),
+            ),
+            row(
+                "containerd/platforms v0.2 (1.7) getOSVersion: uint16(build) keeps the low 16 bits",
+                Containerd17,
+                host(17763),
+                vec![entry(win("10.0.83299.1"))],
+                Some(0),
+            ),
+            row(
+                "containerd/platforms platform_windows_compat.go getWindowsOSVersion \
+                 (strconv.ParseUint): a leading + or a build above 65535 is 0.0.0",
+                Containerd20,
+                host(17763),
+                vec![entry(win("10.0.+17763.1")), entry(win("10.0.83299.1"))],
+                None,
+            ),
+        ]
+    }
+
     fn truth_rows() -> Vec<Truth> {
         let mut rows = containerd_truth_rows();
+        rows.extend(feature_truth_rows());
         rows.extend(crio_truth_rows());
+        rows.extend(odd_spelling_rows());
         rows
     }
 
     #[test]
     fn node_truth_rules_per_runtime() {
         let rows = truth_rows();
-        assert_eq!(rows.len(), 14);
+        assert_eq!(rows.len(), 22);
         let wrong: Vec<String> = rows
             .iter()
             .filter_map(|t| {
@@ -1075,16 +1158,27 @@ mod tests {
         assert!(matches(CriO, &host(17763), &win("10.0.20348.1")));
     }
 
+    /// Issue 22, item 11: selection goes by platform only. A buildx attestation's
+    /// `unknown/unknown` never matches (and is listed as a candidate that does not); an entry
+    /// the selector is given is a candidate whatever its annotations.
     #[test]
-    fn attestations_are_never_selected() {
-        let mut list = cands(&[
+    fn attestations_fail_by_their_platform() {
+        let list = cands(&[
             Some(Platform::new("unknown", "unknown")),
             Some(Platform::new("windows", "amd64")),
         ]);
-        list[1].runnable = false;
-        let sel = pick(Containerd23, &host(17763), &list);
-        assert_eq!(sel.selected, None);
-        assert_eq!(sel.considered.len(), 1);
+        for profile in RuntimeProfile::ALL {
+            let h = if profile.runs_windows() {
+                host(17763)
+            } else {
+                linux("amd64", None)
+            };
+            let sel = pick(profile, &h, &list);
+            let want = profile.runs_windows().then_some(1);
+            assert_eq!(sel.selected, want, "{profile}");
+            assert_eq!(sel.considered.len(), 2, "{profile}");
+            assert!(!sel.considered.iter().any(|c| c.index == 0 && c.matched));
+        }
     }
 
     #[test]
@@ -1156,7 +1250,7 @@ mod tests {
         }
 
         #[test]
-        fn selection_is_a_matching_runnable_entry(
+        fn selection_is_a_matching_entry(
             builds in proptest::collection::vec(prop_oneof![Just(17763u16), Just(20348), Just(22621), Just(26100)], 0..6),
             h in prop_oneof![Just(17763u16), Just(20348), Just(22621), Just(26100), Just(26200)],
         ) {

@@ -25,6 +25,7 @@ mod nodes;
 mod release;
 mod rules;
 mod schema;
+mod selection;
 mod tekton;
 mod verify;
 

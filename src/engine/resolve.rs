@@ -1,6 +1,7 @@
 //! Which manifest a host pulls from a graph: the runtime's selection
 //! ([`crate::platform::select`]) applied to each list on the way down — a selected child that
-//! is itself an index is walked in turn — with every candidate's story.
+//! is itself an index is walked in turn — with every candidate's story. Every entry is a
+//! candidate, attestations too: runtimes select by platform, not by annotation (issue 22).
 
 use serde::Serialize;
 
@@ -97,7 +98,6 @@ fn resolve_index(
         .map(|(d, child)| Candidate {
             platform: d.platform.clone(),
             config_platform: config_platform(child.as_ref()),
-            runnable: !d.is_attestation(),
             zstd: d.annotations.get(ANNOTATION_ZSTD).map(String::as_str) == Some("true"),
             nested: is_nested(d, child.as_ref()),
         })

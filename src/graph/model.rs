@@ -88,7 +88,8 @@ pub struct Image {
 /// What a node turned out to be.
 #[derive(Debug, Clone)]
 pub enum Content {
-    /// A list; `children[i]` is entry `i`'s node (`None` for attestations, not fetched).
+    /// A list; `children[i]` is entry `i`'s node (`None` for an `unknown/unknown` entry, which
+    /// no runtime selects, not fetched).
     Index {
         /// The parsed list.
         index: Index,

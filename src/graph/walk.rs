@@ -154,7 +154,7 @@ async fn parse_and_descend<S: Source>(
                 .manifests
                 .iter()
                 .map(|d| -> BoxFuture<'_, Option<Node>> {
-                    if d.is_attestation() {
+                    if d.never_selected() {
                         Box::pin(futures::future::ready(None))
                     } else {
                         Box::pin(

@@ -13,7 +13,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::windows::{BUILD_WS2022, BUILD_WS2025, WindowsVersion};
+use super::windows::{BUILD_WS2022, BUILD_WS2025, WindowsVersion, go_revision};
 
 /// Which runtime's matcher to emulate (see `docs/matching.md`): a containerd generation, or
 /// CRI-O (containers/image), which runs Linux nodes only. Its row of the profile table says
@@ -83,6 +83,26 @@ enum Winner {
     OsVersionDescending,
 }
 
+/// How the fields of an entry's `os.version` are read as numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum VersionNumbers {
+    /// Go's `strconv.Atoi`, errors ignored, cut to the field's width (containerd 1.6, 1.7:
+    /// `getOSVersion`): `10.0.+17763` is build 17763.
+    Atoi,
+    /// Go's `strconv.ParseUint` with the field's width, any error giving 0.0.0
+    /// (containerd/platforms `getWindowsOSVersion`, 2.0 and later).
+    ParseUint,
+}
+
+/// How an entry's OS is compared with a Windows host's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OsCompare {
+    /// As written: `Windows` is not `windows` (containerd 1.6).
+    Raw,
+    /// After `Normalize`, which lower-cases it.
+    Normalized,
+}
+
 /// One row of the profile table.
 #[derive(Debug)]
 struct ProfileInfo {
@@ -100,6 +120,10 @@ struct ProfileInfo {
     winner: Winner,
     /// Whether `os.features` is checked (2.3 and later).
     checks_features: bool,
+    /// How `os.version` fields are read.
+    version_numbers: VersionNumbers,
+    /// How a Windows entry's OS is compared.
+    os_compare: OsCompare,
     /// Whether a platform-less entry's config is checked with the full matcher (containerd
     /// 2.0 and later, `ConfigPlatform` in `core/images/image.go` `Manifest`) rather than by OS
     /// and architecture only (1.6.x, 1.7.x `images/image.go` `Manifest`).
@@ -119,6 +143,8 @@ const PROFILES: &[ProfileInfo] = &[
         floor: Floor::NewestBelow,
         winner: Winner::HighestRevision,
         checks_features: false,
+        version_numbers: VersionNumbers::Atoi,
+        os_compare: OsCompare::Raw,
         full_config_check: false,
     },
     ProfileInfo {
@@ -132,6 +158,8 @@ const PROFILES: &[ProfileInfo] = &[
         floor: Floor::NewestBelow,
         winner: Winner::IndexOrder,
         checks_features: false,
+        version_numbers: VersionNumbers::Atoi,
+        os_compare: OsCompare::Normalized,
         full_config_check: false,
     },
     ProfileInfo {
@@ -145,6 +173,8 @@ const PROFILES: &[ProfileInfo] = &[
         floor: Floor::NewestBelow,
         winner: Winner::IndexOrder,
         checks_features: false,
+        version_numbers: VersionNumbers::ParseUint,
+        os_compare: OsCompare::Normalized,
         full_config_check: true,
     },
     ProfileInfo {
@@ -158,6 +188,8 @@ const PROFILES: &[ProfileInfo] = &[
         floor: Floor::NewestBelow,
         winner: Winner::OsVersionDescending,
         checks_features: false,
+        version_numbers: VersionNumbers::ParseUint,
+        os_compare: OsCompare::Normalized,
         full_config_check: true,
     },
     ProfileInfo {
@@ -171,6 +203,8 @@ const PROFILES: &[ProfileInfo] = &[
         floor: Floor::NewestBelow,
         winner: Winner::OsVersionDescending,
         checks_features: true,
+        version_numbers: VersionNumbers::ParseUint,
+        os_compare: OsCompare::Normalized,
         full_config_check: true,
     },
     ProfileInfo {
@@ -181,6 +215,8 @@ const PROFILES: &[ProfileInfo] = &[
         floor: Floor::OneBack,
         winner: Winner::OsVersionDescending,
         checks_features: true,
+        version_numbers: VersionNumbers::ParseUint,
+        os_compare: OsCompare::Normalized,
         full_config_check: true,
     },
     ProfileInfo {
@@ -192,6 +228,8 @@ const PROFILES: &[ProfileInfo] = &[
         floor: Floor::NewestBelow,
         winner: Winner::IndexOrder,
         checks_features: false,
+        version_numbers: VersionNumbers::ParseUint,
+        os_compare: OsCompare::Normalized,
         full_config_check: true,
     },
 ];
@@ -343,6 +381,24 @@ impl RuntimeProfile {
         self.floor(host.build) <= ctr.build && ctr.build <= host.build
     }
 
+    /// An entry's `os.version` read as this profile's containerd reads it; 0.0.0 (which no host
+    /// accepts) when it does not parse.
+    pub fn windows_version(self, s: &str) -> WindowsVersion {
+        match self.info().version_numbers {
+            VersionNumbers::Atoi => WindowsVersion::parse_atoi(s),
+            VersionNumbers::ParseUint => WindowsVersion::parse(s).unwrap_or(WindowsVersion::ZERO),
+        }
+    }
+
+    /// Whether a Windows host's matcher takes an entry whose OS is written `os`: containerd
+    /// 1.6 compares it as written, later releases after lower-casing it.
+    pub fn windows_os_matches(self, os: &str) -> bool {
+        match self.info().os_compare {
+            OsCompare::Raw => os == "windows",
+            OsCompare::Normalized => os.eq_ignore_ascii_case("windows"),
+        }
+    }
+
     /// Whether the profile checks `os.features` (2.3 and later).
     pub fn checks_features(self) -> bool {
         self.info().checks_features
@@ -353,8 +409,7 @@ impl RuntimeProfile {
     pub(super) fn prefer(self, a: Option<&str>, b: Option<&str>) -> Ordering {
         match self.info().winner {
             Winner::HighestRevision => {
-                let rev =
-                    |v: Option<&str>| v.and_then(WindowsVersion::parse).map_or(0, |v| v.revision);
+                let rev = |v: Option<&str>| v.map_or(0, go_revision);
                 rev(b).cmp(&rev(a))
             }
             Winner::IndexOrder => Ordering::Equal,

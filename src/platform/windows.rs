@@ -51,6 +51,24 @@ impl WindowsVersion {
         })
     }
 
+    /// Reads `s` as containerd 1.6 and 1.7 do (`getOSVersion`/`GetOsVersion` in their
+    /// `platforms/defaults_windows.go`): fewer than three dot-separated fields is 0.0.0; each of
+    /// the first three is read by [`go_atoi`], its error ignored, and cut to the field's width
+    /// (`uint8`, `uint16`): `+17763` is 17763, `83299` is 17763, `17763x` is 0.
+    pub fn parse_atoi(s: &str) -> WindowsVersion {
+        let fields: Vec<&str> = s.split('.').collect();
+        if fields.len() < 3 {
+            return WindowsVersion::ZERO;
+        }
+        // Go's uint8(int) and uint16(int) keep the low bits, as `as` does.
+        WindowsVersion {
+            major: go_atoi(fields[0]).0 as u8,
+            minor: go_atoi(fields[1]).0 as u8,
+            build: go_atoi(fields[2]).0 as u16,
+            revision: 0,
+        }
+    }
+
     /// Is `s` exactly `MAJOR.MINOR.BUILD` or `MAJOR.MINOR.BUILD.REVISION`, digits only, each
     /// field within range? Stricter than [`WindowsVersion::parse`], which (like containerd)
     /// ignores what follows the build.
@@ -86,6 +104,50 @@ impl WindowsVersion {
 impl fmt::Display for WindowsVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}.{}.{}", self.major, self.minor, self.build)
+    }
+}
+
+/// Go's `strconv.Atoi` on a 64-bit platform: the value and whether it parsed. An optional `+`
+/// or `-`, then decimal digits only; anything else is a syntax error, value 0; a number out of
+/// range is an error whose value is clamped to the `int64` bounds.
+pub fn go_atoi(s: &str) -> (i64, bool) {
+    let (negative, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() {
+        return (0, false);
+    }
+    let mut n: u64 = 0;
+    for b in digits.bytes() {
+        if !b.is_ascii_digit() {
+            return (0, false);
+        }
+        // `ParseUint` stops at the first overflow: a later non-digit is not looked at.
+        match n
+            .checked_mul(10)
+            .and_then(|n| n.checked_add(u64::from(b - b'0')))
+        {
+            Some(next) => n = next,
+            None => return (if negative { i64::MIN } else { i64::MAX }, false),
+        }
+    }
+    match (negative, i64::try_from(n)) {
+        (false, Ok(v)) => (v, true),
+        (false, Err(_)) => (i64::MAX, false),
+        (true, _) if n <= i64::MIN.unsigned_abs() => (0i64.wrapping_sub_unsigned(n), true),
+        (true, _) => (i64::MIN, false),
+    }
+}
+
+/// containerd 1.6's `revision` (`platforms/defaults_windows.go`): the fourth field of
+/// `os.version` read by [`go_atoi`]; 0 when there is none or it does not parse, so `-1` sorts
+/// below a version without revision.
+pub fn go_revision(s: &str) -> i64 {
+    match s.split('.').nth(3).map(go_atoi) {
+        Some((v, true)) => v,
+        _ => 0,
     }
 }
 

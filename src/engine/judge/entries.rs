@@ -25,7 +25,11 @@ pub(super) fn findings(root: &Node, policy: &Policy, selected: &BTreeSet<String>
     for (d, child) in index.manifests.iter().zip(children) {
         if d.is_attestation() {
             findings.push(attestation(d));
-            continue;
+            // An annotated entry with a real platform is a candidate like any other
+            // (runtimes select by platform): it gets the other entry checks too.
+            if d.never_selected() {
+                continue;
+            }
         }
         let Some(p) = &d.platform else { continue };
         let cfg = config_platform(child.as_ref());
@@ -51,17 +55,37 @@ fn entry_finding(rule: Rule, message: String, d: &Descriptor) -> Finding {
     Finding::new(rule, message, d.digest().ok().as_ref())
 }
 
-/// An attestation entry, which no host ever pulls.
+/// The hint of an `attestation` finding about an entry a runtime may select.
+const SELECTABLE_ATTESTATION_HINT: &str = "give the attestation the platform unknown/unknown, as \
+     buildx does: containerd and CRI-O select entries by platform and ignore the \
+     vnd.docker.reference.type annotation";
+
+/// An attestation entry: one with an `unknown/unknown` platform, which no host pulls, or one
+/// only annotated as such, which a host selects by its platform like any other (containerd
+/// `images.Manifest`, containers/image `chooseInstance`).
 fn attestation(d: &Descriptor) -> Finding {
     let kind = d
         .annotations
         .get(ANNOTATION_REFERENCE_TYPE)
         .map_or("unknown/unknown", String::as_str);
+    if d.never_selected() {
+        let message = format!(
+            "{} is an attestation entry ({kind}); it is never pulled",
+            d.digest
+        );
+        return entry_finding(Rule::Attestation, message, d);
+    }
+    let pulled = match &d.platform {
+        Some(p) => format!("its platform is {p}: a node of that platform may pull it"),
+        None => "it has no platform: containerd tries it when no entry matches and it is the \
+                 first without a platform, CRI-O takes it when nothing else matches"
+            .to_string(),
+    };
     let message = format!(
-        "{} is an attestation entry ({kind}); it is never pulled",
+        "{} is annotated as an attestation ({kind}), but {pulled}",
         d.digest
     );
-    entry_finding(Rule::Attestation, message, d)
+    entry_finding(Rule::Attestation, message, d).with_hint(SELECTABLE_ATTESTATION_HINT)
 }
 
 /// A Windows entry without `os.version`, which matches every Windows host.
@@ -330,13 +354,26 @@ mod tests {
             ANNOTATION_REFERENCE_TYPE.into(),
             "attestation-manifest".into(),
         );
-        for (d, kind) in [
-            (annotated, "(attestation-manifest)"),
-            (bare, "(unknown/unknown)"),
+        let mut with_platform = annotated.clone();
+        with_platform.platform = Some(Platform::new("windows", "amd64"));
+        let mut platformless = annotated.clone();
+        platformless.platform = None;
+        for (d, kind, says) in [
+            (annotated, "(attestation-manifest)", "never pulled"),
+            (bare, "(unknown/unknown)", "never pulled"),
+            (
+                with_platform,
+                "(attestation-manifest)",
+                "windows/amd64: a node",
+            ),
+            (platformless, "(attestation-manifest)", "no platform"),
         ] {
             let f = attestation(&d);
             assert_eq!(f.rule, Rule::Attestation);
+            assert_eq!(f.severity, crate::engine::severity::Severity::Info);
             assert!(f.message.contains(kind), "{}", f.message);
+            assert!(f.message.contains(says), "{}", f.message);
+            assert_eq!(f.hint == Rule::Attestation.hint(), says == "never pulled");
             assert_eq!(f.digest.as_deref(), Some(D));
         }
     }

@@ -1,0 +1,267 @@
+//! Issue 22, items 10–12: `resolve` selects as each runtime's own code does, through a real
+//! `docker-registry`, on lists edited from the `attestation` fixture (its four runnable entries,
+//! then two buildx attestations with `unknown/unknown` platforms):
+//!
+//! - item 11: containerd (`core/images/image.go` `Manifest`, `core/images/handlers.go`
+//!   `LimitManifests`) and CRI-O (containers/image `internal/manifest/oci_index.go`
+//!   `chooseInstance`) select by platform, never by the `vnd.docker.reference.type`
+//!   annotation;
+//! - item 10: containerd/platforms `platforms.go` `Normalize` removes a duplicate `win32k`
+//!   before the features are compared (2.3 and later);
+//! - item 12: containerd 1.6/1.7 read `os.version` with Go's `strconv.Atoi` (a leading `+`
+//!   is a number), and 1.6 compares the entry's OS as written.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::common::{Registry, fixture, imgcheck, sha256_digest};
+
+/// The attestation fixture's entries, by digest.
+const LINUX_AMD64: &str = "sha256:6fcf813d4eb7845e239cee66bcb6de35e33e1f69ea98eb8ff7b48dbe7de7ab00";
+const WS2019: &str = "sha256:1ad013b9a54258102621a04e7a93682913ae33d6dbdc7311e2a725b347ea7c78";
+const WS2022: &str = "sha256:e684e61f21acb02e853ac43b5ff531d4596f45a396bacd0de431f1cb5e70b83e";
+const ATTESTATION: &str = "sha256:bc67b1f6f93daede32030a10b7992b82d0c0a07f7f6b7b426dc359bf0230f43c";
+
+/// Copies the `attestation` layout to `tmp/layouts/NAME` with its inner index's entries
+/// replaced by `edit` of them, and returns the new layout's path.
+fn edited_layout(tmp: &Path, name: &str, edit: impl FnOnce(&mut Vec<Value>)) -> PathBuf {
+    let from = fixture("attestation");
+    let to = tmp.join("layouts").join(name);
+    let blobs = to.join("blobs").join("sha256");
+    fs::create_dir_all(&blobs).unwrap();
+    for entry in fs::read_dir(from.join("blobs").join("sha256")).unwrap() {
+        let entry = entry.unwrap();
+        fs::copy(entry.path(), blobs.join(entry.file_name())).unwrap();
+    }
+    fs::copy(from.join("oci-layout"), to.join("oci-layout")).unwrap();
+    let mut top: Value =
+        serde_json::from_slice(&fs::read(from.join("index.json")).unwrap()).unwrap();
+    let inner_digest = top["manifests"][0]["digest"].as_str().unwrap().to_string();
+    let inner_path = blobs.join(inner_digest.trim_start_matches("sha256:"));
+    let mut inner: Value = serde_json::from_slice(&fs::read(&inner_path).unwrap()).unwrap();
+    let mut entries = inner["manifests"].as_array().unwrap().clone();
+    edit(&mut entries);
+    inner["manifests"] = Value::Array(entries);
+    let bytes = serde_json::to_vec(&inner).unwrap();
+    let digest = sha256_digest(&bytes);
+    fs::write(blobs.join(digest.trim_start_matches("sha256:")), &bytes).unwrap();
+    top["manifests"][0]["digest"] = json!(digest);
+    top["manifests"][0]["size"] = json!(bytes.len());
+    fs::write(to.join("index.json"), serde_json::to_vec(&top).unwrap()).unwrap();
+    to
+}
+
+/// The entry of `entries` with this digest.
+fn entry<'a>(entries: &'a mut [Value], digest: &str) -> &'a mut Value {
+    entries
+        .iter_mut()
+        .find(|e| e["digest"] == digest)
+        .unwrap_or_else(|| panic!("no entry {digest}"))
+}
+
+/// `resolve --format json`: the exit code and the selected digest (`None` for no match).
+fn resolve(reference: &str, platform: &str, runtime: &str) -> (i32, Option<String>) {
+    let out = imgcheck()
+        .args(["resolve", reference, "--platform", platform])
+        .args(["--runtime", runtime, "--format", "json"])
+        .output()
+        .expect("imgcheck runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{reference}: not JSON ({e}): {}\n{stderr}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    let code = out.status.code().expect("exit code");
+    (code, doc["digest"].as_str().map(str::to_string))
+}
+
+/// Pushes `layout` to `repo` and returns its reference.
+fn pushed(registry: &Registry, layout: &Path, repo: &str) -> String {
+    registry.push_layout(layout, repo, "t");
+    registry.docker_ref(repo, "t")
+}
+
+/// One row: a list, a host, a runtime, and the entry the runtime's own code takes.
+struct Row {
+    source: &'static str,
+    repo: &'static str,
+    platform: &'static str,
+    runtime: &'static str,
+    want: Option<&'static str>,
+}
+
+#[test]
+fn resolve_selects_as_each_runtime_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let registry = Registry::start();
+    let mut refs = std::collections::BTreeMap::new();
+    let mut add = |repo: &'static str, edit: &dyn Fn(&mut Vec<Value>)| {
+        let layout = edited_layout(tmp.path(), repo, edit);
+        refs.insert(repo, pushed(&registry, &layout, repo));
+    };
+    // Item 11: the WS2019 entry carries the attestation annotation but a real platform.
+    add("annotated", &|e| {
+        entry(e, WS2019)["annotations"] =
+            json!({"vnd.docker.reference.type": "attestation-manifest"});
+    });
+    // Item 11: an attestation without platform listed before a platform-less WS2019 image.
+    add("platformless", &|e| {
+        let mut attestation = entry(e, ATTESTATION).clone();
+        let mut image = entry(e, WS2019).clone();
+        attestation.as_object_mut().unwrap().remove("platform");
+        image.as_object_mut().unwrap().remove("platform");
+        *e = vec![attestation, image];
+    });
+    // Item 10: `win32k` twice on the WS2022 entry.
+    add("win32k-twice", &|e| {
+        entry(e, WS2022)["platform"]["os.features"] = json!(["win32k", "win32k"]);
+    });
+    // Item 12: a leading `+` in the build, and an upper-case OS.
+    add("plus-build", &|e| {
+        entry(e, WS2019)["platform"]["os.version"] = json!("10.0.+17763.5830");
+    });
+    add("upper-os", &|e| {
+        entry(e, WS2019)["platform"]["os"] = json!("Windows");
+    });
+    let ws2019 = "windows/amd64:10.0.17763";
+    let rows = [
+        Row {
+            source: "containerd core/images/image.go Manifest: an annotated entry with a real \
+                     platform is a candidate",
+            repo: "annotated",
+            platform: ws2019,
+            runtime: "containerd-2.3",
+            want: Some(WS2019),
+        },
+        Row {
+            source: "containerd v1.7 images/image.go Manifest: the same",
+            repo: "annotated",
+            platform: ws2019,
+            runtime: "containerd-1.7",
+            want: Some(WS2019),
+        },
+        Row {
+            source: "containerd core/images/handlers.go LimitManifests (limit 1) + image.go \
+                     Manifest: the first platform-less candidate is an attestation whose config \
+                     does not match: no match",
+            repo: "platformless",
+            platform: ws2019,
+            runtime: "containerd-2.3",
+            want: None,
+        },
+        Row {
+            source: "containers/image oci_index.go chooseInstance: the first platform-less entry \
+                     is the last resort, annotation or not",
+            repo: "platformless",
+            platform: "linux/amd64",
+            runtime: "cri-o",
+            want: Some(ATTESTATION),
+        },
+        Row {
+            source: "containers/image oci_index.go chooseInstance: an annotated entry with the \
+                     host's platform is taken",
+            repo: "annotated",
+            platform: "linux/amd64",
+            runtime: "cri-o",
+            want: Some(LINUX_AMD64),
+        },
+        Row {
+            source: "containerd/platforms platforms.go Normalize (sort, compact) then \
+                     matcher.Match: win32k twice is win32k once",
+            repo: "win32k-twice",
+            platform: "windows/amd64:10.0.20348",
+            runtime: "containerd-2.3",
+            want: Some(WS2022),
+        },
+        Row {
+            source: "containerd/platforms v0.2 defaults_windows.go getOSVersion (strconv.Atoi): \
+                     a leading + is a number",
+            repo: "plus-build",
+            platform: ws2019,
+            runtime: "containerd-1.7",
+            want: Some(WS2019),
+        },
+        Row {
+            source: "containerd/platforms platform_windows_compat.go getWindowsOSVersion \
+                     (strconv.ParseUint): a leading + is 0.0.0",
+            repo: "plus-build",
+            platform: ws2019,
+            runtime: "containerd-2.3",
+            want: None,
+        },
+        Row {
+            source: "containerd 1.6 (issue 22 differential run): the entry's OS compared as \
+                     written",
+            repo: "upper-os",
+            platform: ws2019,
+            runtime: "containerd-1.6",
+            want: None,
+        },
+        Row {
+            source: "containerd/platforms v0.2 platforms.go Normalize (lower-cases the OS)",
+            repo: "upper-os",
+            platform: ws2019,
+            runtime: "containerd-1.7",
+            want: Some(WS2019),
+        },
+    ];
+    let wrong: Vec<String> = rows
+        .iter()
+        .filter_map(|r| {
+            let (code, got) = resolve(&refs[r.repo], r.platform, r.runtime);
+            let want_code = if r.want.is_some() { 0 } else { 1 };
+            (got.as_deref() != r.want || code != want_code).then(|| {
+                format!(
+                    "{} ({}, {} on {}): got {got:?} (exit {code}), want {:?}",
+                    r.source, r.runtime, r.platform, r.repo, r.want
+                )
+            })
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "rows resolved wrongly:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// Item 11: an annotated entry with a real platform is still reported as an attestation
+/// (`info`), but no longer as one "never pulled": a node selects it by its platform.
+#[test]
+fn an_annotated_entry_with_a_platform_is_reported_as_selectable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let layout = edited_layout(tmp.path(), "annotated", |e| {
+        entry(e, WS2019)["annotations"] =
+            json!({"vnd.docker.reference.type": "attestation-manifest"});
+    });
+    let out = imgcheck()
+        .args(["verify", &format!("oci:{}", layout.display())])
+        .args(["--format", "json"])
+        .output()
+        .expect("imgcheck runs");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let image = &doc["images"][0];
+    assert_eq!(image["verdict"], "pass", "{doc:#}");
+    let attestations: Vec<&Value> = image["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "attestation")
+        .collect();
+    assert_eq!(attestations.len(), 3, "{doc:#}");
+    assert!(attestations.iter().all(|f| f["severity"] == "info"));
+    let annotated = attestations
+        .iter()
+        .find(|f| f["message"].as_str().unwrap().contains(WS2019))
+        .expect("the annotated WS2019 entry");
+    let message = annotated["message"].as_str().unwrap();
+    assert!(
+        message.contains("windows/amd64") && !message.contains("never pulled"),
+        "{message}"
+    );
+}
