@@ -24,6 +24,7 @@ pub mod policy;
 pub mod reference;
 pub mod report;
 pub mod run;
+mod secret;
 pub mod session;
 pub mod source;
 pub mod yaml;

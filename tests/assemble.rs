@@ -1035,3 +1035,45 @@ fn faults_during_a_large_layer_upload_heal() {
     ]);
     expect(&deep, 0, "verify --deep of the copy");
 }
+
+/// Issue 22 item 7: a registry that serves other bytes for the pushed list (or one of its
+/// entries) when it is read back by digest is at fault, not the list: exit 3, the digest and
+/// what the bytes hash to named, `--force` never suggested, and the tag left as it was (as
+/// `build` does for a per-platform image).
+#[test]
+fn a_read_back_mismatch_is_the_registry_fault_not_the_list() {
+    let reg = Registry::start();
+    reg.push_layout(&fixture("good"), "src", "latest");
+    let proxy = FaultProxy::start(&reg.base_url(), vec![]);
+    let children: Vec<String> = GOOD_ORDER
+        .iter()
+        .map(|k| format!("{}/src@{}", proxy.host(), child("good", k)))
+        .collect();
+    let target = format!("{}/rb:v1", proxy.host());
+    for (what, flipped) in [
+        ("the list", "GET /v2/rb/manifests/sha256:".to_string()),
+        (
+            "an entry",
+            format!("GET /v2/rb/manifests/{}", child("good", WS2019)),
+        ),
+    ] {
+        proxy.set_rules(vec![Rule::always(Match::Request(flipped), Fault::FlipByte)]);
+        let r = assemble(&target, &children, &[]);
+        expect(&r, 3, what);
+        assert!(
+            !r.stderr.contains("--force") && !r.stderr.contains("fails policy"),
+            "{what}: {}",
+            r.stderr
+        );
+        assert!(
+            r.stderr.contains("digest mismatch") && r.stderr.contains("hashes to sha256:"),
+            "{what}: {}",
+            r.stderr
+        );
+        assert_eq!(reg.manifest_digest("rb", "v1"), None, "{what}: tag moved");
+    }
+    proxy.set_rules(vec![]);
+    let healed = assemble(&target, &children, &[]);
+    expect(&healed, 0, "a registry that serves the pushed bytes");
+    assert_eq!(reg.manifest_digest("rb", "v1"), Some(healed.pushed()));
+}

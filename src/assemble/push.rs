@@ -3,9 +3,10 @@
 //! [`push_list`] reads each child through the source the session opens for it
 //! ([`super::read`]), builds the list ([`super::build_index`]), copies the children into the
 //! target repository by digest ([`super::copy`]), pushes the list as raw bytes by digest, reads
-//! it back by digest for the verify engine, and only then moves the tag to it. A list that fails
-//! its policy (or cannot be verified) never replaces what the tag names, unless the caller
-//! forces it.
+//! it and its entries back by digest (other bytes than were pushed are a [`Failure::ReadBack`]:
+//! the registry's fault, never a verdict on the list), verifies it, and only then moves the tag
+//! to it. A list that fails its policy (or cannot be verified) never replaces what the tag
+//! names, unless the caller forces it.
 //!
 //! [`push_image`] pushes one image under a tag (a per-platform tag of `imgcheck build`), its
 //! base's blobs taken from the base's repository.
@@ -104,6 +105,12 @@ pub async fn push_list(session: &Session, request: &Request) -> Result<Outcome, 
     writer
         .put_manifest(&index.digest.to_string(), &index.bytes, media_type)
         .await?;
+    // Other bytes served for what was just pushed are the registry's fault, not the list's:
+    // a read-back failure (as `push_image` has), never a policy verdict.
+    read_back(&writer.target, target, &index.digest).await?;
+    for piece in &pieces {
+        read_back(&writer.target, target, &piece.image.digest).await?;
+    }
     let report = verify_by_digest(session, target, &index.digest, &request.policy).await?;
     let tag = if report.verdict == Verdict::Pass {
         Tag::Moved

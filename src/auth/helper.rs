@@ -15,7 +15,9 @@ const HELPER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Runs `docker-credential-<name> get` with the server URL on standard input (Docker's
 /// credential-helper protocol). "credentials not found" is `None`; anything else that goes
-/// wrong is an error naming the helper (never its output's secret).
+/// wrong is an error naming the helper. A helper that fails is told by its exit status and
+/// the first line it printed, redacted ([`said_first`]): never its whole output, which may
+/// hold the secret.
 pub(super) fn run_helper(name: &str, host: &str) -> Result<Option<Credentials>, AuthError> {
     let helper = Helper {
         program: format!("docker-credential-{name}"),
@@ -40,10 +42,10 @@ pub(super) fn run_helper(name: &str, host: &str) -> Result<Option<Credentials>, 
         if said.to_ascii_lowercase().contains("credentials not found") {
             return Ok(None);
         }
-        return Err(helper.err(format!(
-            "'get' for {server} failed with {status}: {}",
-            said.trim().chars().take(200).collect::<String>()
-        )));
+        let first = said_first(&stderr, &stdout)
+            .map(|line| format!(": {line}"))
+            .unwrap_or_default();
+        return Err(helper.err(format!("'get' for {server} failed with {status}{first}")));
     }
     helper.answer(server, &stdout)
 }
@@ -127,6 +129,18 @@ impl Helper {
     }
 }
 
+/// The first line a failed helper printed (on standard error, else on standard output), with
+/// whatever looks like a secret redacted (`crate::secret::scrub_words`), cut to 200
+/// characters; `None` when it printed nothing. Docker's own client quotes the whole output
+/// (docker/docker-credential-helpers, `client/client.go`, `Get`); imgcheck does not.
+fn said_first(stderr: &[u8], stdout: &[u8]) -> Option<String> {
+    [stderr, stdout].into_iter().find_map(|bytes| {
+        let text = String::from_utf8_lossy(bytes);
+        let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+        Some(crate::secret::scrub_words(line).chars().take(200).collect())
+    })
+}
+
 /// What an exited helper printed: at most 1 MiB of standard output, 64 KiB of standard error.
 fn read_output(child: &mut Child) -> (Vec<u8>, Vec<u8>) {
     let mut stdout = Vec::new();
@@ -138,4 +152,44 @@ fn read_output(child: &mut Child) -> (Vec<u8>, Vec<u8>) {
         let _ = e.take(1 << 16).read_to_end(&mut stderr);
     }
     (stdout, stderr)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_helper_is_quoted_by_its_first_line_redacted() {
+        let table: [(&[u8], &[u8], Option<&str>); 5] = [
+            (
+                b"\n  keychain locked for token=s3cr3t-Value\nsecond line hunter2\n",
+                b"",
+                Some("keychain locked for token=<redacted>"),
+            ),
+            (
+                b"",
+                b"{\"Secret\":\"s3cr3t\"}\n",
+                Some("{\"Secret\":\"<redacted>\"}"),
+            ),
+            (b"", b"", None),
+            (b" \n\n", b"", None),
+            (
+                b"vault said Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig and AKIAxQ7Zr4Secret99Word",
+                b"ignored",
+                Some("vault said Bearer <redacted> and <redacted>"),
+            ),
+        ];
+        for (stderr, stdout, want) in table {
+            assert_eq!(
+                said_first(stderr, stdout).as_deref(),
+                want,
+                "{:?}",
+                String::from_utf8_lossy(stderr)
+            );
+        }
+        assert_eq!(
+            said_first(&[b'x'; 500], b"").map(|l| l.chars().count()),
+            Some(200)
+        );
+    }
 }

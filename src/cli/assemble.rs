@@ -10,7 +10,7 @@ use imgcheck::assemble::{
 use imgcheck::engine::Verdict;
 use imgcheck::policy::{DEFAULT_POLICY, Policy};
 use imgcheck::reference::ImageRef;
-use imgcheck::report;
+use imgcheck::report::{self, escape};
 
 use super::{CliError, GlobalArgs, output};
 
@@ -102,7 +102,8 @@ pub async fn run(global: &GlobalArgs, args: &AssembleArgs) -> Result<ExitKind, C
         return dry_run(&request, &outcome);
     }
     output::eprintln(format_args!("imgcheck: {}", outcome.copied.summary()));
-    output::println(format_args!("{}@{}", request.target, outcome.index.digest))?;
+    let pushed = format!("{}@{}", request.target, outcome.index.digest);
+    output::println(escape(&pushed))?;
     verdict(&request, &outcome)
 }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::output;
 use imgcheck::build::progress::{JobProgress, Reporter};
+use imgcheck::report::escape;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Draws a run's progress. The bars exist only while builds run: lines told before or after
@@ -35,11 +36,11 @@ impl Reporter for BuildProgress {
     fn line(&self, text: &str) {
         match &*self.multi() {
             Some(m) => {
-                if m.println(text).is_err() {
-                    output::eprintln(text);
+                if m.println(output::escape_lines(text)).is_err() {
+                    output::eprint_lines(text);
                 }
             }
-            None => output::eprintln(text),
+            None => output::eprint_lines(text),
         }
     }
 
@@ -54,7 +55,7 @@ impl Reporter for BuildProgress {
                 ProgressStyle::with_template("{spinner} {prefix:40} {wide_msg}")
                     .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
-            bar.set_prefix(label.to_string());
+            bar.set_prefix(escape(label).into_owned());
             bar.set_message("waiting");
             bar.enable_steady_tick(Duration::from_millis(200));
             bar
@@ -81,14 +82,14 @@ struct JobLine {
 impl JobProgress for JobLine {
     fn status(&self, text: &str) {
         match &self.bar {
-            Some(b) => b.set_message(text.to_string()),
+            Some(b) => b.set_message(escape(text).into_owned()),
             None => output::eprintln(format_args!("{}: {text}", self.label)),
         }
     }
 
     fn finish(&self, text: &str) {
         match &self.bar {
-            Some(b) => b.finish_with_message(text.to_string()),
+            Some(b) => b.finish_with_message(escape(text).into_owned()),
             None => output::eprintln(format_args!("{}: {text}", self.label)),
         }
     }

@@ -6,9 +6,14 @@
 //! verdict is known (docs/decisions.md, "A closed standard output"). Any other write error
 //! (a full disk behind `>`) is a [`CliError::Stdout`]: the report was not delivered.
 //! Messages on standard error are best effort: a closed standard error loses them, silently.
+//! Every message is one line with what inputs and registries said escaped
+//! ([`imgcheck::report::escape`]): a node name, a label or a registry's message cannot clear
+//! the screen or forge a line (docs/output.md).
 
 use std::error::Error as _;
 use std::io::{ErrorKind, Write};
+
+use imgcheck::report::escape;
 
 use super::error::CliError;
 
@@ -23,10 +28,27 @@ pub fn println(text: impl std::fmt::Display) -> Result<(), CliError> {
     print(format!("{text}\n"))
 }
 
-/// Writes `text` and a newline to standard error; a write error loses the line.
+/// Writes `text`, escaped into one line, and a newline to standard error; a write error loses
+/// the line.
 pub fn eprintln(text: impl std::fmt::Display) {
+    let line = text.to_string();
     let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{text}").and_then(|()| err.flush());
+    let _ = writeln!(err, "{}", escape(&line)).and_then(|()| err.flush());
+}
+
+/// `text` as lines, each escaped: a message that quotes another program's lines (the tail of
+/// a build log) keeps them as lines, and each stays one line.
+pub fn escape_lines(text: &str) -> String {
+    text.split('\n')
+        .map(|l| escape(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Writes each line of `text`, escaped ([`escape_lines`]), to standard error.
+pub fn eprint_lines(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{}", escape_lines(text)).and_then(|()| err.flush());
 }
 
 /// [`print`] on any writer: `EPIPE` is success, other errors are [`CliError::Stdout`].

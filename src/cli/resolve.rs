@@ -7,7 +7,7 @@ use imgcheck::graph::{Content, Graph, WalkOptions};
 use imgcheck::input::InputError;
 use imgcheck::platform::{Platform, RuntimeProfile};
 use imgcheck::policy::Host;
-use imgcheck::report;
+use imgcheck::report::{self, escape};
 
 use super::args::{GlobalArgs, SimpleFormat, parse_refs};
 use super::error::CliError;
@@ -104,8 +104,13 @@ fn each(graph: &Graph, hosts: Vec<Host>, args: &ResolveArgs) -> Result<ExitKind,
             }
         };
         if args.format == SimpleFormat::Text {
-            let nodes = h.nodes.join(",");
-            output::println(format!("{digest}\t{}\t{runtime}\t{nodes}", h.label()))?;
+            let nodes: Vec<_> = h.nodes.iter().map(|n| escape(n)).collect();
+            output::println(format!(
+                "{}\t{}\t{runtime}\t{}",
+                escape(&digest),
+                escape(&h.label()),
+                nodes.join(",")
+            ))?;
         }
     }
     Ok(kind)
@@ -124,7 +129,7 @@ fn one(graph: &Graph, host: &Platform, args: &ResolveArgs) -> Result<ExitKind, C
     }
     let digest = selected(graph, host, &r)?;
     if args.format == SimpleFormat::Text {
-        output::println(digest)?;
+        output::println(escape(digest))?;
     }
     Ok(ExitKind::Pass)
 }

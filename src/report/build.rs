@@ -13,12 +13,14 @@ use crate::engine::{ImageReport, Severity, Verdict};
 use crate::policy::Policy;
 use crate::reference::RegistryRef;
 
+use super::escape;
+
 /// `--check`: every finding, then the count line.
 pub fn check(plan: &Path, images: usize, findings: &[CheckFinding]) -> String {
     let errors = errors(findings).count();
     let mut out = String::new();
     for f in findings {
-        let _ = writeln!(out, "{f}");
+        let _ = writeln!(out, "{}", escape(&f.to_string()));
     }
     let _ = writeln!(
         out,
@@ -45,10 +47,15 @@ pub fn dry_run(
 ) -> String {
     let mut out = String::new();
     for f in findings.iter().filter(|f| f.level == Level::Note) {
-        let _ = writeln!(out, "# {f}");
+        let _ = writeln!(out, "# {}", escape(&f.to_string()));
     }
     for (name, list, policy) in lists {
-        let _ = writeln!(out, "# {name} → {list} (policy {})", policy.name);
+        let _ = writeln!(
+            out,
+            "# {} → {list} (policy {})",
+            escape(name),
+            escape(&policy.name)
+        );
         for job in jobs.iter().filter(|j| &j.image == name) {
             job_lines(&mut out, job, pass);
         }
@@ -77,7 +84,13 @@ pub fn dry_run(
 /// push`, and for a composed stage the files stage it builds and the image imgcheck pushes.
 fn job_lines(out: &mut String, job: &Job, pass: &Passthrough) {
     if let Some(note) = &job.stage_note {
-        let _ = writeln!(out, "# {} {}: {note}", job.image, job.target.label());
+        let _ = writeln!(
+            out,
+            "# {} {}: {}",
+            escape(&job.image),
+            escape(&job.target.label()),
+            escape(&note.to_string())
+        );
     }
     if let Some(c) = &job.compose {
         let _ = writeln!(
@@ -135,12 +148,13 @@ pub fn table(results: &[ImageResult]) -> String {
     for r in results {
         let (digest, verdict) = match &r.outcome {
             ImageOutcome::Verified { digest, report } => (digest.to_string(), verdict(report)),
-            ImageOutcome::BuildFailed(why) => {
-                ("-".to_string(), format!("build failed: {}", why.join("; ")))
-            }
-            ImageOutcome::Incomplete(why) => ("-".to_string(), format!("error: {why}")),
+            ImageOutcome::BuildFailed(why) => (
+                "-".to_string(),
+                format!("build failed: {}", escape(&why.join("; "))),
+            ),
+            ImageOutcome::Incomplete(why) => ("-".to_string(), format!("error: {}", escape(why))),
         };
-        let _ = writeln!(out, "{:<28} {:<73} {verdict}", r.image, digest);
+        let _ = writeln!(out, "{:<28} {:<73} {verdict}", escape(&r.image), digest);
     }
     out
 }

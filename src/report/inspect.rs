@@ -3,23 +3,32 @@
 use crate::engine::InspectView;
 use crate::platform::Platform;
 
+use super::escape::escape;
 use super::labels::short;
 
 /// The text form of an [`InspectView`]: a header line, then one row per entry.
 pub fn inspect_text(view: &InspectView) -> String {
-    let mut out = format!("{}  {}  {}\n", view.reference, view.digest, view.kind);
+    let mut out = format!(
+        "{}  {}  {}\n",
+        escape(&view.reference),
+        escape(&view.digest),
+        escape(&view.kind)
+    );
     out.push_str(&format!(
         "  {:<20} {:<34} {:<34} status\n",
         "entry", "list platform", "config platform"
     ));
-    let p = |p: &Option<Platform>| p.as_ref().map_or("-".to_string(), |p| p.to_string());
+    let p = |p: &Option<Platform>| {
+        p.as_ref()
+            .map_or("-".to_string(), |p| escape(&p.to_string()).into_owned())
+    };
     for e in &view.entries {
         out.push_str(&format!(
             "  {:<20} {:<34} {:<34} {}\n",
-            short(&e.digest),
+            escape(&short(&e.digest)),
             p(&e.platform),
             p(&e.config_platform),
-            e.status
+            escape(&e.status)
         ));
     }
     out

@@ -1,13 +1,15 @@
 //! Renders what the library found for people and machines: the verify matrix as text
 //! ([`text`]), JSON (schema in docs/json-schema.md, [`json`]), a Konflux `TEST_OUTPUT` object
 //! ([`konflux`]), the `inspect` view ([`inspect_text`], [`inspect_json`]) and `resolve`'s
-//! document ([`resolve_json`], [`resolve_rows_json`]).
+//! document ([`resolve_json`], [`resolve_rows_json`]). Text shows every input-derived string
+//! through [`escape`].
 
 use std::time::SystemTime;
 
 use crate::engine::{ImageReport, Verdict};
 
 pub mod build;
+mod escape;
 mod inspect;
 mod json;
 mod konflux;
@@ -15,6 +17,7 @@ mod labels;
 mod resolve;
 mod text;
 
+pub use escape::escape;
 pub use inspect::{inspect_json, inspect_text};
 pub use json::json;
 pub use konflux::{TestOutput, konflux};

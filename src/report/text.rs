@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use crate::engine::{HostResult, ImageReport, Severity, Verdict};
 
+use super::escape::escape;
 use super::labels::{error_rules, short};
 
 /// The text report: per image a verdict line, the host matrix, and the findings; then, for
@@ -16,11 +17,11 @@ pub fn text(reports: &[ImageReport]) -> String {
             out,
             "{}  {}  {}",
             verdict_word(r.verdict),
-            r.reference,
-            r.digest.as_deref().map(short).unwrap_or_default()
+            escape(&r.reference),
+            escape(&r.digest.as_deref().map(short).unwrap_or_default())
         );
         for origin in &r.origins {
-            let _ = writeln!(out, "  from {origin}");
+            let _ = writeln!(out, "  from {}", escape(&origin.to_string()));
         }
         matrix(&mut out, &r.hosts);
         findings(&mut out, r);
@@ -76,7 +77,10 @@ fn node_text(nodes: &[String]) -> String {
     const NAMED: usize = 5;
     let mut text = match nodes.len() {
         0 => return String::new(),
-        n => format!("{n}: {}", nodes[..n.min(NAMED)].join(", ")),
+        n => {
+            let named: Vec<_> = nodes[..n.min(NAMED)].iter().map(|n| escape(n)).collect();
+            format!("{n}: {}", named.join(", "))
+        }
     };
     if nodes.len() > NAMED {
         text.push_str(&format!(" and {} more", nodes.len() - NAMED));
@@ -106,15 +110,17 @@ fn rows(hosts: &[HostResult]) -> Vec<Row> {
                 (_, Some(p)) => p.name().to_string(),
             };
             rows.push([
-                o.platform.clone(),
+                escape(&o.platform).into_owned(),
                 runtime,
                 o.isolation
                     .map_or("-".to_string(), |i| i.name().to_string()),
                 o.selected
                     .as_deref()
-                    .map(short)
+                    .map(|d| escape(&short(d)).into_owned())
                     .unwrap_or_else(|| "(none)".into()),
-                o.os_version.clone().unwrap_or_else(|| "-".into()),
+                o.os_version
+                    .as_deref()
+                    .map_or_else(|| "-".into(), |v| escape(v).into_owned()),
                 o.status.to_string(),
                 node_text(&o.nodes),
             ]);
@@ -132,7 +138,7 @@ fn findings(out: &mut String, r: &ImageReport) {
             Severity::Warning => "warning",
             Severity::Info => "info",
         };
-        let _ = writeln!(out, "  {sev:<7} {:<21} {}", f.rule, f.message);
+        let _ = writeln!(out, "  {sev:<7} {:<21} {}", f.rule, escape(&f.message));
         if f.severity != Severity::Info {
             let _ = writeln!(out, "          hint: {}", f.hint);
         }
@@ -153,7 +159,7 @@ fn summary(out: &mut String, reports: &[ImageReport]) {
         let line = format!(
             "  {:<5} {}  {}",
             verdict_word(r.verdict),
-            r.reference,
+            escape(&r.reference),
             error_rules(r).join(",")
         );
         let _ = writeln!(out, "{}", line.trim_end());

@@ -18,6 +18,13 @@ use std::time::{Duration, Instant};
 pub enum Fault {
     /// Answer with this status and an empty body, without asking upstream.
     Status(u16),
+    /// Answer with this status and body, without asking upstream (a registry's error body).
+    Answer {
+        /// The status.
+        status: u16,
+        /// The body.
+        body: String,
+    },
     /// 429 with `Retry-After: <value>` (delay-seconds or an HTTP-date).
     TooMany {
         /// The header's value.
@@ -319,6 +326,9 @@ fn handle(stream: TcpStream, shared: &Shared) {
     match &fault {
         Some(Fault::Status(code)) => {
             return respond(&mut out, *code, &[], b"");
+        }
+        Some(Fault::Answer { status, body }) => {
+            return respond(&mut out, *status, &[], body.as_bytes());
         }
         Some(Fault::TooMany { retry_after }) => {
             return respond(

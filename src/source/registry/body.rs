@@ -395,12 +395,10 @@ fn summarize(body: &[u8]) -> String {
         .collect()
 }
 
-/// What stands for a secret in anything printed.
-pub(super) const REDACTED: &str = "<redacted>";
-
 /// `text` (from a registry, a token service, a header) without any credential: the password
 /// or identity token of `creds` in plain, percent-encoded and base64 (`user:password`, as in
-/// a Basic header) forms, and the value of any `Basic`/`Bearer` authorization it quotes.
+/// a Basic header) forms, then what [`crate::secret::scrub`] takes out (the value of any
+/// `Basic`/`Bearer` authorization it quotes, the query of any URL, known secret parameters).
 pub(super) fn redact(text: &str, creds: Option<&Credentials>) -> String {
     let mut out = text.to_string();
     if let Some(c) = creds.filter(|c| !c.password.is_empty()) {
@@ -408,10 +406,10 @@ pub(super) fn redact(text: &str, creds: Option<&Credentials>) -> String {
         // Longest first, so a form containing another is replaced whole.
         forms.sort_by_key(|f| std::cmp::Reverse(f.len()));
         for form in forms.iter().filter(|f| !f.is_empty()) {
-            out = out.replace(form.as_str(), REDACTED);
+            out = out.replace(form.as_str(), crate::secret::REDACTED);
         }
     }
-    redact_schemes(&out)
+    crate::secret::scrub(&out)
 }
 
 /// The forms a secret takes on the wire.
@@ -437,48 +435,10 @@ fn percent_encoded(s: &str) -> String {
         .to_string()
 }
 
-/// Replaces the credential after every `Basic ` or `Bearer ` (any case) with [`REDACTED`],
-/// when it looks like one (so `Bearer realm=…` and `Basic authentication` stay readable).
-fn redact_schemes(text: &str) -> String {
-    let lower = text.to_ascii_lowercase();
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    loop {
-        let next = ["basic ", "bearer "]
-            .iter()
-            .filter_map(|s| lower[at..].find(s).map(|i| at + i + s.len()))
-            .min();
-        let Some(value) = next else { break };
-        let body_end = text[value..]
-            .find(|c: char| !(c.is_ascii_alphanumeric() || "+/._~-".contains(c)))
-            .map_or(text.len(), |i| value + i);
-        let end =
-            body_end + text[body_end..].len() - text[body_end..].trim_start_matches('=').len();
-        out.push_str(&text[at..value]);
-        if looks_secret(&text[value..body_end]) {
-            out.push_str(REDACTED);
-        } else {
-            out.push_str(&text[value..end]);
-        }
-        at = end;
-    }
-    out.push_str(&text[at..]);
-    out
-}
-
-/// Long enough, and mixed enough (digits, both cases, or token punctuation), to be a
-/// credential rather than a word.
-fn looks_secret(value: &str) -> bool {
-    let has = |f: fn(char) -> bool| value.chars().any(f);
-    value.len() >= 8
-        && (has(|c| c.is_ascii_digit())
-            || (has(|c| c.is_ascii_uppercase()) && has(|c| c.is_ascii_lowercase()))
-            || has(|c| "+/._~-".contains(c)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::secret::REDACTED;
 
     #[test]
     fn error_bodies() {
