@@ -103,7 +103,7 @@ fn size(max_bytes: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
     UNITS
         .iter()
-        .find(|(unit, _)| max_bytes >= *unit && max_bytes % unit == 0)
+        .find(|(unit, _)| max_bytes >= *unit && max_bytes.is_multiple_of(*unit))
         .map_or_else(
             || format!("{max_bytes} bytes"),
             |(unit, name)| format!("{} {name}", max_bytes / unit),
