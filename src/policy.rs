@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::io::ErrorKind::NotFound;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -334,20 +335,23 @@ impl Policy {
             return Policy::parse(text, &format!("embedded:{name}"));
         }
         let path = Path::new(name_or_path);
-        match std::fs::read_to_string(path) {
+        let read = crate::input::read_file(path, crate::input::DEFAULT_MAX_INPUT_BYTES);
+        match read {
             Ok(text) => Policy::parse(&text, name_or_path),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(PolicyError {
-                origin: name_or_path.to_string(),
-                reason: format!(
-                    "no embedded policy has this name ({}) and no such file exists",
-                    EMBEDDED.map(|(n, _)| n).join(", ")
-                ),
-                source: None,
-            }),
+            Err(e) if e.source.as_ref().map(std::io::Error::kind) == Some(NotFound) => {
+                Err(PolicyError {
+                    origin: name_or_path.to_string(),
+                    reason: format!(
+                        "no embedded policy has this name ({}) and no such file exists",
+                        EMBEDDED.map(|(n, _)| n).join(", ")
+                    ),
+                    source: None,
+                })
+            }
             Err(e) => Err(PolicyError {
                 origin: name_or_path.to_string(),
-                reason: "cannot read".to_string(),
-                source: Some(PolicyCause::Read(Arc::new(e))),
+                reason: e.reason,
+                source: e.source.map(|e| PolicyCause::Read(Arc::new(e))),
             }),
         }
     }

@@ -230,3 +230,100 @@ fn layout_paths_without_oci_get_a_hint_and_no_network() {
         assert!(!stderr.contains("docker.io"), "{path}: {stderr}");
     }
 }
+
+/// Issue 22, item 5: `--nodes /dev/zero` and `--from-manifests /dev/zero` grew to 2 GiB.
+/// Every input file is read through one capped reader: past `--max-input-size` (default
+/// 256 MiB) it is refused at once, exit 2, naming the file and the limit.
+#[test]
+fn endless_input_files_are_refused_at_the_size_limit() {
+    let good = format!("oci:{}", fixture("good").display());
+    let runs: [(Vec<&str>, &str); 4] = [
+        (vec!["verify", "--nodes", "/dev/zero", &good], "256 MiB"),
+        (
+            vec![
+                "verify",
+                "--from-manifests",
+                "/dev/zero",
+                "--max-input-size",
+                "1MiB",
+            ],
+            "1 MiB",
+        ),
+        (
+            vec![
+                "verify",
+                "--from-file",
+                "/dev/zero",
+                "--max-input-size",
+                "64K",
+            ],
+            "64 KiB",
+        ),
+        (
+            vec![
+                "resolve",
+                &good,
+                "--nodes",
+                "/dev/zero",
+                "--max-input-size",
+                "1M",
+            ],
+            "1 MiB",
+        ),
+    ];
+    for (args, limit) in runs {
+        let out = imgcheck().args(&args).output().expect("imgcheck runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("/dev/zero")
+                && stderr.contains(&format!("larger than the input limit of {limit}"))
+                && stderr.contains("--max-input-size"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// Issue 22, item 9: input kubectl accepts — a UTF-8 byte-order mark (node list, pod
+/// templates) and YAML merge keys (`<<: *defaults`) — was refused with "kind: missing" /
+/// "image: missing"; it is read as kubectl reads it.
+#[test]
+fn a_byte_order_mark_and_merge_keys_are_read_as_kubectl_reads_them() {
+    let registry = Registry::start();
+    registry.push_layout(&fixture("good"), "good", "v1");
+    let good = registry.docker_ref("good", "v1");
+    let good = good.trim_start_matches("docker://");
+    let dir = tempfile::tempdir().unwrap();
+    let bom = |text: &str| [b"\xEF\xBB\xBF".as_slice(), text.as_bytes()].concat();
+    let nodes = dir.path().join("nodes.json");
+    let cluster =
+        std::fs::read_to_string(crate::common::fixtures_dir().join("nodes/ocp-wmco.json"));
+    std::fs::write(&nodes, bom(&cluster.unwrap())).unwrap();
+    let pods = dir.path().join("pods.yaml");
+    let pod = format!(
+        "kind: Pod\napiVersion: v1\nmetadata: {{name: p}}\nspec:\n  nodeSelector: {{kubernetes.io/os: windows}}\n  \
+         containers:\n  - &c {{name: a, image: '{good}'}}\n  - <<: *c\n    name: b\n"
+    );
+    std::fs::write(&pods, bom(&pod)).unwrap();
+    let (nodes, pods) = (nodes.display().to_string(), pods.display().to_string());
+    let out = imgcheck()
+        .args([
+            "verify",
+            "--nodes",
+            &nodes,
+            "--from-manifests",
+            &pods,
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("imgcheck runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let origins = doc["images"][0]["origins"].as_array().map_or(0, Vec::len);
+    assert_eq!(
+        origins, 2,
+        "both containers, the second by its merge key: {doc}"
+    );
+}

@@ -52,6 +52,34 @@ pub struct GlobalArgs {
     /// Tell every retry and token request on standard error.
     #[arg(short, long, global = true)]
     pub verbose: bool,
+    /// Largest input file read (node lists, pod templates, reference lists, ImageSets), e.g.
+    /// 512MiB or 1GiB; larger ones are refused, naming the file and the limit.
+    #[arg(long, global = true, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
+    pub max_input_size: u64,
+}
+
+/// A size as `--max-input-size` takes it: bytes, or a whole number of KiB, MiB or GiB
+/// (`K`, `M`, `G` alike).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let shift = match unit.trim() {
+        "" | "B" => 0,
+        "K" | "KiB" => 10,
+        "M" | "MiB" => 20,
+        "G" | "GiB" => 30,
+        other => return Err(format!("unknown unit '{other}' (expected KiB, MiB or GiB)")),
+    };
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size (e.g. 512MiB)"))?;
+    match n.checked_mul(1 << shift) {
+        Some(0) => Err("the limit must be above 0".to_string()),
+        Some(bytes) => Ok(bytes),
+        None => Err(format!("'{text}' is too large")),
+    }
 }
 
 impl GlobalArgs {
@@ -190,4 +218,27 @@ pub enum SimpleFormat {
     // No doc comments: they would become per-value help in `--help`.
     Text,
     Json,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_input_sizes() {
+        let cases: [(&str, Option<u64>); 9] = [
+            ("256MiB", Some(imgcheck::input::DEFAULT_MAX_INPUT_BYTES)),
+            ("1GiB", Some(1 << 30)),
+            ("512M", Some(512 << 20)),
+            ("64K", Some(64 << 10)),
+            ("1000", Some(1000)),
+            ("0", None),
+            ("MiB", None),
+            ("5 TB", None),
+            ("99999999999999G", None),
+        ];
+        for (text, want) in cases {
+            assert_eq!(parse_size(text).ok(), want, "{text}");
+        }
+    }
 }

@@ -56,6 +56,7 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
         nodes: args.nodes.clone(),
         policy: args.policy.clone(),
         jobs,
+        max_input_bytes: global.max_input_size,
         ..args.input.inputs()
     };
     let terminal = Terminal::default();

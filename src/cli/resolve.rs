@@ -42,7 +42,7 @@ pub async fn run(global: &GlobalArgs, args: &ResolveArgs) -> Result<ExitKind, Cl
     let refs = parse_refs(std::slice::from_ref(&args.reference))?;
     // clap requires --platform without --nodes; an empty one is refused as a platform.
     let target = match &args.nodes {
-        Some(path) => Err(node_hosts(path)?),
+        Some(path) => Err(node_hosts(path, global.max_input_size)?),
         None => Ok(Platform::parse(args.platform.as_deref().unwrap_or(""))?),
     };
     if let Ok(host) = &target
@@ -64,8 +64,8 @@ pub async fn run(global: &GlobalArgs, args: &ResolveArgs) -> Result<ExitKind, Cl
 
 /// The host rows of the node list at `path` (`-`: standard input); notes about runtime
 /// versions no profile covers go to standard error.
-fn node_hosts(path: &str) -> Result<Vec<Host>, CliError> {
-    let read = nodes::read_nodes(path)?;
+fn node_hosts(path: &str, max_bytes: u64) -> Result<Vec<Host>, CliError> {
+    let read = nodes::read_nodes(path, max_bytes)?;
     for note in &read.notes {
         output::eprintln(format_args!("imgcheck: note: {note}"));
     }

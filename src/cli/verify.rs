@@ -51,6 +51,7 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
         runtimes: args.runtimes.clone(),
         deep: args.deep,
         jobs,
+        max_input_bytes: global.max_input_size,
         ..args.input.inputs()
     };
     let terminal = Terminal::default();

@@ -120,6 +120,9 @@ pub enum ManifestsCause {
     /// The YAML nests too deep to be parsed safely.
     #[error(transparent)]
     TooDeep(crate::yaml::TooDeep),
+    /// A merge key (`<<`) that merges no mapping.
+    #[error(transparent)]
+    Merge(crate::yaml::BadMerge),
     /// An image is not a reference.
     #[error(transparent)]
     Reference(ReferenceError),
@@ -255,25 +258,26 @@ fn pod_spec_path(kind: &str) -> Option<&'static [&'static str]> {
 
 /// Reads manifests from a file, every `*.yaml`, `*.yml` and `*.json` file directly in a
 /// directory (sorted by name; subdirectories are not read), or standard input for `-`.
-/// Finding no container at all is an error: the input holds no pod template.
-pub fn read_manifests(path: &Path) -> Result<Vec<ImageUse>, ManifestsError> {
+/// Finding no container at all is an error: the input holds no pod template. Each file is
+/// read whole, and refused past `max_bytes`.
+pub fn read_manifests(path: &Path, max_bytes: u64) -> Result<Vec<ImageUse>, ManifestsError> {
     let shown = path.display().to_string();
-    let read_err = |reason: &str, e: std::io::Error, origin: &str| ManifestsError {
+    let read_err = |reason: &str, e: Option<std::io::Error>, origin: &str| ManifestsError {
         origin: origin.to_string(),
         location: Box::default(),
         reason: reason.to_string(),
-        source: Some(Arc::new(ManifestsCause::Read(e))),
+        source: e.map(|e| Arc::new(ManifestsCause::Read(e))),
     };
     let files = if path.is_dir() {
-        manifest_files(path).map_err(|e| read_err("cannot read the directory", e, &shown))?
+        manifest_files(path).map_err(|e| read_err("cannot read the directory", Some(e), &shown))?
     } else {
         vec![path.to_path_buf()]
     };
     let mut uses = Vec::new();
     for file in &files {
         let origin = file.display().to_string();
-        let text =
-            crate::input::read_text(&origin).map_err(|(why, e)| read_err(why, e, &origin))?;
+        let text = crate::input::read_text(&origin, max_bytes)
+            .map_err(|e| read_err(&e.reason, e.source, &origin))?;
         uses.extend(parse_manifests(&text, &origin)?);
     }
     if uses.is_empty() {
@@ -327,9 +331,16 @@ pub fn parse_manifests(text: &str, origin: &str) -> Result<Vec<ImageUse>, Manife
     let mut uses = Vec::new();
     for (i, doc) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
         let at = format!("document {}", i + 1);
-        let value = Value::deserialize(doc).map_err(|e| {
+        let mut value = Value::deserialize(doc).map_err(|e| {
             let reason = "not YAML or JSON".to_string();
             err(Some(at.clone()), reason, ManifestsCause::Yaml(e))
+        })?;
+        crate::yaml::merge_keys(&mut value).map_err(|e| {
+            err(
+                Some(at.clone()),
+                "refused".to_string(),
+                ManifestsCause::Merge(e),
+            )
         })?;
         collect(origin, &at, value, 0, &mut uses)?;
     }

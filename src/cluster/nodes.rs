@@ -87,12 +87,12 @@ struct NodeInfo {
     container_runtime_version: String,
 }
 
-/// Reads a node list from a file, or standard input for `-`.
-pub fn read_nodes(path: &str) -> Result<NodeHosts, NodesError> {
-    let text = crate::input::read_text(path).map_err(|(reason, e)| NodesError {
+/// Reads a node list from a file, or standard input for `-`, of at most `max_bytes`.
+pub fn read_nodes(path: &str, max_bytes: u64) -> Result<NodeHosts, NodesError> {
+    let text = crate::input::read_text(path, max_bytes).map_err(|e| NodesError {
         origin: path.to_string(),
-        reason: reason.to_string(),
-        source: Some(NodesCause::Read(Arc::new(e))),
+        reason: e.reason,
+        source: e.source.map(|e| NodesCause::Read(Arc::new(e))),
     })?;
     parse_nodes(&text, path)
 }
@@ -104,6 +104,7 @@ pub fn parse_nodes(text: &str, origin: &str) -> Result<NodeHosts, NodesError> {
         reason,
         source: None,
     };
+    crate::yaml::check_nesting(text).map_err(|e| err(e.to_string()))?;
     let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| NodesError {
         source: Some(NodesCause::Json(Arc::new(e))),
         ..err("not JSON (expected `oc get nodes -o json` output)".to_string())

@@ -1,18 +1,170 @@
 //! Reading a user's input file, or standard input for `-` (reference lists, ImageSet
-//! configurations, node lists).
+//! configurations, node lists, pod templates, policies, mirror configurations): the one
+//! reader every input goes through, bounded by a size limit and decoding text as kubectl
+//! does.
+//!
+//! kubectl reads every file through `unicode.BOMOverride(unicode.UTF8.NewDecoder())`
+//! (`FileVisitor.Visit` in k8s.io/cli-runtime `pkg/resource/visitor.go`): a UTF-8
+//! byte-order mark is dropped and a UTF-16 one (little- or big-endian) decodes the rest as
+//! UTF-16; without one the text is UTF-8. [`read_text`] does the same.
 
 use std::io::Read;
+use std::path::Path;
 
-/// The text of `path`, or standard input for `-`; on failure, what could not be read
-/// (`cannot read`, `cannot read standard input`) and why.
-pub(crate) fn read_text(path: &str) -> Result<String, (&'static str, std::io::Error)> {
+/// The size limit of an input file when none is given (`--max-input-size`): 256 MiB. The
+/// largest real inputs are a cluster's node list and its pod templates: a Kubernetes cluster
+/// has at most 5,000 nodes, and a node object, with the 50 images the kubelet reports at
+/// most (`--node-status-max-images`), is 20–30 KiB of indented JSON: about 150 MiB for
+/// `oc get nodes -o json` of the largest cluster.
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 256 * 1024 * 1024;
+
+/// An input that cannot be read: what went wrong (naming the limit when it was passed), and
+/// the I/O error behind it, if any.
+#[derive(Debug)]
+pub(crate) struct ReadError {
+    /// `cannot read`, `cannot read standard input`, `larger than the input limit of …`.
+    pub reason: String,
+    /// The error behind it.
+    pub source: Option<std::io::Error>,
+}
+
+/// The text of `path`, or of standard input for `-`, refused when longer than `max_bytes`
+/// (its reason names the limit and `--max-input-size`); decoded as kubectl decodes files.
+pub(crate) fn read_text(path: &str, max_bytes: u64) -> Result<String, ReadError> {
     if path == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| ("cannot read standard input", e))?;
-        Ok(text)
+        read_capped(
+            std::io::stdin().lock(),
+            max_bytes,
+            "cannot read standard input",
+        )
     } else {
-        std::fs::read_to_string(path).map_err(|e| ("cannot read", e))
+        read_file(Path::new(path), max_bytes)
+    }
+}
+
+/// The text of the file `path`, refused when longer than `max_bytes` (see [`read_text`]).
+pub(crate) fn read_file(path: &Path, max_bytes: u64) -> Result<String, ReadError> {
+    let file = std::fs::File::open(path).map_err(|e| ReadError {
+        reason: "cannot read".to_string(),
+        source: Some(e),
+    })?;
+    read_capped(file, max_bytes, "cannot read")
+}
+
+/// Reads at most `max_bytes` (one more tells that there is more, whatever the file's
+/// metadata says: `/dev/zero` and pipes have none), then decodes.
+fn read_capped(from: impl Read, max_bytes: u64, cannot: &str) -> Result<String, ReadError> {
+    let mut bytes = Vec::new();
+    from.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| ReadError {
+            reason: cannot.to_string(),
+            source: Some(e),
+        })?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(ReadError {
+            reason: format!(
+                "larger than the input limit of {} (raise it with --max-input-size)",
+                size(max_bytes)
+            ),
+            source: None,
+        });
+    }
+    decode(bytes).map_err(|e| ReadError {
+        reason: cannot.to_string(),
+        source: Some(e),
+    })
+}
+
+/// The text of `bytes` as kubectl decodes a file: a UTF-8 byte-order mark is dropped, a
+/// UTF-16 one decodes the rest as UTF-16 (little- or big-endian); else UTF-8.
+fn decode(bytes: Vec<u8>) -> std::io::Result<String> {
+    let invalid = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
+    let utf16 = |rest: &[u8], unit: fn([u8; 2]) -> u16| {
+        if rest.len() % 2 == 1 {
+            return Err(invalid(
+                "UTF-16 text (by its byte-order mark) of an odd length",
+            ));
+        }
+        let units: Vec<u16> = rest.chunks_exact(2).map(|c| unit([c[0], c[1]])).collect();
+        String::from_utf16(&units).map_err(|_| invalid("not valid UTF-16 (by its byte-order mark)"))
+    };
+    match bytes.as_slice() {
+        [0xEF, 0xBB, 0xBF, rest @ ..] => String::from_utf8(rest.to_vec())
+            .map_err(|_| invalid("stream did not contain valid UTF-8")),
+        [0xFF, 0xFE, rest @ ..] => utf16(rest, u16::from_le_bytes),
+        [0xFE, 0xFF, rest @ ..] => utf16(rest, u16::from_be_bytes),
+        _ => String::from_utf8(bytes).map_err(|_| invalid("stream did not contain valid UTF-8")),
+    }
+}
+
+/// `max_bytes` as a person reads it: `256 MiB`, `1 KiB`, else bytes.
+fn size(max_bytes: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    UNITS
+        .iter()
+        .find(|(unit, _)| max_bytes >= *unit && max_bytes.is_multiple_of(*unit))
+        .map_or_else(
+            || format!("{max_bytes} bytes"),
+            |(unit, name)| format!("{} {name}", max_bytes / unit),
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Table: bytes → the text kubectl reads (cli-runtime `FileVisitor.Visit`:
+    /// `unicode.BOMOverride(unicode.UTF8.NewDecoder())`), or an error.
+    #[test]
+    fn text_is_decoded_as_kubectl_decodes_files() {
+        let utf16le: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain("kind: Pod".encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        let utf16be: Vec<u8> = [0xFE, 0xFF]
+            .into_iter()
+            .chain("kind: Pod".encode_utf16().flat_map(u16::to_be_bytes))
+            .collect();
+        let cases: [(Vec<u8>, Option<&str>); 7] = [
+            (b"kind: Pod".to_vec(), Some("kind: Pod")),
+            (b"\xEF\xBB\xBFkind: Pod".to_vec(), Some("kind: Pod")),
+            (
+                b"\xEF\xBB\xBF{\"kind\":\"List\"}".to_vec(),
+                Some("{\"kind\":\"List\"}"),
+            ),
+            (utf16le, Some("kind: Pod")),
+            (utf16be, Some("kind: Pod")),
+            (b"\xFF\xFEk".to_vec(), None),
+            (b"kind: \xFF".to_vec(), None),
+        ];
+        for (bytes, want) in cases {
+            let got = decode(bytes.clone()).ok();
+            assert_eq!(got.as_deref(), want, "{bytes:?}");
+        }
+    }
+
+    /// Every input is read through one capped reader: past the limit it is refused naming
+    /// the limit, whatever the file's metadata says (`/dev/zero` has a length of 0).
+    #[test]
+    fn inputs_past_the_limit_are_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nodes.json");
+        std::fs::write(&path, vec![b' '; 2048]).unwrap();
+        let path = path.to_str().unwrap();
+        assert_eq!(read_text(path, 2048).unwrap().len(), 2048);
+        let cases = [
+            (path, 2047, "larger than the input limit of 2047 bytes"),
+            (path, 1024, "larger than the input limit of 1 KiB"),
+            ("/dev/zero", 1 << 20, "larger than the input limit of 1 MiB"),
+        ];
+        for (path, max, want) in cases {
+            let e = read_text(path, max).unwrap_err();
+            assert!(e.reason.starts_with(want), "{path} {max}: {}", e.reason);
+            assert!(e.reason.ends_with("(raise it with --max-input-size)"));
+        }
+        let e = read_text("/nonexistent/nodes.json", 1024).unwrap_err();
+        assert_eq!(e.reason, "cannot read");
+        assert!(e.source.is_some());
     }
 }

@@ -7,8 +7,14 @@ use super::error::InputError;
 use super::file::read_text;
 use crate::reference::ImageRef;
 
-fn read_all(path: &str) -> Result<String, InputError> {
-    read_text(path).map_err(|(reason, e)| InputError::new(path, reason).caused_by(e))
+fn read_all(path: &str, max_bytes: u64) -> Result<String, InputError> {
+    read_text(path, max_bytes).map_err(|e| {
+        let error = InputError::new(path, e.reason);
+        match e.source {
+            Some(cause) => error.caused_by(cause),
+            None => error,
+        }
+    })
 }
 
 /// Parses a reference list: one reference per line, `#` starts a comment, blank lines ignored.
@@ -27,9 +33,9 @@ pub fn parse_reference_list(text: &str, origin: &str) -> Result<Vec<ImageRef>, I
     Ok(refs)
 }
 
-/// Reads a reference list from a file, or standard input for `-`.
-pub fn read_reference_list(path: &str) -> Result<Vec<ImageRef>, InputError> {
-    parse_reference_list(&read_all(path)?, path)
+/// Reads a reference list from a file, or standard input for `-`, of at most `max_bytes`.
+pub fn read_reference_list(path: &str, max_bytes: u64) -> Result<Vec<ImageRef>, InputError> {
+    parse_reference_list(&read_all(path, max_bytes)?, path)
 }
 
 #[derive(Deserialize)]
@@ -98,8 +104,11 @@ struct AdditionalImage {
 pub fn parse_imageset(text: &str, origin: &str) -> Result<ImageSet, InputError> {
     let err = |reason: String| InputError::new(origin, reason);
     crate::yaml::check_nesting(text).map_err(|e| err(e.to_string()))?;
-    let config: ImageSetConfiguration =
+    let mut value: serde_yaml_ng::Value =
         serde_yaml_ng::from_str(text).map_err(|e| err("cannot parse".to_string()).caused_by(e))?;
+    crate::yaml::merge_keys(&mut value).map_err(|e| err(e.to_string()))?;
+    let config: ImageSetConfiguration = serde_yaml_ng::from_value(value)
+        .map_err(|e| err("cannot parse".to_string()).caused_by(e))?;
     if config.kind != "ImageSetConfiguration" {
         return Err(err(format!(
             "kind is '{}', expected ImageSetConfiguration",
@@ -155,9 +164,9 @@ pub fn parse_imageset(text: &str, origin: &str) -> Result<ImageSet, InputError> 
     Ok(ImageSet { images, warnings })
 }
 
-/// Reads an ImageSetConfiguration file.
-pub fn read_imageset(path: &str) -> Result<ImageSet, InputError> {
-    parse_imageset(&read_all(path)?, path)
+/// Reads an ImageSetConfiguration file (or standard input for `-`) of at most `max_bytes`.
+pub fn read_imageset(path: &str, max_bytes: u64) -> Result<ImageSet, InputError> {
+    parse_imageset(&read_all(path, max_bytes)?, path)
 }
 
 #[cfg(test)]
@@ -214,6 +223,15 @@ mod tests {
             let err = parse_imageset(text, "isc.yaml").unwrap_err().to_string();
             assert!(err.contains(want), "{text:?}: {err}");
         }
+    }
+
+    /// Issue 22, item 9: YAML merge keys in an ImageSetConfiguration are applied.
+    #[test]
+    fn imageset_merge_keys_are_applied() {
+        let text = "kind: ImageSetConfiguration\napiVersion: mirror.openshift.io/v2alpha1\nmirror:\n  additionalImages:\n  - &i {name: quay.io/org/a:v1}\n  - <<: *i\n";
+        let set = parse_imageset(text, "isc.yaml").unwrap();
+        assert_eq!(set.images.len(), 2);
+        assert_eq!(set.images[1].to_string(), "quay.io/org/a:v1");
     }
 
     #[test]

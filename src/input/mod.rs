@@ -10,7 +10,8 @@ mod file;
 mod lists;
 
 pub use error::InputError;
-pub(crate) use file::read_text;
+pub use file::DEFAULT_MAX_INPUT_BYTES;
+pub(crate) use file::{read_file, read_text};
 pub use lists::{
     ImageSet, parse_imageset, parse_reference_list, read_imageset, read_reference_list,
 };

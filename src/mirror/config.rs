@@ -162,6 +162,41 @@ mod tests {
         Ok(c)
     }
 
+    /// Issue 22, item 4: a registries.conf nesting brackets deeper than any real one is
+    /// refused by the guard every YAML, JSON and TOML input goes through, naming the line and
+    /// the nesting (the TOML parser's own error quoted the whole line back).
+    #[test]
+    fn deep_nesting_in_registries_conf_is_refused_by_the_input_guard() {
+        let text = format!(
+            "[[registry]]\nlocation = \"quay.io\"\n\nunqualified-search-registries = {}{}\n",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let e = conf(&text).unwrap_err().to_string();
+        assert!(
+            e.starts_with("registries.conf:4: line 4: nested more than 64 levels"),
+            "{}",
+            &e[..e.len().min(300)]
+        );
+    }
+
+    /// Issue 22, item 9: YAML merge keys in mirror sets are applied as kubectl applies them.
+    #[test]
+    fn merge_keys_in_mirror_sets_are_applied() {
+        let text = format!(
+            "{IDMS_HEAD}  - &m {{source: quay.io/a, mirrors: [m.local/a]}}\n  - <<: *m\n    source: quay.io/b\n"
+        );
+        let c = sets(&text).unwrap();
+        let got: Vec<(&str, &str)> = c
+            .registries()
+            .map(|r| (r.prefix.as_str(), r.mirrors[0].location.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [("quay.io/a", "m.local/a"), ("quay.io/b", "m.local/a")]
+        );
+    }
+
     /// As oc-mirror v2 writes it (`status: {}`, a null creationTimestamp).
     const IDMS_HEAD: &str = "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata:\n  creationTimestamp: null\n  name: x\nstatus: {}\nspec:\n  imageDigestMirrors:\n";
 

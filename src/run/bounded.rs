@@ -17,7 +17,9 @@ where
     Fut: Future<Output = Outcome>,
 {
     futures::stream::iter(items.iter().map(|item| {
-        let pending = check(item);
+        // Boxed: a check's future is large, and the stream moves each one several times
+        // (into the stream, into its queue); a box moves as one pointer.
+        let pending = Box::pin(check(item));
         async move {
             let outcome = pending.await;
             on_done(&outcome);

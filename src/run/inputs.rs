@@ -10,7 +10,7 @@ use super::targets::from_manifests;
 use super::verify::Settings;
 use crate::cluster::{manifests, nodes};
 use crate::graph::WalkOptions;
-use crate::input::{read_imageset, read_reference_list};
+use crate::input::{DEFAULT_MAX_INPUT_BYTES, read_imageset, read_reference_list};
 use crate::platform::RuntimeProfile;
 use crate::policy::{DEFAULT_POLICY, Policy};
 use crate::reference::ImageRef;
@@ -40,6 +40,9 @@ pub struct Inputs {
     pub deep: bool,
     /// Registry requests, and images, in flight at once.
     pub jobs: usize,
+    /// The size limit of each input file read (`--max-input-size`): node lists, reference
+    /// lists, ImageSets, pod templates (each file of a directory).
+    pub max_input_bytes: u64,
 }
 
 /// A release image whose components a run verifies (`--from-release`).
@@ -65,6 +68,7 @@ impl Default for Inputs {
             runtimes: Vec::new(),
             deep: false,
             jobs: 16,
+            max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
         }
     }
 }
@@ -99,7 +103,7 @@ impl Inputs {
         // Local input first: a bad manifest is bad input even when the release cannot be read.
         let from_manifests = match &self.manifests {
             Some(path) => {
-                let uses = manifests::read_manifests(path)?;
+                let uses = manifests::read_manifests(path, self.max_input_bytes)?;
                 undecided(&uses).into_iter().for_each(&mut note);
                 from_manifests(&uses, &policy)
             }
@@ -158,7 +162,7 @@ impl Inputs {
         let policy = Policy::load(&self.policy)?;
         Ok(match &self.nodes {
             Some(path) => {
-                let read = nodes::read_nodes(path)?;
+                let read = nodes::read_nodes(path, self.max_input_bytes)?;
                 read.notes.into_iter().map(Note::NodeRuntime).for_each(note);
                 policy.with_hosts(read.hosts)
             }
@@ -174,10 +178,10 @@ impl Inputs {
             .map(|s| s.parse::<ImageRef>())
             .collect::<Result<Vec<_>, _>>()?;
         for f in &self.from_files {
-            refs.extend(read_reference_list(f)?);
+            refs.extend(read_reference_list(f, self.max_input_bytes)?);
         }
         for f in &self.imagesets {
-            let set = read_imageset(f)?;
+            let set = read_imageset(f, self.max_input_bytes)?;
             set.warnings
                 .into_iter()
                 .map(Note::ImagesetUnread)

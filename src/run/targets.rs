@@ -5,6 +5,7 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::Hash;
 
 use crate::cluster::manifests::ImageUse;
 use crate::cluster::release::Release;
@@ -227,13 +228,29 @@ fn identity(reference: &ImageRef) -> String {
 /// reference), in order of first appearance: origins joined; an image also named without a
 /// scope (typed, listed, a release component) is judged for every host.
 pub fn merge(targets: Vec<Target>) -> Vec<Target> {
-    let mut merged: Vec<Target> = Vec::new();
+    merge_by(targets, identity)
+}
+
+/// [`merge`] with `key` telling which references are the same image: `key` is read once per
+/// target and looked up in a hash map, and the origins a target already has are kept in a
+/// set once another target joins it, so `n` targets merge in O(n log n).
+fn merge_by<K: Eq + Hash>(
+    targets: Vec<Target>,
+    mut key: impl FnMut(&ImageRef) -> K,
+) -> Vec<Target> {
+    let mut merged: Vec<Target> = Vec::with_capacity(targets.len());
+    // The origins of `merged[i]`, made when a second target joins it.
+    let mut joined: HashMap<usize, BTreeSet<Origin>> = HashMap::new();
+    let mut index: HashMap<K, usize> = HashMap::with_capacity(targets.len());
     for t in targets {
-        let key = identity(&t.reference);
-        match merged.iter_mut().find(|m| identity(&m.reference) == key) {
-            Some(m) => {
+        match index.entry(key(&t.reference)) {
+            Entry::Occupied(e) => {
+                let m = &mut merged[*e.get()];
+                let seen = joined
+                    .entry(*e.get())
+                    .or_insert_with(|| m.origins.iter().cloned().collect());
                 for o in t.origins {
-                    if !m.origins.contains(&o) {
+                    if seen.insert(o.clone()) {
                         m.origins.push(o);
                     }
                 }
@@ -241,7 +258,10 @@ pub fn merge(targets: Vec<Target>) -> Vec<Target> {
                     m.scope = None;
                 }
             }
-            None => merged.push(t),
+            Entry::Vacant(e) => {
+                e.insert(merged.len());
+                merged.push(t);
+            }
         }
     }
     merged

@@ -1,6 +1,7 @@
 use super::*;
 use crate::error::one_line;
 use crate::error::{Blame, Fault};
+use crate::input::DEFAULT_MAX_INPUT_BYTES as MAX;
 use proptest::prelude::*;
 
 const IMG: &str = "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:3c1e5a0b7f9d2e4c6a8b0d1f3e5c7a9b1d3f5e7c9a0b2d4f6e8c0a1b3d5f7e9c";
@@ -702,7 +703,7 @@ fn fixture() -> std::path::PathBuf {
 
 #[test]
 fn the_azure_file_fixture_reads_as_windows_hostprocess_and_linux_uses() {
-    let uses = read_manifests(&fixture()).unwrap();
+    let uses = read_manifests(&fixture(), MAX).unwrap();
     assert_eq!(
         summary(&uses),
         [
@@ -767,7 +768,7 @@ fn a_directory_reads_its_manifest_files_in_name_order() {
     write("e.yaml", "kind: ConfigMap\n");
     std::fs::create_dir(dir.path().join("sub.yaml")).unwrap();
     std::fs::write(dir.path().join("sub.yaml/f.yaml"), pod("f")).unwrap();
-    let uses = read_manifests(dir.path()).unwrap();
+    let uses = read_manifests(dir.path(), MAX).unwrap();
     assert_eq!(summary(&uses), ["Pod a c", "Pod b c", "Pod c c"]);
     assert!(
         uses[1].origin.path.ends_with("b.yml"),
@@ -779,21 +780,21 @@ fn a_directory_reads_its_manifest_files_in_name_order() {
         "b.yml",
         "kind: Pod\nspec:\n  containers:\n  - name: c\n    image: ${IMG}\n",
     );
-    let e = read_manifests(dir.path()).unwrap_err();
+    let e = read_manifests(dir.path(), MAX).unwrap_err();
     assert!(e.origin.ends_with("b.yml"), "{e}");
     assert_eq!(e.location.object.as_deref(), Some("Pod (no metadata.name)"));
 
     let empty = tempfile::tempdir().unwrap();
     std::fs::write(empty.path().join("cm.yaml"), "kind: ConfigMap\n").unwrap();
-    let e = read_manifests(empty.path()).unwrap_err();
+    let e = read_manifests(empty.path(), MAX).unwrap_err();
     assert!(
         one_line(&e)
             .contains("no *.yaml, *.yml or *.json file in the directory holds a pod template ("),
         "{e}"
     );
-    let e = read_manifests(&empty.path().join("cm.yaml")).unwrap_err();
+    let e = read_manifests(&empty.path().join("cm.yaml"), MAX).unwrap_err();
     assert!(one_line(&e).ends_with("cm.yaml: holds no pod template (Pod, DaemonSet, Deployment, StatefulSet, ReplicaSet, Job, CronJob, ReplicationController or DeploymentConfig with containers)"), "{e}");
-    let e = read_manifests(&empty.path().join("missing.yaml")).unwrap_err();
+    let e = read_manifests(&empty.path().join("missing.yaml"), MAX).unwrap_err();
     assert!(
         one_line(&e).contains("missing.yaml: cannot read: No such file"),
         "{}",
@@ -857,4 +858,34 @@ fn short_names_and_pinned_tags_read_as_the_kubelet_reads_them() {
             "{bad}"
         );
     }
+}
+
+/// Issue 22, item 9: YAML merge keys (`<<: *defaults`) are applied as kubectl applies them
+/// (sigs.k8s.io/yaml's go-yaml v2 fork, `decoder.merge`): the merged image is the
+/// container's, and a key written after `<<` overrides the merged one.
+#[test]
+fn merge_keys_are_applied_as_kubectl_applies_them() {
+    let text = format!(
+        "kind: Pod\nmetadata: {{name: p}}\nspec:\n  containers:\n  - &c\n    name: a\n    image: {IMG}\n\
+         \x20 - <<: *c\n    name: b\n  initContainers:\n  - <<: *c\n    name: i\n    image: quay.io/x/init:1\n"
+    );
+    let uses = parse_manifests(&text, "m.yaml").unwrap();
+    let got: Vec<(String, String)> = uses
+        .iter()
+        .map(|u| (u.origin.container.clone(), u.image.to_string()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("a".to_string(), IMG.to_string()),
+            ("b".to_string(), IMG.to_string()),
+            ("i".to_string(), "quay.io/x/init:1".to_string()),
+        ]
+    );
+    let bad = "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - <<: 1\n    name: a\n";
+    let e = one_line(&parse_manifests(bad, "m.yaml").unwrap_err());
+    assert!(
+        e.contains("m.yaml") && e.contains("map merge requires map or sequence of maps"),
+        "{e}"
+    );
 }

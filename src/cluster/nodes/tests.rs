@@ -1,5 +1,6 @@
 use super::*;
 use crate::error::one_line;
+use crate::input::DEFAULT_MAX_INPUT_BYTES;
 use serde_json::json;
 
 /// A node as `oc get nodes -o json` prints it, reduced to the fields read here.
@@ -285,9 +286,51 @@ fn bad_node_lists_name_the_node_and_the_field() {
 
 #[test]
 fn read_nodes_names_a_missing_file() {
-    let err = one_line(&read_nodes("/nonexistent/nodes.json").unwrap_err());
+    let err =
+        one_line(&read_nodes("/nonexistent/nodes.json", DEFAULT_MAX_INPUT_BYTES).unwrap_err());
     assert!(
         err.contains("nodes /nonexistent/nodes.json: cannot read"),
         "{err}"
     );
+}
+
+/// Issue 22, item 4: a node list nesting `[` deeper than any real one is refused by the
+/// guard every YAML and JSON input goes through, naming the file and the nesting (not as
+/// "not JSON" from the parser's own recursion limit).
+#[test]
+fn deep_nesting_is_refused_by_the_input_guard() {
+    let text = format!(
+        r#"{{"kind":"List","items":{}{}}}"#,
+        "[".repeat(100),
+        "]".repeat(100)
+    );
+    let err = one_line(&parse_nodes(&text, "nodes.json").unwrap_err());
+    assert!(
+        err.starts_with("nodes nodes.json: ") && err.contains("nested more than 64 levels"),
+        "{err}"
+    );
+}
+
+/// Issue 22, item 9: a node list with a UTF-8 byte-order mark (PowerShell's `Out-File
+/// -Encoding utf8`) or in UTF-16 with one (its `>`) is read as kubectl reads files.
+#[test]
+fn a_byte_order_mark_is_read_as_kubectl_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = json!({"kind": "List", "items": [node("w1", "windows", "amd64", Some("10.0.20348"), "10.0.20348.2461", "containerd://1.7.27")]}).to_string();
+    let utf8: Vec<u8> = b"\xEF\xBB\xBF"
+        .iter()
+        .copied()
+        .chain(list.bytes())
+        .collect();
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(list.encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    for (name, bytes) in [("utf8.json", utf8), ("utf16.json", utf16)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let read = read_nodes(path.to_str().unwrap(), DEFAULT_MAX_INPUT_BYTES)
+            .unwrap_or_else(|e| panic!("{name}: {}", one_line(&e)));
+        assert_eq!(read.hosts.len(), 1, "{name}");
+    }
 }

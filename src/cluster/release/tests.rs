@@ -551,3 +551,25 @@ fn missing_and_unreachable_releases_say_whose_fault_they_are() {
         assert_eq!(err.to_string(), "release r: cannot fetch the release image");
     }
 }
+
+/// Issue 22, item 4: `image-references` nesting brackets deeper than any real one (`[[[…`:
+/// 400 KiB of them ran past 120 s in libyaml's scanner) is refused by the guard every YAML and
+/// JSON input goes through, in YAML and in JSON, naming the nesting.
+#[test]
+fn deep_nesting_is_refused_by_the_input_guard() {
+    let deep = format!("{}{}", "[".repeat(100), "]".repeat(100));
+    let cases = [
+        format!("kind: ImageStream\napiVersion: image.openshift.io/v1\nspec:\n  tags: {deep}\n"),
+        format!(
+            r#"{{"kind":"ImageStream","apiVersion":"image.openshift.io/v1","spec":{{"tags":{deep}}}}}"#
+        ),
+    ];
+    for text in cases {
+        let e = parse_image_references(text.as_bytes(), "refs").unwrap_err();
+        let shown = crate::error::one_line(&e);
+        assert!(
+            shown.starts_with("release refs: ") && shown.contains("nested more than 64 levels"),
+            "{shown}"
+        );
+    }
+}

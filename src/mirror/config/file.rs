@@ -100,13 +100,15 @@ pub(super) const MAX_CONFIG_FILE_BYTES: u64 = 16 * 1024 * 1024;
 /// Most entries read from one `.d` drop-in directory.
 pub(super) const MAX_DROP_INS: usize = 1000;
 
-/// The text of a configuration file, refused past `MAX_CONFIG_FILE_BYTES` (16 MiB).
+/// The text of a configuration file, refused past `MAX_CONFIG_FILE_BYTES` (16 MiB) however
+/// long its metadata says it is (a pipe, `/dev/zero`): read through the one capped input
+/// reader.
 pub(super) fn read(path: &Path) -> Result<String, ConfigError> {
-    let unreadable = |e| error(path, None, ConfigProblem::Read(Arc::new(e)));
-    let meta = std::fs::metadata(path).map_err(unreadable)?;
-    if meta.len() > MAX_CONFIG_FILE_BYTES {
-        let problem = ConfigProblem::TooLarge(MAX_CONFIG_FILE_BYTES);
-        return Err(error(path, None, problem));
-    }
-    std::fs::read_to_string(path).map_err(unreadable)
+    crate::input::read_file(path, MAX_CONFIG_FILE_BYTES).map_err(|e| {
+        let problem = match e.source {
+            Some(e) => ConfigProblem::Read(Arc::new(e)),
+            None => ConfigProblem::TooLarge(MAX_CONFIG_FILE_BYTES),
+        };
+        error(path, None, problem)
+    })
 }

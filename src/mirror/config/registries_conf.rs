@@ -53,6 +53,8 @@ struct TomlMirror {
 /// The registry entries of registries.conf `text` read from `path`, by prefix; within one
 /// file the first entry of a prefix wins (containers/image).
 pub(super) fn parse(path: &Path, text: &str) -> Result<BTreeMap<String, Registry>, ConfigError> {
+    crate::yaml::check_nesting(text)
+        .map_err(|e| error(path, Some(e.line), ConfigProblem::Invalid(e.to_string())))?;
     let conf: RegistriesConf = toml::from_str(text).map_err(|e| {
         let line = e.span().map(|s| {
             text.as_bytes()[..s.start.min(text.len())]

@@ -95,7 +95,7 @@ pub(super) fn collect(path: &Path, text: &str) -> Result<Vec<SetEntry>, ConfigEr
     let mut entries = Vec::new();
     for (i, doc) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
         let at = format!("document {}", i + 1);
-        let value = Value::deserialize(doc).map_err(|e| {
+        let mut value = Value::deserialize(doc).map_err(|e| {
             let line = e.location().map(|l| l.line());
             let source = Arc::new(e);
             error(
@@ -107,6 +107,8 @@ pub(super) fn collect(path: &Path, text: &str) -> Result<Vec<SetEntry>, ConfigEr
                 },
             )
         })?;
+        crate::yaml::merge_keys(&mut value)
+            .map_err(|e| error(path, None, ConfigProblem::Invalid(format!("{at}: {e}"))))?;
         collect_document(path, &at, value, 0, &mut entries)?;
     }
     Ok(entries)

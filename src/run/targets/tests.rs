@@ -193,3 +193,93 @@ fn host_labels_are_those_the_kubelet_sets() {
     assert_eq!(labels[1]["kubernetes.io/arch"], "amd64");
     assert_eq!(labels[1]["node.kubernetes.io/windows-build"], "10.0.17763");
 }
+
+/// Merging reads each target's identity once, whatever the number of targets (item 2 of
+/// issue 22: the merge compared every target with every one before it, so 200,000 listed
+/// references never got past it). 3,000 targets, a third of them repeats.
+#[test]
+fn merging_reads_each_identity_once() {
+    let n = 3_000;
+    let targets: Vec<Target> = (0..n)
+        .map(|i| Target::plain(format!("quay.io/ocp/r{}:v1", i % 2_000).parse().unwrap()))
+        .collect();
+    let calls = std::cell::Cell::new(0usize);
+    let merged = merge_by(targets, |r| {
+        calls.set(calls.get() + 1);
+        identity(r)
+    });
+    assert_eq!(merged.len(), 2_000);
+    assert_eq!(calls.get(), n, "identities read while merging {n} targets");
+}
+
+/// The merge as it was (every target compared with every one kept before it): what
+/// [`merge`] must still give, in the same order, on any input.
+fn merge_quadratic(targets: Vec<Target>) -> Vec<Target> {
+    let mut merged: Vec<Target> = Vec::new();
+    for t in targets {
+        let key = identity(&t.reference);
+        match merged.iter_mut().find(|m| identity(&m.reference) == key) {
+            Some(m) => {
+                for o in t.origins {
+                    if !m.origins.contains(&o) {
+                        m.origins.push(o);
+                    }
+                }
+                if t.scope.is_none() {
+                    m.scope = None;
+                }
+            }
+            None => merged.push(t),
+        }
+    }
+    merged
+}
+
+/// What a merged target is, for comparing two merges.
+fn shape(targets: &[Target]) -> Vec<(String, Vec<Origin>, Option<String>)> {
+    targets
+        .iter()
+        .map(|t| {
+            let scope = t.scope.as_ref().map(|s| s.placement.clone());
+            (t.reference.to_string(), t.origins.clone(), scope)
+        })
+        .collect()
+}
+
+proptest::proptest! {
+    /// Random targets (pinned references under several tags, repeated origins, scoped and
+    /// plain): the merge gives what the quadratic one gave, in the same order.
+    #[test]
+    fn merging_gives_what_the_quadratic_merge_gave(
+        picks in proptest::collection::vec((0usize..6, proptest::collection::vec(0usize..4, 0..4), proptest::option::of(0usize..3)), 0..40)
+    ) {
+        let digest = format!("sha256:{}", "e".repeat(64));
+        let refs = [
+            format!("quay.io/ocp/a:v1@{digest}"),
+            format!("quay.io/ocp/a@{digest}"),
+            format!("quay.io/ocp/a:v2@{digest}"),
+            "quay.io/ocp/a:v1".to_string(),
+            "quay.io/ocp/b:v1".to_string(),
+            "oci:fixtures/layouts/good".to_string(),
+        ];
+        let origin = |i: usize| Origin::Manifest {
+            path: format!("m{}.yaml", i % 2),
+            object: format!("DaemonSet ns/d{i}"),
+            container: "c".into(),
+            init: false,
+        };
+        let targets: Vec<Target> = picks
+            .iter()
+            .map(|(r, origins, scope)| Target {
+                reference: refs[*r].parse().unwrap(),
+                origins: origins.iter().map(|&i| origin(i)).collect(),
+                scope: scope.map(|s| Scope {
+                    policy: Policy::default_policy(),
+                    placement: format!("placement {s}"),
+                }),
+            })
+            .collect();
+        let want = shape(&merge_quadratic(targets.clone()));
+        proptest::prop_assert_eq!(shape(&merge(targets)), want);
+    }
+}

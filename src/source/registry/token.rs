@@ -6,7 +6,7 @@
 //! asking); a token the registry refuses is replaced by one for that repository alone; a
 //! token service that refuses is reported as such, not as a bare 401.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -64,9 +64,15 @@ impl Tokens {
     /// token request may ask for, each once, in first-seen order.
     pub(super) fn expect(&self, references: &[RegistryRef]) {
         let mut by = lock(&self.run_repositories);
+        // Those already known, per registry touched: a set, so that a run of many
+        // repositories is told in linear time (a list scan per reference was quadratic).
+        let mut known: HashMap<&str, HashSet<String>> = HashMap::new();
         for r in references {
             let repos = by.entry(r.registry.clone()).or_default();
-            if !repos.contains(&r.repository) {
+            let known = known
+                .entry(&r.registry)
+                .or_insert_with(|| repos.iter().cloned().collect());
+            if known.insert(r.repository.clone()) {
                 repos.push(r.repository.clone());
             }
         }
