@@ -350,11 +350,11 @@ pub(super) fn for_each_entry(
 /// A PAX (`x`, `g`) or GNU long name/link (`L`, `K`) record applied to what is pending.
 fn meta(header: &Header, record: &[u8], pending: &mut Pending) -> Result<(), TarError> {
     match header.flag {
-        b'x' => pending.pax = pax::parse(record)?,
+        b'x' => pending.pax = pax::parse(record).map_err(TarError::Corrupt)?,
         b'g' => {
             // Go returns a global header as an entry (runtimes skip it); the next call starts
             // afresh, so what was pending is dropped.
-            pax::parse(record)?;
+            pax::parse(record).map_err(TarError::Corrupt)?;
             *pending = Pending::default();
         }
         b'L' => pending.long_name = Some(c_string(record).to_vec()),
@@ -387,7 +387,10 @@ impl Resolved {
 /// type NUL, then the PAX sparse name; the data size (0 for header-only types).
 fn resolve(header: Header, pending: Pending) -> Result<Resolved, TarError> {
     let (mut name, mut size) = (header.name, header.size);
-    pending.pax.merge(&mut name, &mut size)?;
+    pending
+        .pax
+        .merge(&mut name, &mut size)
+        .map_err(TarError::Corrupt)?;
     if let Some(long) = pending.long_name.filter(|n| !n.is_empty()) {
         name = long;
     }

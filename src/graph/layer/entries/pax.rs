@@ -4,23 +4,24 @@
 
 use std::collections::HashMap;
 
-use super::TarError;
-
 const SPARSE_MAP: &[u8] = b"GNU.sparse.map";
 
 /// The records of one PAX header, by key (a later record of a key replaces an earlier one).
 #[derive(Default)]
 pub(super) struct Records(HashMap<Vec<u8>, Vec<u8>>);
 
-fn bad(what: &str) -> TarError {
-    TarError::Corrupt(format!("bad PAX record: {what}"))
+/// What is wrong with a PAX header.
+pub(super) type PaxError = String;
+
+fn bad(what: &str) -> PaxError {
+    format!("bad PAX record: {what}")
 }
 
 /// One record's key and value, and the bytes after it.
 type Record<'a> = (&'a [u8], &'a [u8], &'a [u8]);
 
 /// `"%d %s=%s\n"`: the length counts the whole record; returns key, value and the rest.
-fn record(s: &[u8]) -> Result<Record<'_>, TarError> {
+fn record(s: &[u8]) -> Result<Record<'_>, PaxError> {
     let sp = s
         .iter()
         .position(|b| *b == b' ')
@@ -62,7 +63,7 @@ fn record(s: &[u8]) -> Result<Record<'_>, TarError> {
 
 /// Parses a PAX header's data (`parsePAX`): GNU sparse 0.0 offset/size pairs become one
 /// `GNU.sparse.map` record.
-pub(super) fn parse(mut s: &[u8]) -> Result<Records, TarError> {
+pub(super) fn parse(mut s: &[u8]) -> Result<Records, PaxError> {
     let mut map = HashMap::new();
     let mut sparse: Vec<&[u8]> = Vec::new();
     while !s.is_empty() {
@@ -112,7 +113,7 @@ impl Records {
 
     /// Applies the records to an entry's name and size (`mergePAX`: an empty value keeps
     /// the header's own; a standard numeric or time record that does not parse is an error).
-    pub(super) fn merge(&self, name: &mut Vec<u8>, size: &mut i64) -> Result<(), TarError> {
+    pub(super) fn merge(&self, name: &mut Vec<u8>, size: &mut i64) -> Result<(), PaxError> {
         for (key, value) in self.0.iter().filter(|(_, v)| !v.is_empty()) {
             let shown = || String::from_utf8_lossy(key).into_owned();
             match key.as_slice() {
