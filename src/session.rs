@@ -68,7 +68,8 @@ impl Session {
     /// through the run's client. The one place that tells layouts and registries apart.
     pub fn open(&self, reference: &ImageRef) -> Result<Store, FetchError> {
         match reference {
-            ImageRef::Layout(l) => LayoutSource::open(l).map(Store::Layout),
+            ImageRef::Layout(l) => LayoutSource::open(l)
+                .map(|s| Store::Layout(s.with_deadline(self.client.deadline()))),
             ImageRef::Registry(r) => Ok(Store::Registry {
                 source: self.registry_source(r)?,
                 reference: r.clone(),

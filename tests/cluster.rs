@@ -506,6 +506,95 @@ fn a_release_with_a_component_lacking_windows_fails_naming_it() {
     assert_eq!(doc["images"].as_array().unwrap().len(), 2);
 }
 
+/// One raw USTAR tar entry named `name` exactly (`tar::Builder` would refuse or rewrite some
+/// names), its data padded to whole blocks.
+fn raw_tar_entry(name: &str, data: &[u8]) -> Vec<u8> {
+    let mut h = tar::Header::new_ustar();
+    h.as_mut_bytes()[..name.len()].copy_from_slice(name.as_bytes());
+    h.set_size(data.len() as u64);
+    h.set_mode(0o644);
+    h.set_entry_type(tar::EntryType::Regular);
+    h.set_cksum();
+    let mut out = h.as_bytes().to_vec();
+    out.extend_from_slice(data);
+    out.resize(512 + data.len().div_ceil(512) * 512, 0);
+    out
+}
+
+/// Issue 22, item 1: a release whose lower layer names the failing vSphere driver and whose
+/// top layer holds a decoy `image-references` naming a good one. Go's archive/tar (golang/go
+/// src/archive/tar/reader.go, Reader.readHeader) and containers/storage's UnpackLayer see the
+/// lower list, so the verdict is the failing one; one zero block then a header is a layer no
+/// runtime unpacks, never a pass.
+#[test]
+fn a_decoy_image_references_is_read_as_runtimes_read_it() {
+    let registry = Registry::start();
+    let mut pinned = Vec::new();
+    for layout in ["linux-only-list", "good"] {
+        let digest = registry.push_layout(&fixture(layout), "ocp/vsphere-csi-driver", layout);
+        pinned.push(format!(
+            "{}/ocp/vsphere-csi-driver@{digest}",
+            registry.host()
+        ));
+    }
+    let refs = |image: &str| common::release::image_references(&[("vsphere-csi-driver", image)]);
+    let (failing, decoy) = (refs(&pinned[0]), refs(&pinned[1]));
+    let lower = common::release::tar_of(&[("release-manifests/image-references", &failing)]);
+    let metadata = raw_tar_entry("release-manifests/release-metadata", b"{}");
+    let decoy_entry = raw_tar_entry("release-manifests/image-references", &decoy);
+    let zero = vec![0u8; 512];
+    let cases: [(&str, Vec<u8>, Option<&str>); 3] = [
+        (
+            "after-the-end-marker",
+            [&metadata[..], &zero, &zero, &decoy_entry, &zero, &zero].concat(),
+            None,
+        ),
+        (
+            "backslash",
+            [
+                raw_tar_entry("release-manifests\\image-references", &decoy),
+                zero.clone(),
+                zero.clone(),
+            ]
+            .concat(),
+            None,
+        ),
+        (
+            "one-zero-block",
+            [&metadata[..], &zero, &decoy_entry, &zero, &zero].concat(),
+            Some("a zero block followed by a header"),
+        ),
+    ];
+    for (tag, top, error) in cases {
+        let release = common::release::push_release_tars(
+            &registry,
+            "ocp/release",
+            tag,
+            &[lower.clone(), top],
+        );
+        let out = run(&[
+            "verify",
+            "--from-release",
+            &release,
+            "--release-image",
+            "vsphere-csi-driver",
+            "--format",
+            "json",
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if let Some(want) = error {
+            assert_eq!(out.status.code(), Some(2), "{tag}: {stderr}");
+            assert!(stderr.contains(want), "{tag}: {stderr}");
+            continue;
+        }
+        let doc = json_of(&out);
+        assert_eq!(out.status.code(), Some(1), "{tag}: {doc:#}");
+        let image = &doc["images"][0];
+        assert_eq!(image["reference"], pinned[0].as_str(), "{tag}: {doc:#}");
+        assert_eq!(image["verdict"], "fail", "{tag}: {doc:#}");
+    }
+}
+
 /// Release, pod templates and nodes together: the DaemonSet uses the release's driver image,
 /// so it is one report with both origins, judged for every host (a release component is
 /// judged for all of them); the host rows name the cluster's nodes.

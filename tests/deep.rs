@@ -244,6 +244,31 @@ fn a_zstd_bomb_ends_at_the_timeout() {
     assert!(took < Duration::from_secs(30), "took {took:?}");
 }
 
+/// Issue 22, item 3: `--timeout` bounds the work on an OCI layout too. A 4 MiB zstd layer in
+/// a layout expanding to 128 GiB (its cap is 8 GiB, minutes of decoding): `--timeout 2s` ends
+/// the run within seconds, not checked (exit 3), the message naming the deadline.
+#[test]
+fn a_zstd_bomb_in_a_layout_ends_at_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let layout = windows_layout(
+        dir.path(),
+        "bomb",
+        &[(TAR_ZSTD, zstd_bomb(1024 * 1024), None)],
+    );
+    let reference = format!("oci:{}:v1", layout.display());
+    let started = Instant::now();
+    let (code, doc) = verify_deep(dir.path(), &reference, &["--timeout", "2s"], 4 * MINUTE);
+    let took = started.elapsed();
+    assert_eq!(code, 3, "{doc:#}");
+    assert_ne!(doc["images"][0]["verdict"], "pass", "{doc:#}");
+    let found = findings(&doc);
+    assert!(
+        found.iter().any(|(_, m)| m.contains("--timeout")),
+        "{found:?}"
+    );
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+}
+
 /// A registry serving other bytes for a layer, every entry in the layout all the same, and the
 /// same length: a digest mismatch, never a pass.
 #[test]

@@ -39,7 +39,7 @@ pub struct GlobalArgs {
     /// /etc/containers/certs.d/HOST and /etc/docker/certs.d/HOST.
     #[arg(long, global = true, value_name = "DIR")]
     cert_dir: Option<PathBuf>,
-    /// Overall deadline for registry work, e.g. 90s or 5m (default: none).
+    /// Overall deadline for the run's work (registries, layouts, layer decoding), e.g. 90s or 5m (default: none).
     #[arg(long, global = true, value_name = "DURATION", value_parser = humantime::parse_duration)]
     timeout: Option<Duration>,
     /// Longest wait for a registry's answer, or for the next piece of its body, before the

@@ -7,8 +7,11 @@
 //! streamed and decompressed in bounded memory by the `--deep` reader
 //! ([`crate::graph::layer::find_file`]), until one holds the file. Each layer read is read to
 //! its end and must hash to its digest and have its descriptor's size before its file is
-//! trusted (a file found early cannot be trusted on a layer cut short). A whiteout of the file
-//! in a later layer means the release deleted it. See `docs/cluster.md`, "Release payloads".
+//! trusted (a file found early cannot be trusted on a layer cut short). Entries are read as
+//! Go's `archive/tar` reads them and applied as containers/storage applies them, so a decoy a
+//! Linux runtime never sees (after the end-of-archive marker, under a name with a backslash)
+//! is not read either. A whiteout of the file in a later layer means the release deleted it.
+//! See `docs/cluster.md`, "Release payloads".
 
 use std::collections::HashSet;
 
@@ -288,7 +291,8 @@ async fn image_references<S: Source>(
                     name,
                     ReleaseErrorKind::NotARelease,
                     format!(
-                        "layer {digest} deletes {IMAGE_REFERENCES} (a whiteout): not a release image"
+                        "layer {digest} deletes {IMAGE_REFERENCES} (a whiteout, or a \
+                         non-directory in place of a directory above it): not a release image"
                     ),
                 ));
             }

@@ -4,6 +4,7 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use super::{BlobFile, BlobStream, FetchError, Fetched, Source};
 use crate::digest::Digest;
@@ -14,11 +15,14 @@ use crate::reference::LayoutRef;
 const REF_NAME: &str = "org.opencontainers.image.ref.name";
 
 /// Reads images from a layout directory. Blob paths are built only from validated digests
-/// and must resolve inside the layout (symlinks out of it are refused).
+/// and must resolve inside the layout (symlinks out of it are refused). With a deadline
+/// ([`LayoutSource::with_deadline`], the run's `--timeout`), every read ends by then: a blob
+/// streamed or hashed stops there, and the layer check decoding it too.
 #[derive(Debug, Clone)]
 pub struct LayoutSource {
     reference: LayoutRef,
     root: PathBuf,
+    deadline: Option<Instant>,
 }
 
 #[derive(serde::Deserialize)]
@@ -51,7 +55,21 @@ impl LayoutSource {
         Ok(LayoutSource {
             reference: reference.clone(),
             root,
+            deadline: None,
         })
+    }
+
+    /// The same layout read within `deadline` (the run's `--timeout`), if there is one.
+    pub fn with_deadline(self, deadline: Option<Instant>) -> LayoutSource {
+        LayoutSource { deadline, ..self }
+    }
+
+    /// An error once the deadline has passed.
+    fn in_time(&self, what: &str) -> Result<(), FetchError> {
+        if past(self.deadline) {
+            return Err(late(what));
+        }
+        Ok(())
     }
 
     /// `path`, if it is a regular file inside the layout (after resolving every symlink).
@@ -81,6 +99,7 @@ impl LayoutSource {
     }
 
     fn read_limited(&self, path: &Path, what: &str, limit: u64) -> Result<Vec<u8>, FetchError> {
+        self.in_time(what)?;
         self.checked(path, what)?;
         let file = std::fs::File::open(path)
             .map_err(|e| FetchError::bad_input_by(format!("{what}: cannot open"), e))?;
@@ -114,13 +133,15 @@ impl LayoutSource {
     pub async fn blob_file(&self, digest: &Digest, limit: u64) -> Result<BlobFile, FetchError> {
         let what = format!("blob {digest}");
         let path = self.checked(&self.blob_path(digest), &what)?;
-        let (algorithm, at) = (digest.algorithm(), path.clone());
-        let hashed = tokio::task::spawn_blocking(move || hash_file(&at, algorithm, limit))
-            .await
-            .map_err(|e| FetchError::unavailable_by(what.clone(), e))?;
+        let (algorithm, at, deadline) = (digest.algorithm(), path.clone(), self.deadline);
+        let hashed =
+            tokio::task::spawn_blocking(move || hash_file(&at, algorithm, limit, deadline))
+                .await
+                .map_err(|e| FetchError::unavailable_by(what.clone(), e))?;
         let (actual, size) = match hashed {
-            Ok(Some(found)) => found,
-            Ok(None) => return Err(FetchError::TooLarge { what, limit }),
+            Ok(Hashed::Done(digest, size)) => (digest, size),
+            Ok(Hashed::TooLarge) => return Err(FetchError::TooLarge { what, limit }),
+            Ok(Hashed::Late) => return Err(late(&what)),
             Err(e) => return Err(FetchError::bad_input_by(format!("{what}: cannot read"), e)),
         };
         if actual != *digest {
@@ -224,13 +245,14 @@ impl Source for LayoutSource {
 
     async fn blob_stream(&self, digest: &Digest, limit: u64) -> Result<BlobStream, FetchError> {
         let what = format!("blob {digest}");
+        self.in_time(&what)?;
         let path = self.checked(&self.blob_path(digest), &what)?;
         let file = tokio::fs::File::open(&path)
             .await
             .map_err(|e| FetchError::bad_input_by(format!("{what}: cannot open"), e))?;
         Ok(BlobStream {
-            chunks: Box::pin(file_chunks(file, what, limit)),
-            deadline: None,
+            chunks: Box::pin(file_chunks(file, what, limit, self.deadline)),
+            deadline: self.deadline,
         })
     }
 }
@@ -328,6 +350,7 @@ fn file_chunks(
     file: tokio::fs::File,
     what: String,
     limit: u64,
+    deadline: Option<Instant>,
 ) -> impl futures::Stream<Item = Result<Vec<u8>, FetchError>> + Send + 'static {
     use tokio::io::AsyncReadExt;
     let state = Some((file, 0u64));
@@ -335,6 +358,9 @@ fn file_chunks(
         let what = what.clone();
         async move {
             let (mut file, read) = state?;
+            if past(deadline) {
+                return Some((Err(late(&what)), None));
+            }
             let mut chunk = vec![0u8; STREAM_CHUNK];
             match file.read(&mut chunk).await {
                 Ok(0) => None,
@@ -354,24 +380,50 @@ fn file_chunks(
     })
 }
 
-/// The digest and size of the file at `path`; `None` when it is longer than `limit`.
+/// Has `deadline` passed?
+fn past(deadline: Option<Instant>) -> bool {
+    deadline.is_some_and(|d| Instant::now() >= d)
+}
+
+/// The error of a read the run's deadline cut off.
+fn late(what: &str) -> FetchError {
+    FetchError::unavailable(format!(
+        "{what}: the overall deadline (--timeout) passed while the layout was read"
+    ))
+}
+
+/// What hashing a file came to.
+enum Hashed {
+    /// Its digest and size.
+    Done(Digest, u64),
+    /// It is longer than the limit.
+    TooLarge,
+    /// The deadline passed first.
+    Late,
+}
+
+/// The digest and size of the file at `path`, at most `limit` bytes, by `deadline`.
 fn hash_file(
     path: &Path,
     algorithm: crate::digest::Algorithm,
     limit: u64,
-) -> std::io::Result<Option<(Digest, u64)>> {
+    deadline: Option<Instant>,
+) -> std::io::Result<Hashed> {
     let mut file = std::fs::File::open(path)?;
     let mut hasher = crate::digest::Hasher::new(algorithm);
     let mut buf = vec![0u8; 1 << 20];
     let mut size = 0u64;
     loop {
+        if past(deadline) {
+            return Ok(Hashed::Late);
+        }
         let n = file.read(&mut buf)?;
         if n == 0 {
-            return Ok(Some((hasher.finish(), size)));
+            return Ok(Hashed::Done(hasher.finish(), size));
         }
         size += n as u64;
         if size > limit {
-            return Ok(None);
+            return Ok(Hashed::TooLarge);
         }
         hasher.update(&buf[..n]);
     }
@@ -452,6 +504,30 @@ mod tests {
         // Missing is missing, not bad input.
         let (_d, r, digest) = layout_with(blob);
         assert!(matches!(read(&r, &digest), Err(FetchError::NotFound(_))));
+    }
+
+    /// Issue 22, item 3: past the run's deadline every read of the layout stops, saying so.
+    #[tokio::test]
+    async fn reads_end_at_the_deadline() {
+        let blob = b"{}";
+        let (_d, r, digest) = layout_with(blob);
+        let blobs = r.dir.join("blobs/sha256");
+        std::fs::create_dir_all(&blobs).unwrap();
+        std::fs::write(blobs.join(digest.hex()), blob).unwrap();
+        let past = Some(Instant::now() - std::time::Duration::from_millis(1));
+        let late = LayoutSource::open(&r).unwrap().with_deadline(past);
+        let stream = late.blob_stream(&digest, 1024).await.err();
+        let file = late.blob_file(&digest, 1024).await.err();
+        let bytes = late.blob(&digest, 1024).await.err();
+        for err in [stream, file, bytes] {
+            let text = err.map(|e| e.to_string()).unwrap_or_default();
+            assert!(text.contains("--timeout"), "{text}");
+        }
+        let on_time = LayoutSource::open(&r)
+            .unwrap()
+            .with_deadline(Some(Instant::now() + std::time::Duration::from_secs(60)));
+        assert_eq!(on_time.blob(&digest, 1024).await.unwrap(), blob);
+        assert!(on_time.blob_file(&digest, 1024).await.is_ok());
     }
 
     #[tokio::test]

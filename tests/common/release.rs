@@ -133,12 +133,26 @@ fn push_image(
     ];
     let mut last = last_layer.to_vec();
     last.push(("release-manifests/release-metadata", &metadata));
-    let (tars, layers): (Vec<String>, Vec<Value>) = [first, last]
+    push_tars(registry, repo, &[tar_of(&first), tar_of(&last)], arch)
+}
+
+/// A single-arch (linux/amd64) release-shaped image whose layers are `tars` (base first,
+/// gzipped as they are, whatever they hold), pushed as `repo:tag`; returns its `docker://`
+/// reference.
+pub fn push_release_tars(registry: &Registry, repo: &str, tag: &str, tars: &[Vec<u8>]) -> String {
+    let (_, bytes) = push_tars(registry, repo, tars, "amd64");
+    put(registry, repo, &bytes, OCI_MANIFEST, Some(tag));
+    registry.docker_ref(repo, tag)
+}
+
+/// Uploads an image of the layers `tars` for `arch`; returns its manifest's index descriptor
+/// and bytes.
+fn push_tars(registry: &Registry, repo: &str, tars: &[Vec<u8>], arch: &str) -> (Value, Vec<u8>) {
+    let (tars, layers): (Vec<String>, Vec<Value>) = tars
         .iter()
-        .map(|files| {
-            let tar = tar_of(files);
-            let diff_id = sha256_digest(&tar);
-            let gz = gzip(&tar);
+        .map(|tar| {
+            let diff_id = sha256_digest(tar);
+            let gz = gzip(tar);
             (diff_id, blob(registry, repo, &gz, LAYER_GZIP))
         })
         .unzip();
@@ -167,7 +181,7 @@ fn push_image(
 }
 
 /// A tar of regular files (uid 0, a fixed mtime) with its end-of-archive marker.
-fn tar_of(files: &[(&str, &[u8])]) -> Vec<u8> {
+pub fn tar_of(files: &[(&str, &[u8])]) -> Vec<u8> {
     let mut b = tar::Builder::new(Vec::new());
     for (path, data) in files {
         let mut h = tar::Header::new_ustar();

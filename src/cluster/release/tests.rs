@@ -190,6 +190,19 @@ fn refs() -> Vec<u8> {
     stream(json!([tag("cli", "DockerImage", CLI)]))
 }
 
+/// Another valid list: read instead of [`refs`], it passes the wrong images.
+fn decoy_refs() -> Vec<u8> {
+    stream(json!([tag("decoy", "DockerImage", CLI)]))
+}
+
+fn decoy() -> Vec<u8> {
+    file("release-manifests/image-references", &decoy_refs())
+}
+
+fn manifests_entry() -> Vec<u8> {
+    file("release-manifests/0000_00_a.yaml", b"kind: x")
+}
+
 /// A release-like image in memory: blobs by digest, and the top object.
 struct Memory {
     top: (Vec<u8>, &'static str),
@@ -286,6 +299,49 @@ fn chain(err: &ReleaseError) -> String {
 /// Release layers holding the file somewhere: what each case is, its layers, and the index of
 /// the layer the file must be read from.
 fn layers_holding_the_file() -> Vec<(&'static str, Vec<Vec<u8>>, usize)> {
+    [plain_layers(), decoy_layers()].concat()
+}
+
+/// Issue 22, item 1: a later layer holding a decoy a Linux runtime never sees.
+fn decoy_layers() -> Vec<(&'static str, Vec<Vec<u8>>, usize)> {
+    vec![
+        (
+            "a decoy after the end-of-archive marker (reader.go, Reader.readHeader: two zero \
+             blocks end the archive)",
+            vec![
+                gzip(&tar(&[file("release-manifests/image-references", &refs())])),
+                gzip(&[tar(&[manifests_entry()]), tar(&[decoy()])].concat()),
+            ],
+            0,
+        ),
+        (
+            "a decoy named with a backslash, an ordinary character on Linux (containers/storage \
+             pkg/archive UnpackLayer: filepath.Clean)",
+            vec![
+                gzip(&tar(&[file("release-manifests/image-references", &refs())])),
+                gzip(&tar(&[file(
+                    "release-manifests\\image-references",
+                    &decoy_refs(),
+                )])),
+            ],
+            0,
+        ),
+        (
+            "a decoy under a PAX path the GNU long name overrides (reader.go, Reader.next)",
+            vec![
+                gzip(&tar(&[file("release-manifests/image-references", &refs())])),
+                gzip(&tar(&[
+                    entry("pax", b'x', b"43 path=release-manifests/image-references\n"),
+                    entry("long", b'L', b"release-manifests/other\0"),
+                    decoy(),
+                ])),
+            ],
+            0,
+        ),
+    ]
+}
+
+fn plain_layers() -> Vec<(&'static str, Vec<Vec<u8>>, usize)> {
     let manifests = gzip(&tar(&[file(
         "release-manifests/0000_00_a.yaml",
         b"kind: x",
@@ -311,11 +367,11 @@ fn layers_holding_the_file() -> Vec<(&'static str, Vec<Vec<u8>>, usize)> {
             0,
         ),
         (
-            "a second gzip member",
+            "the tar stream continued in a second gzip member",
             vec![
                 manifests.clone(),
                 [
-                    gzip(&tar(&[file("release-manifests/0000_01_b.yaml", b"x")])),
+                    gzip(&file("release-manifests/0000_01_b.yaml", b"x")),
                     gzip(&tar(&[file("release-manifests/image-references", &refs())])),
                 ]
                 .concat(),
@@ -374,10 +430,12 @@ async fn finds_the_file_from_the_last_layer_down() {
     }
 }
 
-#[tokio::test]
-async fn releases_that_do_not_hold_the_file_fail_clearly() {
+/// Releases whose layers do not give a runtime the file: what each is, its layers, and what
+/// the error says.
+fn releases_without_the_file() -> Vec<(&'static str, Vec<Vec<u8>>, &'static str)> {
     let with_file = gzip(&tar(&[file("release-manifests/image-references", &refs())]));
-    let cases: Vec<(&str, Vec<Vec<u8>>, &str)> = vec![
+    let mut cases = decoys_without_the_file(&with_file);
+    cases.extend(vec![
         (
             "no file",
             vec![gzip(&tar(&[file(
@@ -392,7 +450,7 @@ async fn releases_that_do_not_hold_the_file_fail_clearly() {
                 with_file.clone(),
                 gzip(&tar(&[file("release-manifests/.wh.image-references", b"")])),
             ],
-            "deletes release-manifests/image-references (a whiteout)",
+            "deletes release-manifests/image-references (a whiteout",
         ),
         (
             "opaque directory",
@@ -400,7 +458,7 @@ async fn releases_that_do_not_hold_the_file_fail_clearly() {
                 with_file.clone(),
                 gzip(&tar(&[file("release-manifests/.wh..wh..opq", b"")])),
             ],
-            "(a whiteout)",
+            "(a whiteout",
         ),
         (
             "directory deleted",
@@ -408,7 +466,7 @@ async fn releases_that_do_not_hold_the_file_fail_clearly() {
                 with_file.clone(),
                 gzip(&tar(&[file("./.wh.release-manifests", b"")])),
             ],
-            "(a whiteout)",
+            "(a whiteout",
         ),
         (
             "symbolic link",
@@ -427,8 +485,60 @@ async fn releases_that_do_not_hold_the_file_fail_clearly() {
             )]))],
             "release-manifests/image-references: kind \"List\"",
         ),
-    ];
-    for (what, layers, want) in cases {
+    ]);
+    cases
+}
+
+/// Issue 22, item 1: a later layer whose decoy a Linux runtime removes or never unpacks.
+fn decoys_without_the_file(with_file: &[u8]) -> Vec<(&'static str, Vec<Vec<u8>>, &'static str)> {
+    let with_file = with_file.to_vec();
+    vec![
+        (
+            "a decoy whited out in its own layer: the whiteout removes it and the lower file \
+             (containers/storage pkg/archive UnpackLayer)",
+            vec![
+                with_file.clone(),
+                gzip(&tar(&[
+                    decoy(),
+                    file("release-manifests/.wh.image-references", b""),
+                ])),
+            ],
+            "(a whiteout",
+        ),
+        (
+            "a symbolic link in place of the directory",
+            vec![
+                with_file.clone(),
+                gzip(&tar(&[entry("release-manifests", b'2', b"")])),
+            ],
+            "(a whiteout",
+        ),
+        (
+            "a decoy after one zero block (reader.go, Reader.readHeader: ErrHeader)",
+            vec![
+                with_file.clone(),
+                gzip(&[manifests_entry(), vec![0; 512], decoy(), vec![0; 1024]].concat()),
+            ],
+            "a zero block followed by a header",
+        ),
+        (
+            "a decoy outside of the root (containers/storage pkg/archive UnpackLayer: \
+             breakout)",
+            vec![
+                with_file.clone(),
+                gzip(&tar(&[file(
+                    "../release-manifests/image-references",
+                    &decoy_refs(),
+                )])),
+            ],
+            "is outside of the layer's root",
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn releases_that_do_not_hold_the_file_fail_clearly() {
+    for (what, layers, want) in releases_without_the_file() {
         let err = read(&Memory::single(&layers)).await.unwrap_err();
         let text = chain(&err);
         assert!(

@@ -1,17 +1,26 @@
-//! The entries of a tar stream, in bounded memory: each entry's data is handed to the caller
-//! as a reader (the `--deep` check reads none of it and it is dropped), PAX and GNU long-name records are read up to [`MAX_RECORD`] bytes. The `tar`
-//! crate parses each header; its `Archive` is not used because it buffers PAX and long-name
-//! records whole, however large a hostile header says they are (docs/decisions.md).
+//! The entries of a tar stream read exactly as Go's `archive/tar` reads them (golang/go
+//! `src/archive/tar/reader.go`: what containerd, CRI-O's containers/storage, hcsshim and `oc`
+//! unpack layers with), in bounded memory: each entry's data is handed to the caller as a
+//! reader, PAX and GNU long-name records are read up to [`MAX_RECORD`] bytes (Go's own limit).
 //!
-//! Like Go's `archive/tar` (what containerd and hcsshim read layers with): a PAX `path` or a
-//! GNU long name replaces the next entry's name, a PAX `size` its data size, and link,
-//! directory and device entries carry no data. Unlike it, zero blocks do not end the walk:
-//! entries after an end-of-archive marker are read (and checked) too.
+//! As `Reader.readHeader`: two zero blocks end the archive (nothing after them is an entry,
+//! whatever it holds); one zero block then the end of the stream ends it too; one zero block
+//! then anything else is an error. A header is read only when its checksum matches; its
+//! format (V7, USTAR/PAX, STAR, GNU) decides where the name's prefix is; every numeric field
+//! must parse. As `Reader.next`: a PAX header's records apply to the next entry only and a
+//! second PAX header replaces the first; a GNU long name wins over a PAX `path`; a PAX sparse
+//! file's `GNU.sparse.name` wins over both; a global header (`g`) ends the pending records;
+//! type NUL with a trailing `/` is a directory; links, devices, directories and FIFOs carry
+//! no data; the stream ending in the padding after an entry's data is a clean end.
 
 use std::fmt;
 use std::io::{self, Read};
 
-/// Largest PAX extended header or GNU long name read.
+use pax::Records;
+
+mod pax;
+
+/// Largest PAX extended header or GNU long name read (Go's `maxSpecialFileSize`).
 pub(super) const MAX_RECORD: u64 = 1024 * 1024;
 
 const BLOCK: usize = 512;
@@ -43,19 +52,58 @@ impl From<io::Error> for TarError {
     }
 }
 
-/// Fills `buf`; `Ok(false)` at a clean end of the stream before its first byte.
-fn read_block(r: &mut impl Read, buf: &mut [u8]) -> Result<bool, TarError> {
+/// Fills `buf` as far as the stream goes; how many bytes that was.
+fn fill(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, TarError> {
     let mut filled = 0;
     while filled < buf.len() {
         match r.read(&mut buf[filled..]) {
-            Ok(0) if filled == 0 => return Ok(false),
-            Ok(0) => {
-                return Err(TarError::Corrupt(format!(
-                    "the stream ends inside a {}-byte block",
-                    buf.len()
-                )));
-            }
+            Ok(0) => break,
             Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(filled)
+}
+
+/// Fills `buf`; `Ok(false)` at a clean end of the stream before its first byte.
+fn read_block(r: &mut impl Read, buf: &mut [u8]) -> Result<bool, TarError> {
+    match fill(r, buf)? {
+        0 if !buf.is_empty() => Ok(false),
+        n if n == buf.len() => Ok(true),
+        _ => Err(TarError::Corrupt(format!(
+            "the stream ends inside a {}-byte block",
+            buf.len()
+        ))),
+    }
+}
+
+/// The next header block, or `None` at the end of the archive (`Reader.readHeader`).
+fn next_header(r: &mut impl Read, block: &mut [u8; BLOCK]) -> Result<bool, TarError> {
+    if !read_block(r, block)? {
+        return Ok(false);
+    }
+    if block.iter().any(|b| *b != 0) {
+        return Ok(true);
+    }
+    if !read_block(r, block)? || block.iter().all(|b| *b == 0) {
+        return Ok(false);
+    }
+    Err(TarError::Corrupt(
+        "a zero block followed by a header: neither the end-of-archive marker (two zero \
+         blocks) nor an entry (Go's archive/tar refuses the archive, runtimes cannot unpack it)"
+            .into(),
+    ))
+}
+
+/// Reads and drops `n` bytes; `Ok(false)` when the stream ends first.
+fn skip(r: &mut impl Read, n: u64, scratch: &mut [u8]) -> Result<bool, TarError> {
+    let mut left = n;
+    while left > 0 {
+        let want = left.min(scratch.len() as u64) as usize;
+        match r.read(&mut scratch[..want]) {
+            Ok(0) => return Ok(false),
+            Ok(k) => left -= k as u64,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e.into()),
         }
@@ -63,106 +111,198 @@ fn read_block(r: &mut impl Read, buf: &mut [u8]) -> Result<bool, TarError> {
     Ok(true)
 }
 
-/// Reads and drops `n` bytes; the stream must hold them.
-fn skip(r: &mut impl Read, n: u64, scratch: &mut [u8]) -> Result<(), TarError> {
-    let mut left = n;
-    while left > 0 {
-        let want = left.min(scratch.len() as u64) as usize;
-        match r.read(&mut scratch[..want]) {
-            Ok(0) => {
-                return Err(TarError::Corrupt(format!(
-                    "the stream ends {left} bytes before the entry's data does"
-                )));
+/// Skips `n` data bytes, which the stream must hold.
+fn skip_data(r: &mut impl Read, n: u64, scratch: &mut [u8]) -> Result<(), TarError> {
+    if skip(r, n, scratch)? {
+        Ok(())
+    } else {
+        Err(TarError::Corrupt(
+            "the stream ends before the entry's data does".into(),
+        ))
+    }
+}
+
+/// Bytes of padding after `n` data bytes.
+fn padding(n: u64) -> u64 {
+    n.next_multiple_of(BLOCK as u64) - n
+}
+
+/// The bytes up to the first NUL (Go's `parser.parseString`).
+fn c_string(b: &[u8]) -> &[u8] {
+    b.iter().position(|x| *x == 0).map_or(b, |n| &b[..n])
+}
+
+/// Go's `parser.parseOctal`: spaces and NULs trimmed on both sides, then octal digits up to
+/// the first NUL (no sign, at most 64 bits); empty is 0.
+fn parse_octal(b: &[u8]) -> Option<i64> {
+    let pad = |x: &u8| *x == b' ' || *x == 0;
+    let start = b.iter().position(|x| !pad(x)).unwrap_or(b.len());
+    let end = b.iter().rposition(|x| !pad(x)).map_or(start, |n| n + 1);
+    let digits = c_string(&b[start..end]);
+    if digits.is_empty() {
+        return Some(0);
+    }
+    if !digits.iter().all(|d| (b'0'..=b'7').contains(d)) {
+        return None;
+    }
+    let text = std::str::from_utf8(digits).ok()?;
+    u64::from_str_radix(text, 8).ok().map(|v| v as i64)
+}
+
+/// Go's `parser.parseNumeric`: base-256 when the first bit is set, else octal.
+fn parse_numeric(b: &[u8]) -> Option<i64> {
+    let Some(first) = b.first() else {
+        return Some(0);
+    };
+    if first & 0x80 == 0 {
+        return parse_octal(b);
+    }
+    let inv = if first & 0x40 != 0 { 0xff } else { 0 };
+    let mut x: u64 = 0;
+    for (i, c) in b.iter().enumerate() {
+        let mut c = c ^ inv;
+        if i == 0 {
+            c &= 0x7f;
+        }
+        if x >> 56 > 0 {
+            return None;
+        }
+        x = (x << 8) | u64::from(c);
+    }
+    if x >> 63 > 0 {
+        return None;
+    }
+    Some(if inv == 0xff { !(x as i64) } else { x as i64 })
+}
+
+/// A header's format, as Go's `block.getFormat` guesses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    V7,
+    Ustar,
+    Star,
+    Gnu,
+}
+
+/// The format, or `None` when the checksum (unsigned or signed sum) does not match.
+fn format_of(b: &[u8; BLOCK]) -> Option<Format> {
+    let stored = parse_octal(&b[148..156])?;
+    let spaces = 8 * i64::from(b' ');
+    let rest = || b[..148].iter().chain(&b[156..]);
+    let unsigned: i64 = rest().map(|x| i64::from(*x)).sum::<i64>() + spaces;
+    let signed: i64 = rest().map(|x| i64::from(*x as i8)).sum::<i64>() + spaces;
+    if stored != unsigned && stored != signed {
+        return None;
+    }
+    Some(match (&b[257..263], &b[263..265], &b[508..512]) {
+        (b"ustar\0", _, b"tar\0") => Format::Star,
+        (b"ustar\0", _, _) => Format::Ustar,
+        (b"ustar ", b" \0", _) => Format::Gnu,
+        _ => Format::V7,
+    })
+}
+
+/// One header as `Reader.readHeader` unpacks it: the name (prefix applied), type, size.
+struct Header {
+    format: Format,
+    name: Vec<u8>,
+    flag: u8,
+    size: i64,
+    /// An old GNU sparse header says extension blocks follow it.
+    extended: bool,
+}
+
+fn numeric(b: &[u8], field: &str, at: u64) -> Result<i64, TarError> {
+    parse_numeric(b).ok_or_else(|| {
+        TarError::Corrupt(format!(
+            "header {at}: its {field} field is not an octal number"
+        ))
+    })
+}
+
+fn parse_header(b: &[u8; BLOCK], at: u64) -> Result<Header, TarError> {
+    let format = format_of(b).ok_or_else(|| {
+        TarError::Corrupt(format!(
+            "header {at} has a bad checksum (not a tar stream, or damaged)"
+        ))
+    })?;
+    let size = numeric(&b[124..136], "size", at)?;
+    for (range, field) in [(100..108, "mode"), (108..116, "uid"), (116..124, "gid")] {
+        numeric(&b[range], field, at)?;
+    }
+    numeric(&b[136..148], "mtime", at)?;
+    let mut prefix: &[u8] = &[];
+    if format != Format::V7 {
+        numeric(&b[329..337], "devmajor", at)?;
+        numeric(&b[337..345], "devminor", at)?;
+    }
+    match format {
+        Format::V7 => {}
+        Format::Ustar => prefix = c_string(&b[345..500]),
+        Format::Star => {
+            prefix = c_string(&b[345..476]);
+            numeric(&b[476..488], "atime", at)?;
+            numeric(&b[488..500], "ctime", at)?;
+        }
+        Format::Gnu => {
+            // Go 1.8 and older wrote a USTAR prefix where GNU keeps atime and ctime: when
+            // those do not parse, an ASCII prefix is read there.
+            let bad = |r: std::ops::Range<usize>| b[r.start] != 0 && parse_numeric(&b[r]).is_none();
+            let fallback = c_string(&b[345..500]);
+            if (bad(345..357) || bad(357..369)) && fallback.is_ascii() {
+                prefix = fallback;
             }
-            Ok(k) => left -= k as u64,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.into()),
         }
     }
-    Ok(())
+    let mut name = Vec::new();
+    if !prefix.is_empty() {
+        name.extend_from_slice(prefix);
+        name.push(b'/');
+    }
+    name.extend_from_slice(c_string(&b[..100]));
+    Ok(Header {
+        format,
+        name,
+        flag: b[156],
+        size,
+        extended: b[482] != 0,
+    })
 }
 
-/// `n` rounded up to whole blocks.
-fn padded(n: u64) -> u64 {
-    n.div_ceil(BLOCK as u64) * BLOCK as u64
-}
-
-/// Reads a record (PAX header, GNU long name) of `size` bytes plus its padding.
-fn read_record(r: &mut impl Read, size: u64, scratch: &mut [u8]) -> Result<Vec<u8>, TarError> {
+/// Reads a record (PAX header, GNU long name) of `size` bytes; its padding is left.
+fn read_record(r: &mut impl Read, size: i64) -> Result<Vec<u8>, TarError> {
+    let size = u64::try_from(size)
+        .map_err(|_| TarError::Corrupt(format!("a record of negative size {size}")))?;
     if size > MAX_RECORD {
         return Err(TarError::Corrupt(format!(
             "a {size}-byte PAX or long-name record (the limit is {MAX_RECORD} bytes)"
         )));
     }
     let mut record = vec![0u8; size as usize];
-    if !read_block(r, &mut record)? && size > 0 {
+    if fill(r, &mut record)? < record.len() {
         return Err(TarError::Corrupt("the stream ends inside a record".into()));
     }
-    skip(r, padded(size) - size, scratch)?;
     Ok(record)
 }
 
-/// The header's stored checksum agrees with its bytes (unsigned or, as old tars wrote it,
-/// signed sum, with the checksum field counted as spaces).
-fn checksum_ok(block: &[u8]) -> bool {
-    let field = &block[148..156];
-    let text: String = field
-        .iter()
-        .take_while(|b| **b != 0 && **b != b' ')
-        .map(|b| *b as char)
-        .collect();
-    let text = text.trim_start_matches(' ');
-    let Ok(stored) = u64::from_str_radix(text, 8) else {
-        return false;
-    };
-    let spaces = 8 * u64::from(b' ');
-    let unsigned: u64 = block[..148]
-        .iter()
-        .chain(&block[156..])
-        .map(|b| u64::from(*b))
-        .sum();
-    let signed: i64 = block[..148]
-        .iter()
-        .chain(&block[156..])
-        .map(|b| i64::from(*b as i8))
-        .sum();
-    stored == unsigned + spaces || stored as i64 == signed + spaces as i64
-}
-
-/// What PAX records say about the next entry.
+/// What the meta headers before an entry say about it (`Reader.next`'s locals).
 #[derive(Default)]
-struct Overrides {
-    path: Option<Vec<u8>>,
-    size: Option<u64>,
-}
-
-fn pax_overrides(record: &[u8], into: &mut Overrides) -> Result<(), TarError> {
-    for ext in tar::PaxExtensions::new(record) {
-        let ext = ext.map_err(|e| TarError::Corrupt(format!("bad PAX record: {e}")))?;
-        match ext.key() {
-            Ok("path") => into.path = Some(ext.value_bytes().to_vec()),
-            Ok("size") => {
-                let size = ext
-                    .value()
-                    .ok()
-                    .and_then(|v| v.parse().ok())
-                    .ok_or_else(|| TarError::Corrupt("bad PAX size record".into()))?;
-                into.size = Some(size);
-            }
-            _ => {}
-        }
-    }
-    Ok(())
+struct Pending {
+    pax: Records,
+    long_name: Option<Vec<u8>>,
 }
 
 /// One entry of a tar stream, as [`for_each_entry`] hands it on.
 pub(super) struct Entry<'a> {
     /// The name, PAX and long-name records applied, not normalised.
     pub name: &'a [u8],
-    /// The type flag (`0` or NUL regular file, `2` symbolic link, `5` directory…).
+    /// The type flag (`0` regular file, `2` symbolic link, `5` directory…); NUL is `0`, or
+    /// `5` when the name ends with `/`.
     pub flag: u8,
     /// How many data bytes follow the header (0 for links, devices and directories).
     pub size: u64,
+    /// A GNU sparse file (old `S` type or PAX records): its data is a sparse encoding.
+    pub sparse: bool,
 }
 
 /// Calls `on_entry` with every entry and a reader of its data (at most `entry.size` bytes;
@@ -174,62 +314,116 @@ pub(super) fn for_each_entry(
 ) -> Result<u64, TarError> {
     let mut block = [0u8; BLOCK];
     let mut scratch = vec![0u8; 64 * 1024];
-    let mut next = Overrides::default();
-    let mut gnu_name: Option<Vec<u8>> = None;
+    let mut pending = Pending::default();
     let mut count = 0u64;
-    while read_block(r, &mut block)? {
-        if block.iter().all(|b| *b == 0) {
-            continue;
-        }
-        if !checksum_ok(&block) {
-            return Err(TarError::Corrupt(format!(
-                "header {} has a bad checksum (not a tar stream, or damaged)",
-                count + 1
-            )));
-        }
-        let header = tar::Header::from_byte_slice(&block);
-        let size = header
-            .entry_size()
-            .map_err(|e| TarError::Corrupt(format!("header {}: {e}", count + 1)))?;
-        match block[156] {
-            b'x' => pax_overrides(&read_record(r, size, &mut scratch)?, &mut next)?,
-            b'L' => {
-                let mut name = read_record(r, size, &mut scratch)?;
-                while name.last() == Some(&0) {
-                    name.pop();
-                }
-                gnu_name = Some(name);
+    let mut headers = 0u64;
+    while next_header(r, &mut block)? {
+        headers += 1;
+        let header = parse_header(&block, headers)?;
+        let physical = match header.flag {
+            b'x' | b'g' | b'L' | b'K' => {
+                let record = read_record(r, header.size)?;
+                meta(&header, &record, &mut pending)?;
+                record.len() as u64
             }
-            b'g' | b'K' => skip(r, padded(size), &mut scratch)?,
-            flag => {
-                if flag == b'S' && block[482] != 0 {
+            _ => {
+                let extended = header.flag == b'S' && header.extended;
+                let entry = resolve(header, std::mem::take(&mut pending))?;
+                if extended {
                     skip_sparse_extensions(r)?;
                 }
-                let name = next
-                    .path
-                    .take()
-                    .or(gnu_name.take())
-                    .unwrap_or_else(|| header.path_bytes().into_owned());
                 count += 1;
-                let data = match (next.size.take(), flag) {
-                    // Links, character and block devices, directories, FIFOs: no data.
-                    (_, b'1'..=b'6') => 0,
-                    (Some(pax), _) => pax,
-                    (None, _) => size,
-                };
-                let mut body = (&mut *r).take(data);
-                let entry = Entry {
-                    name: &name,
-                    flag,
-                    size: data,
-                };
-                on_entry(entry, &mut body)?;
+                let mut body = (&mut *r).take(entry.data);
+                on_entry(entry.as_entry(), &mut body)?;
                 let unread = body.limit();
-                skip(r, unread + padded(data) - data, &mut scratch)?;
+                skip_data(r, unread, &mut scratch)?;
+                entry.data
             }
+        };
+        if !skip(r, padding(physical), &mut scratch)? {
+            break;
         }
     }
     Ok(count)
+}
+
+/// A PAX (`x`, `g`) or GNU long name/link (`L`, `K`) record applied to what is pending.
+fn meta(header: &Header, record: &[u8], pending: &mut Pending) -> Result<(), TarError> {
+    match header.flag {
+        b'x' => pending.pax = pax::parse(record).map_err(TarError::Corrupt)?,
+        b'g' => {
+            // Go returns a global header as an entry (runtimes skip it); the next call starts
+            // afresh, so what was pending is dropped.
+            pax::parse(record).map_err(TarError::Corrupt)?;
+            *pending = Pending::default();
+        }
+        b'L' => pending.long_name = Some(c_string(record).to_vec()),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// An entry with its records applied.
+struct Resolved {
+    name: Vec<u8>,
+    flag: u8,
+    sparse: bool,
+    /// Data bytes in the stream (padding follows them).
+    data: u64,
+}
+
+impl Resolved {
+    fn as_entry(&self) -> Entry<'_> {
+        Entry {
+            name: &self.name,
+            flag: self.flag,
+            size: self.data,
+            sparse: self.sparse,
+        }
+    }
+}
+
+/// `Reader.next` for a header that is an entry: PAX records, then the GNU long name, then
+/// type NUL, then the PAX sparse name; the data size (0 for header-only types).
+fn resolve(header: Header, pending: Pending) -> Result<Resolved, TarError> {
+    let (mut name, mut size) = (header.name, header.size);
+    pending
+        .pax
+        .merge(&mut name, &mut size)
+        .map_err(TarError::Corrupt)?;
+    if let Some(long) = pending.long_name.filter(|n| !n.is_empty()) {
+        name = long;
+    }
+    let flag = match header.flag {
+        0 if name.ends_with(b"/") => b'5',
+        0 => b'0',
+        f => f,
+    };
+    if flag == b'S' && header.format != Format::Gnu {
+        return Err(TarError::Corrupt(format!(
+            "a GNU sparse entry (type S) in a {:?} header",
+            header.format
+        )));
+    }
+    let mut sparse = flag == b'S';
+    if let Some(sparse_name) = pending.pax.sparse_name() {
+        sparse = true;
+        if !sparse_name.is_empty() {
+            name = sparse_name.to_vec();
+        }
+    }
+    let data = if (b'1'..=b'6').contains(&flag) {
+        0
+    } else {
+        u64::try_from(size)
+            .map_err(|_| TarError::Corrupt(format!("an entry of negative size {size}")))?
+    };
+    Ok(Resolved {
+        name,
+        flag,
+        sparse,
+        data,
+    })
 }
 
 /// GNU sparse headers are followed by extension blocks, each saying whether another follows.
@@ -246,3 +440,6 @@ fn skip_sparse_extensions(r: &mut impl Read) -> Result<(), TarError> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -7,6 +7,7 @@
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
@@ -80,6 +81,7 @@ where
         .await
         .map_err(Problem::from_fetch)?;
     let cancel = CancelOnDrop(Arc::new(AtomicBool::new(false)));
+    let deadline = stream.deadline;
     let limits = Limits {
         deadline: stream.deadline,
         cancel: Arc::clone(&cancel.0),
@@ -87,7 +89,7 @@ where
     };
     let (tx, rx) = mpsc::channel(CHANNEL_CHUNKS);
     let reader = tokio::task::spawn_blocking(move || read(ChannelReader::new(rx), limits));
-    let received = pump(stream.chunks, tx, digest, size).await;
+    let received = pump(stream.chunks, tx, digest, size, deadline).await;
     if received.is_err() {
         cancel.0.store(true, Ordering::Relaxed);
     }
@@ -99,17 +101,25 @@ where
     out
 }
 
-/// Hashes and counts every chunk, handing each to the check while it still reads.
+/// Hashes and counts every chunk, handing each to the check while it still reads, until
+/// `deadline` (the run's `--timeout`).
 async fn pump(
     mut chunks: BoxStream<'static, Result<Vec<u8>, FetchError>>,
     tx: mpsc::Sender<Vec<u8>>,
     digest: &Digest,
     size: Option<u64>,
+    deadline: Option<Instant>,
 ) -> Result<(), Problem> {
     let mut hasher = Hasher::new(digest.algorithm());
     let mut received = 0u64;
     let mut checking = true;
     while let Some(chunk) = chunks.next().await {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(Problem::Unavailable(format!(
+                "{digest}: the overall deadline (--timeout) passed while the layer was read: \
+                 not checked"
+            )));
+        }
         let chunk = chunk.map_err(Problem::from_fetch)?;
         received += chunk.len() as u64;
         if let Some(size) = size

@@ -1,13 +1,18 @@
-//! One file out of a layer, as a container runtime would see it once the layer is applied
-//! (`--from-release` reads `release-manifests/image-references` this way): the whole tar stream
-//! is walked, the last entry of that name wins (as when extracting), and whiteouts
-//! (`.wh.NAME`, `.wh..wh..opq`, per the OCI image spec's layer changesets) that hide the file
-//! in lower layers are reported. Only the file's own data is kept, up to a cap.
+//! One file out of a layer, as a Linux runtime sees it once the layer is applied
+//! (`--from-release` reads `release-manifests/image-references` this way). Entries are read as
+//! Go's `archive/tar` reads them (`entries.rs`) and applied in order as containers/storage's
+//! `UnpackLayer` (pkg/archive) applies them: a name is cleaned with `/` as the only separator
+//! (a backslash is an ordinary character on Linux), a name that climbs above the root makes
+//! the layer fail ("is outside of"), the last entry of a name wins, a whiteout (`.wh.NAME`,
+//! per the OCI image spec's layer changesets) removes NAME even when this layer put it there,
+//! a non-directory replaces a directory and what it held, and an opaque whiteout
+//! (`.wh..wh..opq`) hides what lower layers put in its directory. Only the file's own data is
+//! kept, up to a cap.
 
 use std::io::Read;
 
 use super::entries::{Entry, TarError};
-use super::read::{Limits, normalised_components, walk_layer};
+use super::read::{Limits, walk_layer};
 use crate::graph::model::Problem;
 
 /// Prefix of a whiteout entry's last component (OCI image spec, "Whiteouts").
@@ -25,27 +30,54 @@ pub struct FileInLayer {
     pub hidden_below: bool,
 }
 
+/// The components of a tar entry's name as Linux unpacks it (Go's `filepath.Clean`, joined
+/// under the root): only `/` separates, empty and `.` components drop out, `..` removes the
+/// component before it and stays at the root of an absolute name. `None` when a relative
+/// name climbs above the root.
+fn linux_components(name: &str) -> Option<Vec<&str>> {
+    let absolute = name.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in name.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() && !absolute {
+                    return None;
+                }
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts)
+}
+
 /// Reads the layer from `reader` within `limits` and takes the regular file at `path`
-/// (compared once normalised: `./a/b` is `a/b`), at most `max_bytes` long.
+/// (compared once cleaned: `./a/b` is `a/b`), at most `max_bytes` long.
 pub fn find_file(
     reader: impl Read,
     limits: Limits,
     path: &str,
     max_bytes: u64,
 ) -> Result<FileInLayer, Problem> {
-    let target: Vec<&str> = normalised_components(path).unwrap_or_default();
+    let target: Vec<&str> = linux_components(path).unwrap_or_default();
     let mut found = FileInLayer {
         file: None,
         hidden_below: false,
     };
     walk_layer(reader, limits, |entry, data| {
         let name = String::from_utf8_lossy(entry.name);
-        let Some(parts) = normalised_components(&name) else {
-            return Ok(());
+        let Some(parts) = linux_components(&name) else {
+            return Err(TarError::Refused(format!(
+                "entry {name:?} is outside of the layer's root: a Linux runtime refuses to \
+                 unpack the layer (containers/storage pkg/archive UnpackLayer)"
+            )));
         };
         if parts == target {
             found.file = Some(take_file(&entry, data, path, max_bytes)?);
-        } else if hides(&parts, &target) {
+        } else if removes(&parts, entry.flag, &target) {
+            found.file = None;
+            found.hidden_below = true;
+        } else if opaque_above(&parts, &target) {
             found.hidden_below = true;
         }
         Ok(())
@@ -53,21 +85,27 @@ pub fn find_file(
     Ok(found)
 }
 
-/// Does the whiteout entry `parts` (if it is one) hide `target` in lower layers?
-fn hides(parts: &[&str], target: &[&str]) -> bool {
+/// Does the entry `parts` (of type `flag`) remove `target`: a whiteout of it or of a
+/// directory above it, or a non-directory in place of a directory above it?
+fn removes(parts: &[&str], flag: u8, target: &[&str]) -> bool {
+    if parts.len() < target.len() && target.starts_with(parts) {
+        return flag != b'5';
+    }
     let Some((last, dir)) = parts.split_last() else {
         return false;
     };
-    if *last == OPAQUE {
-        // An opaque directory above the target hides it.
-        return dir.len() < target.len() && target.starts_with(dir);
-    }
     match last.strip_prefix(WHITEOUT) {
-        // `.wh.NAME` deletes NAME: the target itself or a directory above it.
-        Some(deleted) => {
-            let len = dir.len() + 1;
-            len <= target.len() && target.starts_with(dir) && target[dir.len()] == deleted
+        Some(deleted) if *last != OPAQUE => {
+            dir.len() < target.len() && target.starts_with(dir) && target[dir.len()] == deleted
         }
+        _ => false,
+    }
+}
+
+/// Is the entry `parts` an opaque whiteout in a directory above `target`?
+fn opaque_above(parts: &[&str], target: &[&str]) -> bool {
+    match parts.split_last() {
+        Some((last, dir)) => *last == OPAQUE && dir.len() < target.len() && target.starts_with(dir),
         None => false,
     }
 }
@@ -86,6 +124,7 @@ fn take_file(
         b'5' => Some("a directory"),
         _ => Some("not a regular file"),
     };
+    let kind = kind.or(entry.sparse.then_some("a GNU sparse file"));
     if let Some(kind) = kind {
         return Err(TarError::Refused(format!(
             "{path} is {kind} (tar type '{}'), not a regular file",

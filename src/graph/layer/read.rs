@@ -179,7 +179,12 @@ pub(super) fn walk_layer(
         limits,
         stopped: None,
     };
-    let walked = entries::for_each_entry(&mut bounded, on_entry);
+    // Runtimes read the decompressed stream to its end after the end-of-archive marker
+    // (what follows it is no entry, but a broken or endless compression is still an error).
+    let walked = entries::for_each_entry(&mut bounded, on_entry).and_then(|count| {
+        io::copy(&mut bounded, &mut io::sink())?;
+        Ok(count)
+    });
     match (walked, bounded.stopped) {
         (_, Some(stop)) => Err(stopped(stop, &bounded.limits)),
         (Err(e @ entries::TarError::Refused(_)), None) => Err(Problem::Bad(e.to_string())),

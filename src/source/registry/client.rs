@@ -42,6 +42,12 @@ impl RegistryClient {
         self.requests.sender.auth.tokens.expect(references);
     }
 
+    /// When the run's work must be over (`--timeout`), if it has a deadline: fixed when the
+    /// client was made, for layouts and local work as for requests.
+    pub fn deadline(&self) -> Option<std::time::Instant> {
+        self.requests.link().deadline
+    }
+
     /// What the run has fetched so far.
     pub fn stats(&self) -> &Stats {
         &self.requests.link().stats
