@@ -11,7 +11,7 @@
 //! Docker's graphdriver path) then pull the newest image a host can run, e.g. ltsc2025 on a
 //! WS2025 host instead of ltsc2022, and ltsc2022 rather than ltsc2019 on a Windows 11 host.
 //!
-//! The I/O around it (reading children, copying them, pushing) is in [`super::push`].
+//! The I/O around it (reading children, copying them, pushing) is in the `push` module.
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;

@@ -14,7 +14,7 @@ use crate::session::Session;
 use crate::source::FetchError;
 
 /// The note a run shows when this Buildah does not write Windows layers itself: imgcheck
-/// writes them ([`crate::build::rewrite`]). `None` when there is nothing to say.
+/// writes them (`build::rewrite`). `None` when there is nothing to say.
 pub fn windows_layers_note(version: Version, has_windows: bool) -> Option<String> {
     (has_windows && !version.writes_windows_layers()).then(|| {
         format!(

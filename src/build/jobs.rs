@@ -73,7 +73,7 @@ pub struct Job {
     pub base_layers: Vec<Digest>,
     /// The image of its Windows base, pinned (filled in once the base is read).
     pub base_image: Option<RegistryRef>,
-    /// Set when its Windows stage is composed without Buildah ([`crate::build::compose`]):
+    /// Set when its Windows stage is composed without Buildah (`build::compose`):
     /// `spec` then builds only the stage's files, pushed to a local layout.
     pub compose: Option<ComposeJob>,
     /// How its Windows stage is made and why, for the progress and the job's log.

@@ -1,6 +1,6 @@
 //! What the two writers of a Windows stage's image share — the rewrite of an image Buildah
-//! built ([`crate::build::rewrite`]) and the image composed without Buildah
-//! ([`crate::build::compose`]): why writing it fails ([`StageError`]), the verified manifest
+//! built (`build::rewrite`) and the image composed without Buildah
+//! (`build::compose`): why writing it fails ([`StageError`]), the verified manifest
 //! and config it starts from, and the time of its layers' directories without a clamp.
 
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! what each mirror a node would try holds, the layer blobs of the mirror that holds the
 //! image (a `HEAD` each, foreign layers included, since a disconnected node cannot follow
 //! their `urls`), and, when no mirror holds the digest, what a mirror holds under the tag.
-//! The result is a plain [`Evidence`] value; [`super::judge`] turns it into findings.
+//! The result is a plain [`Evidence`] value; the `judge` module turns it into findings.
 
 use std::collections::{BTreeMap, BTreeSet};
 

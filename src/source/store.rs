@@ -1,4 +1,4 @@
-//! The source of one reference, layout or registry, chosen once: [`crate::session::Session::open`]
+//! The source of one reference, layout or registry, chosen once: `Session::open`
 //! makes a [`Store`] from an [`ImageRef`](crate::reference::ImageRef), and everything that reads
 //! an image by its reference (the graph walk, a release image, `assemble`'s children) reads it
 //! through that, never matching the reference's kind again.

@@ -5,7 +5,7 @@
 //! built by Buildah from a Containerfile of the stages before it plus a `FROM scratch` stage of
 //! its `COPY`/`ADD`/`WORKDIR` (Buildah's own copy semantics, no base pulled, no mount; Windows
 //! destinations placed by [`super::paths`]), and its
-//! other instructions become [`Edit`]s of the base's config ([`super::config`]).
+//! other instructions become [`Edit`]s of the base's config (the `config` module).
 
 use std::collections::BTreeMap;
 

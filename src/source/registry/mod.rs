@@ -32,7 +32,7 @@
 //! - `upload`: one write request (authenticated like a read, with a `pull,push` token),
 //!   what a write's refusal means, one attempt at a blob upload (POST, PATCH, PUT);
 //! - `client`: [`RegistryClient`], one per run, and [`RegistrySource`], its reads;
-//! - `writes`: the writes [`crate::assemble`] makes (mount, upload, manifest PUT), each retried
+//! - `writes`: the writes `assemble` makes (mount, upload, manifest PUT), each retried
 //!   like a read.
 //!
 //! Outside this directory it uses only [`crate::auth`], [`crate::digest`],
