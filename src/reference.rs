@@ -2,7 +2,7 @@
 //!
 //! - registry: `host[:port]/path[:tag][@sha256:…]`, optionally prefixed `docker://`, with
 //!   Docker Hub normalisation (`busybox` → `docker.io/library/busybox:latest`). The grammar is
-//!   docker/distribution's, parsed by hand (see [`parse_registry`] for why) and tested against
+//!   docker/distribution's, parsed by hand (see `parse_registry` for why) and tested against
 //!   `oci_spec::distribution::Reference`.
 //! - OCI image layout: `oci:DIR[:TAG]` or `oci:DIR@DIGEST`, as skopeo writes and reads them
 //!   (the first `:` after `oci:` separates the directory from the tag).

@@ -7,7 +7,7 @@
 //!   where each pod can land and whether it runs as a Windows HostProcess container.
 //! - [`release`]: an OpenShift release image's component images (`--from-release`).
 //!
-//! A [`run`](crate::run) makes these images its targets.
+//! A run (`imgcheck::run`) makes these images its targets.
 
 pub mod manifests;
 pub mod nodes;

@@ -53,7 +53,7 @@ impl WindowsVersion {
 
     /// Reads `s` as containerd 1.6 and 1.7 do (`getOSVersion`/`GetOsVersion` in their
     /// `platforms/defaults_windows.go`): fewer than three dot-separated fields is 0.0.0; each of
-    /// the first three is read by [`go_atoi`], its error ignored, and cut to the field's width
+    /// the first three is read by `go_atoi`, its error ignored, and cut to the field's width
     /// (`uint8`, `uint16`): `+17763` is 17763, `83299` is 17763, `17763x` is 0.
     pub fn parse_atoi(s: &str) -> WindowsVersion {
         let fields: Vec<&str> = s.split('.').collect();

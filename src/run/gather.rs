@@ -16,7 +16,7 @@ use crate::reference::ImageRef;
 use crate::session::Session;
 use crate::source::registry::{ClientOptions, Stats};
 
-/// The inputs read, before anything is fetched (made by [`Inputs::plan`](super::Inputs::plan)).
+/// The inputs read, before anything is fetched (made by `Inputs::plan`).
 #[derive(Debug)]
 pub struct Plan {
     /// How the images are judged.

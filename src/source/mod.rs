@@ -1,7 +1,7 @@
 //! Where image bytes come from: a registry or an OCI image layout directory.
 //!
 //! A [`Source`] serves one reference: its top object, and manifests and blobs by digest.
-//! Sources return bytes; the [`crate::graph`] walker checks every byte against its digest and
+//! Sources return bytes; the graph walker checks every byte against its digest and
 //! size itself, so no source is trusted and the engine cannot tell sources apart.
 
 use std::future::Future;
