@@ -11,15 +11,14 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::assemble::push_image;
 use crate::build::stage_image::{
-    StageError, config_digest, fetch_error, now, read_json, same_layer_count, unusable,
+    StageError, config_digest, fetch_error, now, push_written, read_json, same_layer_count,
+    unusable,
 };
 use crate::build::windows_layer::{LayerError, LayerTimes, Rewritten, rewrite};
 use crate::digest::Digest;
 use crate::graph::MAX_LAYER_BYTES;
-use crate::manifest::OCI_MANIFEST;
-use crate::reference::{LayoutRef, RegistryRef};
+use crate::reference::RegistryRef;
 use crate::session::Session;
 use crate::source::layout::LayoutWriter;
 use crate::source::registry::RegistrySource;
@@ -151,34 +150,15 @@ pub async fn rewrite_image(
     let config_digest = work.put_blob(&config_bytes)?;
     manifest["config"]["digest"] = json!(config_digest.to_string());
     manifest["config"]["size"] = json!(config_bytes.len());
-    let manifest_bytes = manifest.to_string().into_bytes();
-    let digest = work.put_blob(&manifest_bytes)?;
-    let media_type = manifest["mediaType"]
-        .as_str()
-        .unwrap_or(OCI_MANIFEST)
-        .to_string();
-    work.put_index(&digest, manifest_bytes.len(), &media_type)?;
-    push(session, image, &digest).await?;
-    Ok(digest)
-}
-
-/// Pushes the rewritten image (its blobs that the repository lacks, its manifest) through
-/// [`crate::assemble::push_image`]: the per-platform tag names the image itself. The base's layers
-/// are in the repository already (Buildah pushed them there).
-async fn push(
-    session: &Session,
-    image: &StageImage<'_>,
-    digest: &Digest,
-) -> Result<(), StageError> {
-    let layout = LayoutRef {
-        dir: image.work.to_path_buf(),
-        tag: None,
-        digest: Some(digest.clone()),
-    };
-    push_image(session, image.pushed, &layout, Some(image.pushed))
-        .await
-        .map_err(|e| StageError::Push(image.pushed.to_string(), Arc::new(e)))?;
-    Ok(())
+    push_written(
+        session,
+        &work,
+        image.work,
+        &manifest,
+        image.pushed,
+        image.pushed,
+    )
+    .await
 }
 
 #[cfg(test)]

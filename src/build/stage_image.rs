@@ -1,18 +1,23 @@
 //! What the two writers of a Windows stage's image share — the rewrite of an image Buildah
 //! built (`build::rewrite`) and the image composed without Buildah
 //! (`build::compose`): why writing it fails ([`StageError`]), the verified manifest
-//! and config it starts from, and the time of its layers' directories without a clamp.
+//! and config it starts from, the last step of both (the manifest written into the working
+//! layout and the image pushed from it, [`push_written`]), and the time of its layers'
+//! directories without a clamp.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::assemble::{Failure, ReadFailure};
+use crate::assemble::{Failure, ReadFailure, push_image};
 use crate::build::compose::config::ConfigError;
 use crate::build::windows_layer::LayerError;
 use crate::digest::Digest;
-use crate::manifest::{MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES};
-use crate::source::layout::LayoutWriteError;
+use crate::manifest::{MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES, OCI_MANIFEST};
+use crate::reference::{LayoutRef, RegistryRef};
+use crate::session::Session;
+use crate::source::layout::{LayoutWriteError, LayoutWriter};
 use crate::source::{FetchError, Source};
 
 /// Why the Windows stage's layers could not be written.
@@ -192,4 +197,32 @@ pub(crate) fn now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
+}
+
+/// Writes `manifest` into the working layout `work` (at `dir`; its config and layers are there
+/// already) as the layout's one image, then pushes that image to `to` through
+/// [`push_image`]: the blobs the repository lacks (those of `base` mounted when they are in
+/// another repository of the registry), then the manifest by digest and under `to`'s tag.
+/// Returns the manifest's digest.
+pub async fn push_written(
+    session: &Session,
+    work: &LayoutWriter,
+    dir: &Path,
+    manifest: &Value,
+    to: &RegistryRef,
+    base: &RegistryRef,
+) -> Result<Digest, StageError> {
+    let bytes = manifest.to_string().into_bytes();
+    let digest = work.put_blob(&bytes)?;
+    let media_type = manifest["mediaType"].as_str().unwrap_or(OCI_MANIFEST);
+    work.put_index(&digest, bytes.len(), media_type)?;
+    let layout = LayoutRef {
+        dir: dir.to_path_buf(),
+        tag: None,
+        digest: Some(digest.clone()),
+    };
+    push_image(session, to, &layout, Some(base))
+        .await
+        .map_err(|e| StageError::Push(to.to_string(), Arc::new(e)))?;
+    Ok(digest)
 }

@@ -16,11 +16,10 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::assemble::push_image;
 use crate::build::error::RunError;
 use crate::build::jobs::{ComposeJob, Job};
 use crate::build::stage_image::{
-    StageError, config_digest, fetch_error, now, read_json, same_layer_count,
+    StageError, config_digest, fetch_error, now, push_written, read_json, same_layer_count,
 };
 use crate::build::windows_layer::{LayerError, LayerTimes, LayerWriter, Rewritten};
 use crate::digest::Digest;
@@ -251,16 +250,13 @@ pub async fn compose_image(
         Some(l) => l.push(new_layer),
         None => manifest["layers"] = json!([new_layer]),
     }
-    let manifest_bytes = manifest.to_string().into_bytes();
-    let digest = work.put_blob(&manifest_bytes)?;
-    work.put_index(&digest, manifest_bytes.len(), &media_type)?;
-    let layout = LayoutRef {
-        dir: image.work.to_path_buf(),
-        tag: None,
-        digest: Some(digest.clone()),
-    };
-    push_image(session, image.push_to, &layout, Some(image.base))
-        .await
-        .map_err(|e| StageError::Push(image.push_to.to_string(), Arc::new(e)))?;
-    Ok(digest)
+    push_written(
+        session,
+        &work,
+        image.work,
+        &manifest,
+        image.push_to,
+        image.base,
+    )
+    .await
 }
