@@ -2,6 +2,7 @@
 //! `~/.dockercfg`, where they are looked for, and what one says.
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
@@ -62,11 +63,24 @@ fn hub_alias(host: &str) -> &str {
     }
 }
 
-/// Reads and decodes one auth file.
+/// The largest auth file read: 16 MiB. Real ones hold a few entries (a few KiB); the cap
+/// keeps a wrong path (`/dev/zero`, a FIFO fed forever) from growing without end.
+const MAX_AUTH_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Reads (at most [`MAX_AUTH_FILE_BYTES`]) and decodes one auth file.
 pub(super) fn read_file(path: &Path) -> Result<FileData, AuthError> {
     let name = || format!("auth file {}", path.display());
     let err = |reason: String| AuthError::new(name(), reason);
-    let text = std::fs::read(path).map_err(|e| AuthError::caused(name(), "cannot read", e))?;
+    let mut text = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_AUTH_FILE_BYTES + 1).read_to_end(&mut text))
+        .map_err(|e| AuthError::caused(name(), "cannot read", e))?;
+    if text.len() as u64 > MAX_AUTH_FILE_BYTES {
+        return Err(err(format!(
+            "larger than {} MiB: not an auth file",
+            MAX_AUTH_FILE_BYTES >> 20
+        )));
+    }
     let not_json = |e| AuthError::caused(name(), "not valid JSON", e);
     // ~/.dockercfg is the legacy format: the `auths` map at the top level.
     let legacy = path.file_name().is_some_and(|n| n == ".dockercfg");
@@ -180,5 +194,17 @@ mod tests {
         }
         let err = AuthStore::load(Some(&dir.path().join("missing.json"))).unwrap_err();
         assert!(err.to_string().contains("missing.json"));
+    }
+
+    #[test]
+    fn endless_files_stop_at_the_cap() {
+        // /dev/zero never ends: the read stops one byte past the cap and says so.
+        let err = AuthStore::read(std::path::Path::new("/dev/zero"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("/dev/zero") && err.contains("larger than 16 MiB"),
+            "{err}"
+        );
     }
 }

@@ -317,14 +317,16 @@ pub enum ImagesProblem {
 /// A plan that cannot be loaded, naming the file and the problem.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum PlanError {
-    /// The file cannot be read.
-    #[error("plan {origin}: cannot read")]
+    /// The file cannot be read, or is larger than the input limit.
+    #[error("plan {origin}: {reason}")]
     Read {
         /// The plan file.
         origin: String,
-        /// Why.
+        /// `cannot read`, or the limit it passed.
+        reason: String,
+        /// The I/O error behind it, if any.
         #[source]
-        source: Arc<std::io::Error>,
+        source: Option<Arc<std::io::Error>>,
     },
     /// The YAML does not describe a plan: the parser's message, with line and column.
     #[error("plan {origin}: {reason}")]
@@ -408,11 +410,12 @@ impl Plan {
         })
     }
 
-    /// Reads and parses the plan file.
-    pub fn load(path: &Path) -> Result<Plan, PlanError> {
-        let text = std::fs::read_to_string(path).map_err(|e| PlanError::Read {
+    /// Reads (at most `max_bytes`, `--max-input-size`) and parses the plan file.
+    pub fn load(path: &Path, max_bytes: u64) -> Result<Plan, PlanError> {
+        let text = crate::input::read_file(path, max_bytes).map_err(|e| PlanError::Read {
             origin: path.display().to_string(),
-            source: Arc::new(e),
+            reason: e.reason,
+            source: e.source.map(Arc::new),
         })?;
         Plan::parse(&text, path)
     }
@@ -568,6 +571,19 @@ images:
           base: mirror.example/nanoserver:ltsc2022
     policy: openshift
 ";
+
+    #[test]
+    fn plan_files_are_read_up_to_the_input_limit() {
+        let err = Plan::load(Path::new("/dev/zero"), 4096)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("plan /dev/zero") && err.contains("larger than the input limit of 4 KiB"),
+            "{err}"
+        );
+        let err = Plan::load(Path::new("/nonexistent/plan.yaml"), 4096).unwrap_err();
+        assert_eq!(err.to_string(), "plan /nonexistent/plan.yaml: cannot read");
+    }
 
     #[test]
     fn parses_a_plan_and_resolves_bases() {

@@ -52,7 +52,7 @@ pub struct GlobalArgs {
     /// Tell every retry and token request on standard error.
     #[arg(short, long, global = true)]
     pub verbose: bool,
-    /// Largest input file read (node lists, pod templates, reference lists, ImageSets), e.g.
+    /// Largest input file read (node lists, pod templates, reference lists, ImageSets, build plans), e.g.
     /// 512MiB or 1GiB; larger ones are refused, naming the file and the limit.
     #[arg(long, global = true, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
     pub max_input_size: u64,

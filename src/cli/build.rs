@@ -108,21 +108,24 @@ fn env(name: &str) -> Option<String> {
 pub async fn run(global: &GlobalArgs, args: &BuildArgs) -> Result<ExitKind, CliError> {
     let options = global.client_options(ClientOptions::default().max_requests)?;
     let auth = || global.auth_store();
-    let (report, kind) = build(args, global.authfile.as_deref(), auth, options).await?;
+    let authfile = global.authfile.as_deref();
+    let (report, kind) = build(args, global.max_input_size, authfile, auth, options).await?;
     super::output::print(report)?;
     Ok(kind)
 }
 
 /// The build: `auth` loads imgcheck's own credentials (global `--authfile`, `--creds`,
-/// `--no-creds`) once the plan is known to be usable; `options` says how to reach registries.
+/// `--no-creds`) once the plan is known to be usable; `options` says how to reach registries;
+/// the plan file is read up to `max_input` bytes (`--max-input-size`).
 /// Returns what to print on standard output, and the exit kind.
 async fn build(
     args: &BuildArgs,
+    max_input: u64,
     authfile: Option<&Path>,
     auth: impl FnOnce() -> Result<AuthStore, AuthError>,
     options: ClientOptions,
 ) -> Result<(String, ExitKind), BuildError> {
-    let plan = Plan::load(&args.plan)?;
+    let plan = Plan::load(&args.plan, max_input)?;
     let images = plan.select(&args.images)?;
     let findings = check(&plan, &images, &env);
     if args.check {
