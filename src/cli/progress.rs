@@ -33,6 +33,7 @@ impl run::Progress for Terminal {
             true => "warning",
             false => "note",
         };
+        let note = imgcheck::report::escape(&note.to_string()).into_owned();
         output::eprintln(format_args!("imgcheck: {kind}: {note}"));
     }
 
