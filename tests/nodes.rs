@@ -482,3 +482,80 @@ fn an_odd_node_is_skipped_and_yaml_is_read() {
         "{hosts:?}"
     );
 }
+
+/// Issue 21, item 3, the false PASS: EKS 1.24's Windows nodes report `containerd://1.6.6`,
+/// whose Windows matcher (`platforms/defaults_windows.go` `windowsmatcher.Match` before
+/// containerd#7431, 1.6.18) takes only entries whose `os.version` starts with the host's
+/// build. A HostProcess list whose Windows entry has no `os.version` (azurefile-csi's
+/// `…-windows-hp` shape) gives those nodes nothing to pull: FAIL, naming the nodes and the
+/// profile, where the run passed it as "containerd-1.6, the nearest". The same nodes on
+/// containerd 1.6.18 (the fallback) pass it.
+#[test]
+fn eks_124_windows_nodes_on_containerd_166_cannot_pull_a_list_without_os_version() {
+    let registry = Registry::start();
+    registry.push_layout(
+        &fixture("windows-hp"),
+        "azurefile-csi",
+        "v1.30.1-windows-hp",
+    );
+    let image = registry.docker_ref("azurefile-csi", "v1.30.1-windows-hp");
+    let eks = fixtures_dir().join("nodes").join("eks-1.24.json");
+    let eks = eks.to_str().unwrap();
+    let args = |nodes: &str| {
+        let v = [
+            "verify",
+            "--policy",
+            "openshift-hostprocess",
+            "--nodes",
+            nodes,
+            "--format",
+            "json",
+        ];
+        v.into_iter()
+            .map(str::to_string)
+            .chain([image.clone()])
+            .collect::<Vec<_>>()
+    };
+    let argv = args(eks);
+    let out = run(&argv.iter().map(String::as_str).collect::<Vec<_>>());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("no runtime profile covers"), "{stderr}");
+    let doc = json_of(&out);
+    let hosts = doc["images"][0]["hosts"].as_array().unwrap();
+    let windows: Vec<&Value> = hosts
+        .iter()
+        .filter(|h| h["platform"] == "windows/amd64:10.0.17763")
+        .collect();
+    assert_eq!(windows.len(), 1, "{hosts:?}");
+    assert_eq!(windows[0]["runtime"], "containerd-1.6.0");
+    assert_eq!(windows[0]["status"], "no-match", "{:?}", windows[0]);
+    let finding = doc["images"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "no-match")
+        .expect("a no-match finding");
+    let message = finding["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "2 nodes (ip-192-168-78-90.us-west-2.compute.internal, ip-192-168-91-12.us-west-2.compute.internal) on windows/amd64:10.0.17763 would select nothing under containerd-1.6.0"
+        ),
+        "{message}"
+    );
+    // 1.6.18 brought the fallback for entries without os.version: the same nodes pass.
+    let mut fixed: Value = serde_json::from_slice(&std::fs::read(eks).unwrap()).unwrap();
+    for n in fixed["items"].as_array_mut().unwrap() {
+        n["status"]["nodeInfo"]["containerRuntimeVersion"] = json!("containerd://1.6.18");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "eks-1.6.18.json", &fixed);
+    let argv = args(&path);
+    let out = run(&argv.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -54,8 +54,16 @@ fn runtime_versions_map_to_profiles() {
         ("containerd://v1.7.27", Containerd17, false),
         ("containerd://1.6.23", Containerd16, false),
         ("containerd://1.6.39", Containerd16, false),
-        ("containerd://1.6.10", Containerd16, true),
-        ("containerd://1.5.18", Containerd16, true),
+        // Issue 21, item 3: 1.6.0 – 1.6.17 have the prefix-only Windows matcher (EKS 1.24's
+        // Windows nodes report 1.6.6); 1.6.18 – 1.6.22, between two rows of the 1.6 series,
+        // are judged under the newer; 1.5 and older, under the oldest row.
+        ("containerd://1.6.0", Containerd16Early, false),
+        ("containerd://1.6.6", Containerd16Early, false),
+        ("containerd://1.6.17", Containerd16Early, false),
+        ("containerd://1.6.18", Containerd16, true),
+        ("containerd://1.6.10", Containerd16Early, false),
+        ("containerd://1.5.18", Containerd16Early, true),
+        ("containerd://1.4.13", Containerd16Early, true),
         ("containerd://2.0.4", Containerd20, false),
         ("containerd://2.1.3", Containerd20, false),
         ("containerd://2.1.5", Containerd20, false),
@@ -65,7 +73,7 @@ fn runtime_versions_map_to_profiles() {
         ("containerd://2.3.1", Containerd23, false),
         ("containerd://2.4.0", ContainerdNext, true),
         // The edges of the profile table's releases, and the nearest profile beyond them.
-        ("containerd://0.9.0", Containerd16, true),
+        ("containerd://0.9.0", Containerd16Early, true),
         ("containerd://1.6.22", Containerd16, true),
         ("containerd://1.6.40", Containerd16, true),
         ("containerd://1.7.4294967295", Containerd17, false),
