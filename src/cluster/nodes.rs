@@ -323,17 +323,34 @@ fn node_host(
             )));
         }
     };
-    let rv = info.container_runtime_version.trim();
-    let field = "status.nodeInfo.containerRuntimeVersion";
-    let (runtime, note) =
-        runtime_profile(rv).map_err(|why| odd(field, format!("{field} '{rv}' {why}")))?;
-    if platform.is_windows() && !runtime.runs_windows() {
-        return Err(odd(
-            field,
-            format!("{field} '{rv}' on a Windows node (cri-o runs Linux nodes only)"),
-        ));
-    }
+    let (runtime, note) = node_runtime(name, &platform, &info.container_runtime_version)?;
     Ok((platform, runtime, note))
+}
+
+/// A node's runtime profile from its `containerRuntimeVersion` `rv` (with a note when no
+/// profile covers the version), or why it cannot be read.
+fn node_runtime(
+    name: &str,
+    platform: &Platform,
+    rv: &str,
+) -> Result<(RuntimeProfile, Option<String>), Unusable> {
+    let rv = rv.trim();
+    let field = "status.nodeInfo.containerRuntimeVersion";
+    let odd = |reason: String| {
+        Unusable::Odd(SkippedNode {
+            node: name.to_string(),
+            field: field.to_string(),
+            reason,
+        })
+    };
+    let (runtime, note) =
+        runtime_profile(rv).map_err(|why| odd(format!("{field} '{rv}' {why}")))?;
+    if platform.is_windows() && !runtime.runs_windows() {
+        return Err(odd(format!(
+            "{field} '{rv}' on a Windows node (cri-o runs Linux nodes only)"
+        )));
+    }
+    Ok((runtime, note))
 }
 
 /// The build of a Windows version (`10.0.17763` or `10.0.17763.6893`), when it has container
