@@ -1,6 +1,7 @@
 //! Host rows from a node list: the output of `oc get nodes -o json` or
-//! `kubectl get nodes -o json` (or `-o yaml`: a `List` of `Node`, or a single `Node`), read by
-//! the YAML reader every other input goes through (its nesting guard and merge keys).
+//! `kubectl get nodes -o json` (or `-o yaml`: a `List` of `Node`, or a single `Node`): JSON
+//! when it starts with `{`, as kubectl decides, else YAML through the reader every other YAML
+//! input goes through (merge keys); the nesting guard first.
 //!
 //! Per node: the OS from `status.nodeInfo.operatingSystem` (else the `kubernetes.io/os` label);
 //! the architecture from the `kubernetes.io/arch` label (else `status.nodeInfo.architecture`);
@@ -99,6 +100,9 @@ pub enum NodesCause {
     /// The file cannot be read.
     #[error(transparent)]
     Read(Arc<std::io::Error>),
+    /// The text (starting with `{`) is not JSON.
+    #[error(transparent)]
+    Json(Arc<serde_json::Error>),
     /// The text is not YAML (nor JSON), or an item does not have a Node's shape.
     #[error(transparent)]
     Yaml(Arc<serde_yaml_ng::Error>),
@@ -214,11 +218,24 @@ fn node_items(text: &str, origin: &str) -> Result<Vec<Value>, NodesError> {
         source: None,
     };
     crate::yaml::check_nesting(text).map_err(|e| err(e.to_string()))?;
-    let mut doc: Value = serde_yaml_ng::from_str(text).map_err(|e| NodesError {
-        source: Some(NodesCause::Yaml(Arc::new(e))),
-        ..err("not YAML or JSON (expected `oc get nodes -o json` or `-o yaml` output)".to_string())
-    })?;
-    crate::yaml::merge_keys(&mut doc).map_err(|e| err(e.to_string()))?;
+    // As kubectl reads files (apimachinery `util/yaml` `NewYAMLOrJSONDecoder`): text that
+    // starts with `{` is JSON, which may hold characters YAML refuses (a raw U+009B).
+    let doc: Value = if text.trim_start().starts_with('{') {
+        serde_json::from_str(text).map_err(|e| NodesError {
+            source: Some(NodesCause::Json(Arc::new(e))),
+            ..err("not JSON (expected `oc get nodes -o json` output)".to_string())
+        })?
+    } else {
+        let mut doc = serde_yaml_ng::from_str(text).map_err(|e| NodesError {
+            source: Some(NodesCause::Yaml(Arc::new(e))),
+            ..err(
+                "not YAML or JSON (expected `oc get nodes -o yaml` or `-o json` output)"
+                    .to_string(),
+            )
+        })?;
+        crate::yaml::merge_keys(&mut doc).map_err(|e| err(e.to_string()))?;
+        doc
+    };
     let items = match doc.get("kind").and_then(Value::as_str) {
         Some("List" | "NodeList") => match doc.get("items").and_then(Value::as_sequence) {
             Some(items) => items.clone(),
@@ -374,6 +391,13 @@ pub fn runtime_profile(version: &str) -> Result<(RuntimeProfile, Option<String>)
     match scheme {
         "cri-o" => return Ok((RuntimeProfile::CriO, None)),
         "containerd" => {}
+        "docker" => {
+            return Err(
+                "is Docker Engine (dockershim): its Windows pull selection (moby \
+                        distribution/pull_v2_windows.go) is not modelled"
+                    .to_string(),
+            );
+        }
         other => {
             return Err(format!(
                 "names runtime '{other}' (imgcheck models containerd and cri-o)"

@@ -96,7 +96,7 @@ fn runtime_versions_map_to_profiles() {
         }
     }
     for (v, why) in [
-        ("docker://20.10.7", "names runtime 'docker'"),
+        ("docker://20.10.7", "is Docker Engine (dockershim)"),
         ("containerd://1.7", "MAJOR.MINOR.PATCH"),
         ("containerd://abc", "MAJOR.MINOR.PATCH"),
         ("containerd://", "MAJOR.MINOR.PATCH"),
@@ -235,7 +235,7 @@ fn bad_node_lists_name_the_node_and_the_field() {
         .unwrap()
         .remove(LABEL_ARCH);
     let cases: Vec<(String, &str)> = vec![
-        ("{".into(), "not YAML or JSON"),
+        ("{".into(), "not JSON"),
         ("[]".into(), "no 'kind'"),
         (json!({"kind": "Pod"}).to_string(), "kind is 'Pod'"),
         (json!({"kind": "List"}).to_string(), "no 'items' array"),
@@ -404,8 +404,21 @@ metadata:
     let one_yaml = "apiVersion: v1\nkind: Node\nmetadata:\n  name: w\n  labels:\n    kubernetes.io/os: windows\n    kubernetes.io/arch: amd64\nstatus:\n  nodeInfo:\n    operatingSystem: windows\n    architecture: amd64\n    kernelVersion: 10.0.20348.2461\n    containerRuntimeVersion: containerd://1.7.27\n";
     let got = parse_nodes(one_yaml, "node.yaml", OddNodes::Refuse).unwrap();
     assert_eq!(rows(&got), ["windows/amd64:10.0.20348 containerd-1.7 w"]);
+    let mut odd = node(
+        "w\u{9b}",
+        "windows",
+        "amd64",
+        None,
+        "10.0.20348.1",
+        "containerd://1.7.27",
+    );
+    odd["metadata"]["labels"]["x"] = json!("\u{202e}");
+    let got = parse_nodes(&list(vec![odd]), "n.json", OddNodes::Refuse).unwrap();
+    assert_eq!(got.hosts[0].nodes, ["w\u{9b}"]);
     for (text, want) in [
         ("kind: List\nitems: [\n", "not YAML or JSON"),
+        // JSON may hold what YAML refuses (a raw C1 control character): read as JSON.
+        ("kind: List\nitems: []\nx: \"\u{9b}\"\n", "not YAML or JSON"),
         ("kind: Pod\n", "kind is 'Pod'"),
         ("kind: List\nitems: {}\n", "no 'items' array"),
         (
@@ -469,6 +482,11 @@ fn odd_nodes_are_skipped_unless_strict() {
             win(Some("10.0.17763"), "", "containerd://Unknown"),
             runtime,
             "'containerd://Unknown' has no version MAJOR.MINOR.PATCH",
+        ),
+        (
+            win(Some("10.0.17763"), "", "docker://19.3.14"),
+            runtime,
+            "'docker://19.3.14' is Docker Engine (dockershim): its Windows pull selection",
         ),
         (
             win(Some("10.0.17763"), "", "rkt://1.30.0"),
