@@ -265,6 +265,32 @@ fn crio_wanted(host: &Platform) -> Vec<(String, String, String)> {
 /// `containerd_vector`, ranked by position (`Ordered`). CRI-O: the position in
 /// `crio_wanted`, strings compared exactly (`MatchesPlatform`), `os.version` ignored.
 pub fn preference(profile: RuntimeProfile, host: &Platform, entry: &Platform) -> Option<usize> {
+    accepts(profile, host, entry, Stage::Pull)
+}
+
+/// What a match decides: the pull (the runtime's matcher) or the start (the host's own
+/// compatibility check, where a pulled image of another build may still run).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Pull,
+    Start,
+}
+
+/// Whether an image of platform `image`, once pulled, starts on a node of platform `host`
+/// under `profile`: [`matches()`], except that a profile whose pull matcher compares
+/// `os.version` prefixes (containerd 1.6.0 – 1.6.17) is judged by build compatibility, which
+/// the host decides at start, not the matcher.
+pub fn runs(profile: RuntimeProfile, host: &Platform, image: &Platform) -> bool {
+    accepts(profile, host, image, Stage::Start).is_some()
+}
+
+/// [`preference`] for one stage.
+fn accepts(
+    profile: RuntimeProfile,
+    host: &Platform,
+    entry: &Platform,
+    stage: Stage,
+) -> Option<usize> {
     if profile == RuntimeProfile::CriO {
         let variant = entry.variant.as_deref().unwrap_or("");
         return crio_wanted(host).iter().position(|(os, arch, v)| {
@@ -284,7 +310,7 @@ pub fn preference(profile: RuntimeProfile, host: &Platform, entry: &Platform) ->
     (profile.windows_os_matches(&entry.os)
         && harch == earch
         && hvar == evar
-        && windows_matches(profile, host, entry))
+        && windows_matches(profile, host, entry, stage))
     .then_some(0)
 }
 
@@ -299,7 +325,12 @@ pub fn matches(profile: RuntimeProfile, host: &Platform, entry: &Platform) -> bo
 /// The Windows part of containerd's matcher: `os.features` (2.3 and later: sorted and
 /// deduplicated by `Normalize`, then one `win32k` set aside) and `windowsVersionMatcher.Match`,
 /// the entry's version read as the profile's release reads it.
-fn windows_matches(profile: RuntimeProfile, host: &Platform, entry: &Platform) -> bool {
+fn windows_matches(
+    profile: RuntimeProfile,
+    host: &Platform,
+    entry: &Platform,
+    stage: Stage,
+) -> bool {
     if profile.checks_features() {
         // containerd/platforms `Normalize` sorts and compacts the features, so a second
         // `win32k` is gone before one `win32k` is set aside.
@@ -313,6 +344,11 @@ fn windows_matches(profile: RuntimeProfile, host: &Platform, entry: &Platform) -
     }
     let host_version = host.os_version.as_deref().unwrap_or("");
     let entry_version = entry.os_version.as_deref().unwrap_or("");
+    if stage == Stage::Pull && profile.windows_prefix_only() {
+        // containerd 1.6.0 – 1.6.17 `windowsmatcher.Match`: `strings.HasPrefix` on the
+        // strings, nothing else (an entry without os.version matches no versioned host).
+        return entry_version.starts_with(host_version);
+    }
     if host_version.is_empty() || entry_version.is_empty() {
         return true;
     }
@@ -589,27 +625,27 @@ mod tests {
     /// `docs/matching.md`: the compatibility window per profile.
     #[test]
     fn ltsc_window_per_profile() {
-        // (host, ctr, [1.6, 1.7, 2.0, 2.2, 2.3, next])
-        let cases: &[(u16, u16, [bool; 6])] = &[
-            (17763, 17763, [true; 6]),
-            (17763, 17762, [false; 6]),
-            (19041, 19041, [true; 6]),
-            (19041, 17763, [false; 6]),
-            (20348, 20348, [true; 6]),
-            (20348, 22621, [false; 6]),
-            (22621, 20348, [true; 6]),
-            (22621, 22621, [true; 6]),
-            (22621, 22631, [false; 6]),
-            (25398, 20348, [true; 6]),
-            (26100, 20348, [true; 6]),
-            (26100, 26100, [true; 6]),
-            (26100, 17763, [false; 6]),
+        // (host, ctr, [1.6-early, 1.6, 1.7, 2.0, 2.2, 2.3, next])
+        let cases: &[(u16, u16, [bool; 7])] = &[
+            (17763, 17763, [true; 7]),
+            (17763, 17762, [false; 7]),
+            (19041, 19041, [true; 7]),
+            (19041, 17763, [false; 7]),
+            (20348, 20348, [true; 7]),
+            (20348, 22621, [false; 7]),
+            (22621, 20348, [true; 7]),
+            (22621, 22621, [true; 7]),
+            (22621, 22631, [false; 7]),
+            (25398, 20348, [true; 7]),
+            (26100, 20348, [true; 7]),
+            (26100, 26100, [true; 7]),
+            (26100, 17763, [false; 7]),
             // Above 26100 the 2.2/2.3 floor moves to 26100 (moby/moby#53397); next goes one
             // LTSC back again.
-            (26200, 20348, [true, true, true, false, false, true]),
-            (26200, 26100, [true; 6]),
-            (26200, 26200, [true; 6]),
-            (26200, 26300, [false; 6]),
+            (26200, 20348, [true, true, true, true, false, false, true]),
+            (26200, 26100, [true; 7]),
+            (26200, 26200, [true; 7]),
+            (26200, 26300, [false; 7]),
         ];
         for (h, c, want) in cases {
             assert_eq!(RuntimeProfile::CONTAINERD.len(), want.len());
@@ -700,7 +736,7 @@ mod tests {
         assert!(matches(Containerd23, &h_hv, &other));
         assert_eq!(
             RuntimeProfile::CONTAINERD.map(|p| p.checks_features()),
-            [false, false, false, false, true, true]
+            [false, false, false, false, false, true, true]
         );
     }
 
@@ -761,9 +797,10 @@ mod tests {
             .iter()
             .map(|p| pick(*p, &h, &list).selected.unwrap())
             .collect();
-        // 1.6: highest numeric revision (2227); 1.7: index order (first Windows entry);
-        // 2.2+: os.version string, descending ("10.0.26100.100" is the greatest string).
-        assert_eq!(got, vec![1, 1, 1, 2, 2, 2]);
+        // 1.6.0 – 1.6.17: only the host's own build (prefix); 1.6: highest numeric revision
+        // (2227); 1.7: index order (first Windows entry); 2.2+: os.version string, descending
+        // ("10.0.26100.100" is the greatest string).
+        assert_eq!(got, vec![2, 1, 1, 1, 2, 2, 2]);
         // String order, not numeric: "10.0.20348.999" > "10.0.20348.2227".
         let list = cands(&[Some(win("10.0.20348.2227")), Some(win("10.0.20348.999"))]);
         assert_eq!(pick(Containerd23, &host(20348), &list).selected, Some(1));
@@ -1080,8 +1117,61 @@ mod tests {
         ]
     }
 
+    /// containerd 1.6.0 – 1.6.17 (issue 21, item 3): `platforms/defaults_windows.go`
+    /// `windowsmatcher.Match` returns `strings.HasPrefix(p.OSVersion, m.osVersionPrefix)` for a
+    /// Windows host, the prefix being the host's `major.minor.build`; the fallback for entries
+    /// without `os.version` (`return p.OSVersion == ""`) came with containerd#7431 (b327af6a4)
+    /// in 1.6.18.
+    fn early_16_rows() -> Vec<Truth> {
+        let row = truth;
+        let bare = Platform::new("windows", "amd64");
+        vec![
+            row(
+                "containerd 1.6.0-1.6.17 platforms/defaults_windows.go windowsmatcher.Match: \
+                 HasPrefix(\"\", \"10.0.17763\") is false, a HostProcess entry without \
+                 os.version matches nothing",
+                Containerd16Early,
+                host(17763),
+                vec![entry(linux("amd64", None)), entry(bare.clone())],
+                None,
+            ),
+            row(
+                "containerd 1.6.18+ (containerd#7431) platforms/defaults_windows.go \
+                 windowsmatcher.Match: return p.OSVersion == \"\"",
+                Containerd16,
+                host(17763),
+                vec![entry(linux("amd64", None)), entry(bare)],
+                Some(1),
+            ),
+            row(
+                "containerd 1.6.0-1.6.17 windowsmatcher.Match: the prefix of the host's \
+                 build, no LTSC window (a WS2022-era host takes only 20348 entries)",
+                Containerd16Early,
+                host(22621),
+                vec![entry(win("10.0.20348.1")), entry(win("10.0.22621.5"))],
+                Some(1),
+            ),
+            row(
+                "containerd 1.6.0-1.6.17 windowsmatcher.Match: the prefix of the host's \
+                 build, no LTSC window (an older entry is not taken)",
+                Containerd16Early,
+                host(22621),
+                vec![entry(win("10.0.20348.1"))],
+                None,
+            ),
+            row(
+                "containerd 1.6.0-1.6.17 windowsmatcher.Less: the larger revision first",
+                Containerd16Early,
+                host(17763),
+                vec![entry(win("10.0.17763.1")), entry(win("10.0.17763.5830"))],
+                Some(1),
+            ),
+        ]
+    }
+
     fn truth_rows() -> Vec<Truth> {
-        let mut rows = containerd_truth_rows();
+        let mut rows = early_16_rows();
+        rows.extend(containerd_truth_rows());
         rows.extend(feature_truth_rows());
         rows.extend(crio_truth_rows());
         rows.extend(odd_spelling_rows());
@@ -1091,7 +1181,7 @@ mod tests {
     #[test]
     fn node_truth_rules_per_runtime() {
         let rows = truth_rows();
-        assert_eq!(rows.len(), 22);
+        assert_eq!(rows.len(), 27);
         let wrong: Vec<String> = rows
             .iter()
             .filter_map(|t| {
@@ -1174,7 +1264,8 @@ mod tests {
                 linux("amd64", None)
             };
             let sel = pick(profile, &h, &list);
-            let want = profile.runs_windows().then_some(1);
+            // containerd 1.6.0 – 1.6.17 take no Windows entry without os.version.
+            let want = (profile.runs_windows() && !profile.windows_prefix_only()).then_some(1);
             assert_eq!(sel.selected, want, "{profile}");
             assert_eq!(sel.considered.len(), 2, "{profile}");
             assert!(!sel.considered.iter().any(|c| c.index == 0 && c.matched));

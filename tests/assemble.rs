@@ -560,7 +560,15 @@ fn refusals_exit_2_and_write_nothing() {
             "a Windows child without os.version",
             vec![good(AMD64), unversioned.clone()],
             vec![],
-            "is a Windows image whose config has no os.version",
+            "is a Windows image whose config has no os.version: its entry would match every \
+             Windows host; rebuild it from a versioned base image, or give the build as",
+        ),
+        (
+            "a Windows child without os.version names the HostProcess policy (issue 21)",
+            vec![good(AMD64), unversioned.clone()],
+            vec![],
+            "a HostProcess image (no os.version by design) is assembled with --policy \
+             openshift-hostprocess",
         ),
         (
             "os.version for a Linux child",

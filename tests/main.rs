@@ -27,6 +27,7 @@ mod release;
 mod rules;
 mod schema;
 mod selection;
+mod synopsis;
 mod tekton;
 mod verify;
 

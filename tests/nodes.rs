@@ -263,7 +263,8 @@ fn an_uncovered_runtime_version_gets_the_nearest_profile_and_a_note() {
     );
 }
 
-/// Bad node lists: exit 2, naming the file, the node and the field.
+/// Bad node lists: exit 2, naming the file, the node and the field (a node whose runtime or
+/// build cannot be read does so under `--strict-nodes`).
 #[test]
 fn bad_node_lists_exit_2_naming_file_node_and_field() {
     let dir = tempfile::tempdir().unwrap();
@@ -305,7 +306,7 @@ fn bad_node_lists_exit_2_naming_file_node_and_field() {
     ];
     for (path, want) in &cases {
         for cmd in ["verify", "resolve", "mirror-check"] {
-            let mut args = vec![cmd, "--nodes", path.as_str(), layout.as_str()];
+            let mut args = vec![cmd, "--nodes", path.as_str(), "--strict-nodes", &layout];
             if cmd == "mirror-check" {
                 args.push("--pre");
             }
@@ -398,4 +399,163 @@ fn nodes_and_a_reference_list_cannot_both_read_standard_input() {
             "{cmd}: {err}"
         );
     }
+}
+
+/// Issue 21, item 4: one odd node no longer aborts the run. A dockershim-era EKS node with an
+/// unreadable runtime (`containerd://Unknown`), a kernel version ending in a newline
+/// (kubernetes#72659), and the list as `oc get nodes -o yaml` prints it: the readable nodes are
+/// judged, the odd one is skipped with a note naming it and the field, in `verify`, `resolve`
+/// and `mirror-check`; `--strict-nodes` refuses the list as before (exit 2).
+#[test]
+fn an_odd_node_is_skipped_and_yaml_is_read() {
+    let registry = Registry::start();
+    registry.push_layout(&fixture("good"), "good", "v1");
+    let good = registry.docker_ref("good", "v1");
+    let mut c = cluster();
+    let items = c["items"].as_array_mut().unwrap();
+    let ws2019 = items
+        .iter()
+        .position(|n| label(n, "node.kubernetes.io/windows-build") == "10.0.17763")
+        .unwrap();
+    let odd_name = items[ws2019]["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    items[ws2019]["status"]["nodeInfo"]["containerRuntimeVersion"] = json!("containerd://Unknown");
+    for n in items
+        .iter_mut()
+        .filter(|n| label(n, "kubernetes.io/os") == "windows")
+    {
+        n["metadata"]["labels"]
+            .as_object_mut()
+            .unwrap()
+            .remove("node.kubernetes.io/windows-build");
+        let kernel = n["status"]["nodeInfo"]["kernelVersion"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        n["status"]["nodeInfo"]["kernelVersion"] = json!(format!("{kernel}\n"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = dir.path().join("nodes.yaml");
+    std::fs::write(&yaml, serde_yaml_ng::to_string(&c).unwrap()).unwrap();
+    let yaml = yaml.to_str().unwrap();
+    let note = format!(
+        "note: node {odd_name}: status.nodeInfo.containerRuntimeVersion 'containerd://Unknown' has no version"
+    );
+    for cmd in ["verify", "resolve", "mirror-check"] {
+        let mut args = vec![cmd, "--nodes", yaml, good.as_str()];
+        if cmd == "mirror-check" {
+            args.push("--pre");
+        }
+        let out = run(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{cmd}: {stderr}");
+        assert!(
+            stderr.contains(&note) && stderr.contains("skipped"),
+            "{cmd}: {stderr}"
+        );
+        args.insert(3, "--strict-nodes");
+        let out = run(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd} --strict-nodes: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "nodes {yaml}: node {odd_name}: status.nodeInfo.containerRuntimeVersion"
+            )),
+            "{cmd}: {stderr}"
+        );
+    }
+    let out = run(&["verify", "--nodes", yaml, "--format", "json", &good]);
+    let doc = json_of(&out);
+    let hosts = doc["images"][0]["hosts"].as_array().unwrap();
+    let named: Vec<&str> = hosts
+        .iter()
+        .flat_map(|h| h["nodes"].as_array().unwrap())
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(!named.contains(&odd_name.as_str()), "{named:?}");
+    assert!(
+        hosts
+            .iter()
+            .any(|h| h["platform"] == "windows/amd64:10.0.17763"),
+        "{hosts:?}"
+    );
+}
+
+/// Issue 21, item 3, the false PASS: EKS 1.24's Windows nodes report `containerd://1.6.6`,
+/// whose Windows matcher (`platforms/defaults_windows.go` `windowsmatcher.Match` before
+/// containerd#7431, 1.6.18) takes only entries whose `os.version` starts with the host's
+/// build. A HostProcess list whose Windows entry has no `os.version` (azurefile-csi's
+/// `…-windows-hp` shape) gives those nodes nothing to pull: FAIL, naming the nodes and the
+/// profile, where the run passed it as "containerd-1.6, the nearest". The same nodes on
+/// containerd 1.6.18 (the fallback) pass it.
+#[test]
+fn eks_124_windows_nodes_on_containerd_166_cannot_pull_a_list_without_os_version() {
+    let registry = Registry::start();
+    registry.push_layout(
+        &fixture("windows-hp"),
+        "azurefile-csi",
+        "v1.30.1-windows-hp",
+    );
+    let image = registry.docker_ref("azurefile-csi", "v1.30.1-windows-hp");
+    let eks = fixtures_dir().join("nodes").join("eks-1.24.json");
+    let eks = eks.to_str().unwrap();
+    let args = |nodes: &str| {
+        let v = [
+            "verify",
+            "--policy",
+            "openshift-hostprocess",
+            "--nodes",
+            nodes,
+            "--format",
+            "json",
+        ];
+        v.into_iter()
+            .map(str::to_string)
+            .chain([image.clone()])
+            .collect::<Vec<_>>()
+    };
+    let argv = args(eks);
+    let out = run(&argv.iter().map(String::as_str).collect::<Vec<_>>());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("no runtime profile covers"), "{stderr}");
+    let doc = json_of(&out);
+    let hosts = doc["images"][0]["hosts"].as_array().unwrap();
+    let windows: Vec<&Value> = hosts
+        .iter()
+        .filter(|h| h["platform"] == "windows/amd64:10.0.17763")
+        .collect();
+    assert_eq!(windows.len(), 1, "{hosts:?}");
+    assert_eq!(windows[0]["runtime"], "containerd-1.6.0");
+    assert_eq!(windows[0]["status"], "no-match", "{:?}", windows[0]);
+    let finding = doc["images"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "no-match")
+        .expect("a no-match finding");
+    let message = finding["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "2 nodes (ip-192-168-78-90.us-west-2.compute.internal, ip-192-168-91-12.us-west-2.compute.internal) on windows/amd64:10.0.17763 would select nothing under containerd-1.6.0"
+        ),
+        "{message}"
+    );
+    // 1.6.18 brought the fallback for entries without os.version: the same nodes pass.
+    let mut fixed: Value = serde_json::from_slice(&std::fs::read(eks).unwrap()).unwrap();
+    for n in fixed["items"].as_array_mut().unwrap() {
+        n["status"]["nodeInfo"]["containerRuntimeVersion"] = json!("containerd://1.6.18");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "eks-1.6.18.json", &fixed);
+    let argv = args(&path);
+    let out = run(&argv.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -265,3 +265,51 @@ fn an_annotated_entry_with_a_platform_is_reported_as_selectable() {
         "{message}"
     );
 }
+
+/// Issue 21, item 5: `inspect` and `verify` agree about each entry. An entry `verify` (default
+/// policy) reports on its own — no `os.version` on a Windows entry, one its config lacks, a
+/// malformed one, a platform its config contradicts — is not `ok` in `inspect`: its status
+/// names the same rules (one function decides both).
+#[test]
+fn inspect_and_verify_agree_about_each_entry() {
+    use crate::common::{json_of, run_imgcheck};
+    let entry_rules = [
+        "os-version-missing",
+        "os-version-not-in-config",
+        "platform-mismatch",
+    ];
+    let mut flagged = 0;
+    for name in [
+        "no-os-version",
+        "windows-hp",
+        "hp-claimed-version",
+        "platform-mismatch",
+        "good",
+    ] {
+        let layout = format!("oci:{}", fixture(name).display());
+        let verified = json_of(&run_imgcheck(&["verify", "--format", "json", &layout]));
+        let inspected = json_of(&run_imgcheck(&["inspect", "--format", "json", &layout]));
+        for entry in inspected["entries"].as_array().unwrap() {
+            let digest = entry["digest"].as_str().unwrap();
+            let mut want: Vec<&str> = verified["images"][0]["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f["digest"] == digest)
+                .filter_map(|f| f["rule"].as_str())
+                .filter(|r| entry_rules.contains(r))
+                .collect();
+            want.sort();
+            let status = entry["status"].as_str().unwrap();
+            if want.is_empty() {
+                assert_eq!(status, "ok", "{name} {digest}");
+            } else {
+                flagged += 1;
+                let mut got: Vec<&str> = status.split(", ").collect();
+                got.sort();
+                assert_eq!(got, want, "{name} {digest}");
+            }
+        }
+    }
+    assert!(flagged >= 4, "the fixtures flag entries: {flagged}");
+}

@@ -123,7 +123,9 @@ pub fn entry_platform(child: &ChildImage, isolation: Isolation) -> Result<Platfo
                 return refuse(format!(
                     "child {origin} is a Windows image whose config has no os.version: its entry \
                      would match every Windows host; rebuild it from a versioned base image, or \
-                     give the build as {origin}=os.version=10.0.BUILD.REVISION"
+                     give the build as {origin}=os.version=10.0.BUILD.REVISION; a HostProcess \
+                     image (no os.version by design) is assembled with --policy \
+                     openshift-hostprocess"
                 ));
             }
             Some(v) if WindowsVersion::parse(v).is_none() => {
@@ -568,6 +570,12 @@ mod tests {
             (
                 vec![child("nover", WIN_NONE)],
                 "child nover is a Windows image whose config has no os.version",
+            ),
+            // Issue 21, item 5: the refusal names the policy that takes a HostProcess child.
+            (
+                vec![child("hp", WIN_NONE)],
+                "a HostProcess image (no os.version by design) is assembled with --policy \
+                 openshift-hostprocess",
             ),
             (
                 vec![child("badver", &win("10.0", ""))],

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use imgcheck::cluster::nodes::OddNodes;
 use imgcheck::graph::WalkOptions;
 use imgcheck::mirror::{self, check::MirrorRun};
 use imgcheck::policy::DEFAULT_POLICY;
@@ -37,9 +38,14 @@ pub struct MirrorCheckArgs {
     #[arg(long, default_value = DEFAULT_POLICY)]
     policy: String,
     /// Judge for the nodes of a cluster instead of the policy's hosts: the output of
-    /// `oc get nodes -o json` or `kubectl get nodes -o json` (`-` for standard input).
+    /// `oc get nodes -o json` or `kubectl get nodes -o json` (or `-o yaml`; `-` for standard
+    /// input).
     #[arg(long, value_name = "FILE")]
     nodes: Option<String>,
+    /// Refuse the node list when a node's runtime or Windows build cannot be read (by
+    /// default such a node is skipped, with a note naming it and the field).
+    #[arg(long = "strict-nodes", requires = "nodes")]
+    strict_nodes: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     format: ReportFormat,
@@ -54,6 +60,7 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
     let jobs = usize::from(args.jobs);
     let inputs = Inputs {
         nodes: args.nodes.clone(),
+        odd_nodes: OddNodes::strict(args.strict_nodes),
         policy: args.policy.clone(),
         jobs,
         max_input_bytes: global.max_input_size,

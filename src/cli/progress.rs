@@ -4,10 +4,11 @@
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use imgcheck::engine::Verdict;
 use imgcheck::run::{self, Note, Outcome};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
+use indicatif::{HumanDuration, ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 use super::output;
 
@@ -33,6 +34,7 @@ impl run::Progress for Terminal {
             true => "warning",
             false => "note",
         };
+        let note = imgcheck::report::escape(&note.to_string()).into_owned();
         output::eprintln(format_args!("imgcheck: {kind}: {note}"));
     }
 
@@ -68,13 +70,20 @@ impl Progress {
             let counted = Arc::clone(&failures);
             bar.set_style(
                 ProgressStyle::with_template(
-                    "{bar:30} {pos}/{len} images  {images_per_sec}  ETA {eta}  failures: {failures}",
+                    "{bar:30} {pos}/{len} images  {images_per_sec}  ETA {eta_once_known}  failures: {failures}",
                 )
                 .expect("valid template")
                 .with_key(
                     "images_per_sec",
                     |state: &ProgressState, w: &mut dyn std::fmt::Write| {
                         let _ = w.write_str(&rate(state.per_sec()));
+                    },
+                )
+                .with_key(
+                    "eta_once_known",
+                    |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let total = state.len().unwrap_or(0);
+                        let _ = w.write_str(&eta(state.pos(), total, state.elapsed()));
                     },
                 )
                 .with_key(
@@ -126,6 +135,18 @@ fn rate(per_sec: f64) -> String {
     }
 }
 
+/// The time left: the time per image so far times the images left; `-` until an image is
+/// done (there is no rate to base it on before: indicatif's own estimate then reads minutes
+/// for a run of seconds).
+fn eta(done: u64, total: u64, elapsed: Duration) -> String {
+    if done == 0 || elapsed.is_zero() {
+        return "-".to_string();
+    }
+    let left = total.saturating_sub(done);
+    let per_image = elapsed.as_secs_f64() / done as f64;
+    HumanDuration(Duration::from_secs_f64(per_image * left as f64)).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +166,42 @@ mod tests {
         for (per_sec, want) in table {
             assert_eq!(rate(per_sec), want, "{per_sec}");
         }
+    }
+
+    /// Issue 21, item 5: no ETA before an image is done (it read "10 minutes" at the start of
+    /// a 27-second run); then the time per image so far times the images left.
+    #[test]
+    fn the_eta_waits_for_a_rate() {
+        let s = Duration::from_secs;
+        let table = [
+            (0, 9, s(0), "-"),
+            (0, 9, s(5), "-"),
+            (3, 9, Duration::ZERO, "-"),
+            (3, 9, s(9), "18 seconds"),
+            (1, 27, s(1), "26 seconds"),
+            (9, 9, s(27), "0 seconds"),
+            (10, 9, s(27), "0 seconds"),
+            (1, 61, s(2), "2 minutes"),
+        ];
+        for (done, total, elapsed, want) in table {
+            assert_eq!(
+                eta(done, total, elapsed),
+                want,
+                "{done}/{total} {elapsed:?}"
+            );
+        }
+    }
+
+    /// The first frame, before any image is done, shows no ETA.
+    #[test]
+    fn the_first_frame_has_no_eta() {
+        let screen = Screen::default();
+        let target = ProgressDrawTarget::term_like(Box::new(screen.clone()));
+        let progress = Progress::drawn_to(27, Some(target));
+        progress.bar.as_ref().unwrap().tick();
+        let frames = screen.0.lock().unwrap().clone();
+        let first = frames.first().expect("a frame");
+        assert!(first.contains("ETA -  failures"), "{first:?}");
     }
 
     /// A terminal that records every line drawn.

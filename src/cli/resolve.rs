@@ -24,9 +24,14 @@ pub struct ResolveArgs {
     #[arg(long, required_unless_present = "nodes", conflicts_with = "nodes")]
     platform: Option<String>,
     /// Resolve for every host row of a cluster's nodes instead: the output of
-    /// `oc get nodes -o json` or `kubectl get nodes -o json` (`-` for standard input).
+    /// `oc get nodes -o json` or `kubectl get nodes -o json` (or `-o yaml`; `-` for standard
+    /// input).
     #[arg(long, value_name = "FILE")]
     nodes: Option<String>,
+    /// Refuse the node list when a node's runtime or Windows build cannot be read (by
+    /// default such a node is skipped, with a note naming it and the field).
+    #[arg(long = "strict-nodes", requires = "nodes")]
+    strict_nodes: bool,
     /// containerd generation to emulate (with --nodes: each node's own runtime).
     #[arg(long, default_value_t = RuntimeProfile::DEFAULT, conflicts_with = "nodes")]
     runtime: RuntimeProfile,
@@ -42,7 +47,7 @@ pub async fn run(global: &GlobalArgs, args: &ResolveArgs) -> Result<ExitKind, Cl
     let refs = parse_refs(std::slice::from_ref(&args.reference))?;
     // clap requires --platform without --nodes; an empty one is refused as a platform.
     let target = match &args.nodes {
-        Some(path) => Err(node_hosts(path, global.max_input_size)?),
+        Some(path) => Err(node_hosts(path, global.max_input_size, args.strict_nodes)?),
         None => Ok(Platform::parse(args.platform.as_deref().unwrap_or(""))?),
     };
     if let Ok(host) = &target
@@ -63,11 +68,11 @@ pub async fn run(global: &GlobalArgs, args: &ResolveArgs) -> Result<ExitKind, Cl
 }
 
 /// The host rows of the node list at `path` (`-`: standard input); notes about runtime
-/// versions no profile covers go to standard error.
-fn node_hosts(path: &str, max_bytes: u64) -> Result<Vec<Host>, CliError> {
-    let read = nodes::read_nodes(path, max_bytes)?;
+/// versions no profile covers, and about the nodes skipped, go to standard error.
+fn node_hosts(path: &str, max_bytes: u64, strict: bool) -> Result<Vec<Host>, CliError> {
+    let read = nodes::read_nodes(path, max_bytes, nodes::OddNodes::strict(strict))?;
     for note in &read.notes {
-        output::eprintln(format_args!("imgcheck: note: {note}"));
+        output::eprintln(format_args!("imgcheck: note: {}", escape(note)));
     }
     Ok(read.hosts)
 }

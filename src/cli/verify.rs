@@ -1,6 +1,7 @@
 //! `imgcheck verify`: judge references against a policy (the run is the library's
 //! [`imgcheck::run`]; this turns the flags into its inputs and prints what it returns).
 
+use imgcheck::cluster::nodes::OddNodes;
 use imgcheck::platform::RuntimeProfile;
 use imgcheck::policy::DEFAULT_POLICY;
 use imgcheck::report;
@@ -30,9 +31,14 @@ pub struct VerifyArgs {
     #[arg(long)]
     deep: bool,
     /// Judge for the nodes of a cluster instead of the policy's hosts: the output of
-    /// `oc get nodes -o json` or `kubectl get nodes -o json` (`-` for standard input).
+    /// `oc get nodes -o json` or `kubectl get nodes -o json` (or `-o yaml`; `-` for standard
+    /// input).
     #[arg(long, value_name = "FILE")]
     nodes: Option<String>,
+    /// Refuse the node list when a node's runtime or Windows build cannot be read (by
+    /// default such a node is skipped, with a note naming it and the field).
+    #[arg(long = "strict-nodes", requires = "nodes")]
+    strict_nodes: bool,
     /// Runtime profiles to judge with (repeatable); default: the policy's `runtimes` (with
     /// `--nodes`: each node's own).
     #[arg(long = "runtime", value_name = "PROFILE", conflicts_with = "nodes")]
@@ -47,6 +53,7 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
     let jobs = usize::from(args.jobs);
     let inputs = Inputs {
         nodes: args.nodes.clone(),
+        odd_nodes: OddNodes::strict(args.strict_nodes),
         policy: args.policy.clone(),
         runtimes: args.runtimes.clone(),
         deep: args.deep,

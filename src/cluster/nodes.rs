@@ -1,17 +1,23 @@
 //! Host rows from a node list: the output of `oc get nodes -o json` or
-//! `kubectl get nodes -o json` (a `List` of `Node`, or a single `Node`).
+//! `kubectl get nodes -o json` (or `-o yaml`: a `List` of `Node`, or a single `Node`): JSON
+//! when it starts with `{`, as kubectl decides, else YAML through the reader every other YAML
+//! input goes through (merge keys); the nesting guard first.
 //!
 //! Per node: the OS from `status.nodeInfo.operatingSystem` (else the `kubernetes.io/os` label);
 //! the architecture from the `kubernetes.io/arch` label (else `status.nodeInfo.architecture`);
 //! for Windows nodes the build from the `node.kubernetes.io/windows-build` label (else
 //! `status.nodeInfo.kernelVersion`); the runtime profile from
 //! `status.nodeInfo.containerRuntimeVersion`. Nodes that agree on all of these share one row.
+//! Every value read is trimmed of surrounding whitespace (a kernel version ending in a newline,
+//! kubernetes#72659). A node whose runtime or Windows build cannot be read is skipped and said
+//! so ([`OddNodes::Skip`]), or refuses the list ([`OddNodes::Refuse`], `--strict-nodes`).
 //! `docs/cluster.md` gives the sources.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::Deserialize;
+use serde_yaml_ng::Value;
 
 use crate::platform::{Platform, RuntimeProfile, WindowsVersion};
 use crate::policy::{Host, is_known_arch};
@@ -23,14 +29,56 @@ pub const LABEL_ARCH: &str = "kubernetes.io/arch";
 /// The kubelet's OS label.
 pub const LABEL_OS: &str = "kubernetes.io/os";
 
-/// The host rows of a node list, with notes about runtime versions no profile covers.
+/// The host rows of a node list, with notes about runtime versions no profile covers and
+/// about the nodes skipped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeHosts {
     /// One row per platform and runtime profile: Linux first, then Windows; each names its
     /// nodes.
     pub hosts: Vec<Host>,
-    /// Runtime versions judged with the nearest profile, one line per version and profile.
+    /// Runtime versions judged with the nearest profile, one line per version and profile;
+    /// then one line per node skipped.
     pub notes: Vec<String>,
+    /// The nodes whose runtime or Windows build cannot be read, in the list's order: no row
+    /// holds them.
+    pub skipped: Vec<SkippedNode>,
+}
+
+/// What to do with a node whose runtime or Windows build cannot be read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OddNodes {
+    /// Skip it, with a note naming the node and the field (the default).
+    #[default]
+    Skip,
+    /// Refuse the whole list, naming the node and the field (`--strict-nodes`).
+    Refuse,
+}
+
+impl OddNodes {
+    /// [`OddNodes::Refuse`] when `strict` (`--strict-nodes`), else [`OddNodes::Skip`].
+    pub fn strict(strict: bool) -> OddNodes {
+        match strict {
+            true => OddNodes::Refuse,
+            false => OddNodes::Skip,
+        }
+    }
+}
+
+/// A node left out of the host rows: its runtime or Windows build cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedNode {
+    /// `metadata.name`.
+    pub node: String,
+    /// The field that cannot be read, e.g. `status.nodeInfo.containerRuntimeVersion`.
+    pub field: String,
+    /// Why, naming the field and its value.
+    pub reason: String,
+}
+
+impl std::fmt::Display for SkippedNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "node {}: {}", self.node, self.reason)
+    }
 }
 
 /// A node list that cannot be used, naming the input, the node and the field.
@@ -52,9 +100,12 @@ pub enum NodesCause {
     /// The file cannot be read.
     #[error(transparent)]
     Read(Arc<std::io::Error>),
-    /// The text is not JSON.
+    /// The text (starting with `{`) is not JSON.
     #[error(transparent)]
     Json(Arc<serde_json::Error>),
+    /// The text is not YAML (nor JSON), or an item does not have a Node's shape.
+    #[error(transparent)]
+    Yaml(Arc<serde_yaml_ng::Error>),
 }
 
 #[derive(Deserialize, Default)]
@@ -88,29 +139,105 @@ struct NodeInfo {
 }
 
 /// Reads a node list from a file, or standard input for `-`, of at most `max_bytes`.
-pub fn read_nodes(path: &str, max_bytes: u64) -> Result<NodeHosts, NodesError> {
+pub fn read_nodes(path: &str, max_bytes: u64, odd: OddNodes) -> Result<NodeHosts, NodesError> {
     let text = crate::input::read_text(path, max_bytes).map_err(|e| NodesError {
         origin: path.to_string(),
         reason: e.reason,
         source: e.source.map(|e| NodesCause::Read(Arc::new(e))),
     })?;
-    parse_nodes(&text, path)
+    parse_nodes(&text, path, odd)
 }
 
-/// Parses a node list; `origin` names it in errors.
-pub fn parse_nodes(text: &str, origin: &str) -> Result<NodeHosts, NodesError> {
+/// Parses a node list (YAML or JSON); `origin` names it in errors.
+pub fn parse_nodes(text: &str, origin: &str, odd: OddNodes) -> Result<NodeHosts, NodesError> {
+    let err = |reason: String| NodesError {
+        origin: origin.to_string(),
+        reason,
+        source: None,
+    };
+    let items = node_items(text, origin)?;
+    type Row = (Platform, Vec<String>);
+    let mut rows: BTreeMap<(bool, String, RuntimeProfile), Row> = BTreeMap::new();
+    let (mut notes, mut skipped) = (Vec::new(), Vec::new());
+    for (i, item) in items.into_iter().enumerate() {
+        let node: Node = serde_yaml_ng::from_value(item).map_err(|e| NodesError {
+            source: Some(NodesCause::Yaml(Arc::new(e))),
+            ..err(format!("item {i} is not a Node"))
+        })?;
+        let (platform, runtime, note) = match node_host(&node, i) {
+            Ok(host) => host,
+            Err(Unusable::Odd(s)) if odd == OddNodes::Skip => {
+                skipped.push(s);
+                continue;
+            }
+            Err(Unusable::Odd(s)) => return Err(err(s.to_string())),
+            Err(Unusable::Refused(reason)) => return Err(err(reason)),
+        };
+        notes.extend(note);
+        rows.entry((platform.is_windows(), platform.to_string(), runtime))
+            .or_insert_with(|| (platform, vec![]))
+            .1
+            .push(node.metadata.name.trim().to_string());
+    }
+    if rows.is_empty() {
+        let first = skipped.first().map(ToString::to_string).unwrap_or_default();
+        return Err(err(format!(
+            "no node can be judged: all {} skipped (first: {first})",
+            skipped.len()
+        )));
+    }
+    notes.sort();
+    notes.dedup();
+    notes.extend(skipped.iter().map(|s| {
+        format!("{s}: node skipped, its pods are judged on the other nodes (--strict-nodes refuses the list)")
+    }));
+    let hosts = rows
+        .into_iter()
+        .map(|((_, _, runtime), (platform, mut nodes))| {
+            nodes.sort();
+            Host {
+                platform,
+                runtime: Some(runtime),
+                nodes,
+            }
+        })
+        .collect();
+    Ok(NodeHosts {
+        hosts,
+        notes,
+        skipped,
+    })
+}
+
+/// The items of a node list (a `List` or `NodeList`'s, or the one `Node`), or why it is not
+/// one.
+fn node_items(text: &str, origin: &str) -> Result<Vec<Value>, NodesError> {
     let err = |reason: String| NodesError {
         origin: origin.to_string(),
         reason,
         source: None,
     };
     crate::yaml::check_nesting(text).map_err(|e| err(e.to_string()))?;
-    let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| NodesError {
-        source: Some(NodesCause::Json(Arc::new(e))),
-        ..err("not JSON (expected `oc get nodes -o json` output)".to_string())
-    })?;
-    let items = match doc.get("kind").and_then(|k| k.as_str()) {
-        Some("List" | "NodeList") => match doc.get("items").and_then(|i| i.as_array()) {
+    // As kubectl reads files (apimachinery `util/yaml` `NewYAMLOrJSONDecoder`): text that
+    // starts with `{` is JSON, which may hold characters YAML refuses (a raw U+009B).
+    let doc: Value = if text.trim_start().starts_with('{') {
+        serde_json::from_str(text).map_err(|e| NodesError {
+            source: Some(NodesCause::Json(Arc::new(e))),
+            ..err("not JSON (expected `oc get nodes -o json` output)".to_string())
+        })?
+    } else {
+        let mut doc = serde_yaml_ng::from_str(text).map_err(|e| NodesError {
+            source: Some(NodesCause::Yaml(Arc::new(e))),
+            ..err(
+                "not YAML or JSON (expected `oc get nodes -o yaml` or `-o json` output)"
+                    .to_string(),
+            )
+        })?;
+        crate::yaml::merge_keys(&mut doc).map_err(|e| err(e.to_string()))?;
+        doc
+    };
+    let items = match doc.get("kind").and_then(Value::as_str) {
+        Some("List" | "NodeList") => match doc.get("items").and_then(Value::as_sequence) {
             Some(items) => items.clone(),
             None => return Err(err("the List has no 'items' array".to_string())),
         },
@@ -129,116 +256,118 @@ pub fn parse_nodes(text: &str, origin: &str) -> Result<NodeHosts, NodesError> {
     if items.is_empty() {
         return Err(err("the list holds no nodes".to_string()));
     }
-    type Row = (Platform, Vec<String>);
-    let mut rows: BTreeMap<(bool, String, RuntimeProfile), Row> = BTreeMap::new();
-    let mut notes = Vec::new();
-    for (i, item) in items.into_iter().enumerate() {
-        let node: Node = serde_json::from_value(item).map_err(|e| NodesError {
-            source: Some(NodesCause::Json(Arc::new(e))),
-            ..err(format!("item {i} is not a Node"))
-        })?;
-        let (platform, runtime, note) = node_host(&node, i).map_err(err)?;
-        notes.extend(note);
-        rows.entry((platform.is_windows(), platform.to_string(), runtime))
-            .or_insert_with(|| (platform, vec![]))
-            .1
-            .push(node.metadata.name);
-    }
-    notes.sort();
-    notes.dedup();
-    let hosts = rows
-        .into_iter()
-        .map(|((_, _, runtime), (platform, mut nodes))| {
-            nodes.sort();
-            Host {
-                platform,
-                runtime: Some(runtime),
-                nodes,
-            }
-        })
-        .collect();
-    Ok(NodeHosts { hosts, notes })
+    Ok(items)
+}
+
+/// Why a node gives no host row.
+enum Unusable {
+    /// Its runtime or Windows build cannot be read: skipped unless `--strict-nodes`.
+    Odd(SkippedNode),
+    /// Anything else: the list is refused, naming the node and the field.
+    Refused(String),
 }
 
 /// One node's platform and runtime profile (with a note when no profile covers its runtime
-/// version), or what is wrong, naming the node and the field.
+/// version), or why it gives no row, naming the node and the field.
 fn node_host(
     node: &Node,
     index: usize,
-) -> Result<(Platform, RuntimeProfile, Option<String>), String> {
-    if node.kind != "Node" {
-        let kind = if node.kind.is_empty() {
-            "no kind"
-        } else {
-            &node.kind
-        };
-        return Err(format!("item {index} is not a Node ({kind})"));
+) -> Result<(Platform, RuntimeProfile, Option<String>), Unusable> {
+    let kind = node.kind.trim();
+    if kind != "Node" {
+        let kind = if kind.is_empty() { "no kind" } else { kind };
+        return Err(Unusable::Refused(format!(
+            "item {index} is not a Node ({kind})"
+        )));
     }
-    let name = node.metadata.name.as_str();
+    let name = node.metadata.name.trim();
     if name.is_empty() {
-        return Err(format!("item {index}: metadata.name is missing"));
+        return Err(Unusable::Refused(format!(
+            "item {index}: metadata.name is missing"
+        )));
     }
     let info = &node.status.node_info;
-    let field = |label: &str, label_value: Option<&String>, info_field: &str, info_value: &str| {
-        match label_value.filter(|v| !v.is_empty()) {
-            Some(v) => Ok((format!("metadata.labels[\"{label}\"]"), v.clone())),
-            None if !info_value.is_empty() => Ok((
-                format!("status.nodeInfo.{info_field}"),
-                info_value.to_string(),
-            )),
-            None => Err(format!(
-                "node {name}: neither the {label} label nor status.nodeInfo.{info_field} is set"
-            )),
-        }
-    };
     let labels = &node.metadata.labels;
-    let os = if info.operating_system.is_empty() {
-        field(LABEL_OS, labels.get(LABEL_OS), "operatingSystem", "")?.1
-    } else {
-        info.operating_system.clone()
+    let label = |key: &str| labels.get(key).map_or("", |v| v.trim());
+    let field =
+        |key: &str, info_field: &str, info_value: &str| match (label(key), info_value.trim()) {
+            ("", "") => Err(format!(
+                "node {name}: neither the {key} label nor status.nodeInfo.{info_field} is set"
+            )),
+            ("", v) => Ok((format!("status.nodeInfo.{info_field}"), v.to_string())),
+            (v, _) => Ok((format!("metadata.labels[\"{key}\"]"), v.to_string())),
+        };
+    let os = match info.operating_system.trim() {
+        "" => {
+            field(LABEL_OS, "operatingSystem", "")
+                .map_err(Unusable::Refused)?
+                .1
+        }
+        os => os.to_string(),
     };
-    let (arch_field, arch) = field(
-        LABEL_ARCH,
-        labels.get(LABEL_ARCH),
-        "architecture",
-        &info.architecture,
-    )?;
+    let (arch_field, arch) =
+        field(LABEL_ARCH, "architecture", &info.architecture).map_err(Unusable::Refused)?;
     if !is_known_arch(&arch) {
-        return Err(format!(
+        return Err(Unusable::Refused(format!(
             "node {name}: {arch_field} '{arch}' is not a known architecture"
-        ));
+        )));
     }
+    let odd = |field: &str, reason: String| {
+        Unusable::Odd(SkippedNode {
+            node: name.to_string(),
+            field: field.to_string(),
+            reason,
+        })
+    };
     let platform = match os.as_str() {
         "linux" => Platform::new("linux", &arch),
         "windows" => {
-            let (f, v) = field(
-                LABEL_WINDOWS_BUILD,
-                labels.get(LABEL_WINDOWS_BUILD),
-                "kernelVersion",
-                &info.kernel_version,
-            )?;
+            let kernel = "status.nodeInfo.kernelVersion";
+            let (f, v) = field(LABEL_WINDOWS_BUILD, "kernelVersion", &info.kernel_version)
+                .map_err(|why| odd(kernel, why.replacen(&format!("node {name}: "), "", 1)))?;
             let build = windows_build(&v).ok_or_else(|| {
-                format!("node {name}: {f} '{v}' is not a Windows version such as 10.0.17763")
+                odd(
+                    &f,
+                    format!("{f} '{v}' is not a Windows version such as 10.0.17763"),
+                )
             })?;
             Platform::new("windows", &arch)
                 .with_os_version(&WindowsVersion::host(build).to_string())
         }
         other => {
-            return Err(format!(
+            return Err(Unusable::Refused(format!(
                 "node {name}: operating system '{other}' is neither linux nor windows"
-            ));
+            )));
         }
     };
-    let rv = &info.container_runtime_version;
-    let field = "status.nodeInfo.containerRuntimeVersion";
-    let (runtime, note) =
-        runtime_profile(rv).map_err(|why| format!("node {name}: {field} '{rv}' {why}"))?;
-    if platform.is_windows() && !runtime.runs_windows() {
-        return Err(format!(
-            "node {name}: {field} '{rv}' on a Windows node (cri-o runs Linux nodes only)"
-        ));
-    }
+    let (runtime, note) = node_runtime(name, &platform, &info.container_runtime_version)?;
     Ok((platform, runtime, note))
+}
+
+/// A node's runtime profile from its `containerRuntimeVersion` `rv` (with a note when no
+/// profile covers the version), or why it cannot be read.
+fn node_runtime(
+    name: &str,
+    platform: &Platform,
+    rv: &str,
+) -> Result<(RuntimeProfile, Option<String>), Unusable> {
+    let rv = rv.trim();
+    let field = "status.nodeInfo.containerRuntimeVersion";
+    let odd = |reason: String| {
+        Unusable::Odd(SkippedNode {
+            node: name.to_string(),
+            field: field.to_string(),
+            reason,
+        })
+    };
+    let (runtime, note) =
+        runtime_profile(rv).map_err(|why| odd(format!("{field} '{rv}' {why}")))?;
+    if platform.is_windows() && !runtime.runs_windows() {
+        return Err(odd(format!(
+            "{field} '{rv}' on a Windows node (cri-o runs Linux nodes only)"
+        )));
+    }
+    Ok((runtime, note))
 }
 
 /// The build of a Windows version (`10.0.17763` or `10.0.17763.6893`), when it has container
@@ -262,6 +391,13 @@ pub fn runtime_profile(version: &str) -> Result<(RuntimeProfile, Option<String>)
     match scheme {
         "cri-o" => return Ok((RuntimeProfile::CriO, None)),
         "containerd" => {}
+        "docker" => {
+            return Err(
+                "is Docker Engine (dockershim): its Windows pull selection (moby \
+                        distribution/pull_v2_windows.go) is not modelled"
+                    .to_string(),
+            );
+        }
         other => {
             return Err(format!(
                 "names runtime '{other}' (imgcheck models containerd and cri-o)"

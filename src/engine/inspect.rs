@@ -3,8 +3,10 @@
 
 use serde::Serialize;
 
+use super::judge::entries::entry_checks;
 use super::resolve::config_platform;
 use crate::graph::{Content, Graph, Node};
+use crate::manifest::Descriptor;
 use crate::platform::Platform;
 
 /// One entry as `inspect` shows it: what the list says next to what the image is.
@@ -18,7 +20,9 @@ pub struct EntryView {
     pub platform: Option<Platform>,
     /// Platform of the image config.
     pub config_platform: Option<Platform>,
-    /// `attestation`, `ok`, or the problem with the child.
+    /// `attestation`, `ok`, the problem with the child, or the rules `verify` (default
+    /// policy: process-isolated Windows hosts) reports about the entry itself
+    /// (`os-version-missing`, `platform-mismatch`…).
     pub status: String,
 }
 
@@ -48,6 +52,23 @@ fn status_of(node: Option<&Node>) -> String {
     }
 }
 
+/// An entry's status: the child's problem, else the rules of the findings `verify` reports
+/// about the entry under the default policy (process-isolated Windows hosts), else `ok`.
+fn entry_status(d: &Descriptor, child: Option<&Node>) -> String {
+    let status = status_of(child);
+    if status != "ok" {
+        return status;
+    }
+    let rules: Vec<&str> = entry_checks(d, child, true)
+        .iter()
+        .map(|f| f.rule.id())
+        .collect();
+    match rules.is_empty() {
+        true => status,
+        false => rules.join(", "),
+    }
+}
+
 /// Builds the `inspect` view of a graph.
 pub fn inspect(graph: &Graph) -> InspectView {
     let root = &graph.root;
@@ -66,7 +87,7 @@ pub fn inspect(graph: &Graph) -> InspectView {
                     status: if d.is_attestation() {
                         "attestation".into()
                     } else {
-                        status_of(c.as_ref())
+                        entry_status(d, c.as_ref())
                     },
                 })
                 .collect(),

@@ -21,6 +21,9 @@ use super::windows::{BUILD_WS2022, BUILD_WS2025, WindowsVersion, go_revision};
 /// then CRI-O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RuntimeProfile {
+    /// containerd 1.6.0 – 1.6.17: a Windows entry matches only when its `os.version` starts
+    /// with the host's `major.minor.build` (no fallback for entries without one).
+    Containerd16Early,
     /// containerd 1.6.23 – 1.6.39.
     Containerd16,
     /// containerd 1.7.x.
@@ -94,6 +97,18 @@ enum VersionNumbers {
     ParseUint,
 }
 
+/// Which Windows entries a host's matcher takes, by `os.version`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WindowsVersions {
+    /// Only entries whose `os.version` starts with the host's `major.minor.build` (containerd
+    /// 1.6.0 – 1.6.17 `platforms/defaults_windows.go` `windowsmatcher.Match`:
+    /// `strings.HasPrefix`), so an entry without one matches no host.
+    Prefix,
+    /// Entries the host can run (`checkWindowsHostAndContainerCompat`, the LTSC floor), and
+    /// entries without `os.version` (containerd#7431, 1.6.18 and later).
+    Compatible,
+}
+
 /// How an entry's OS is compared with a Windows host's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum OsCompare {
@@ -122,6 +137,8 @@ struct ProfileInfo {
     checks_features: bool,
     /// How `os.version` fields are read.
     version_numbers: VersionNumbers,
+    /// Which Windows entries match a host, by `os.version`.
+    windows_versions: WindowsVersions,
     /// How a Windows entry's OS is compared.
     os_compare: OsCompare,
     /// Whether a platform-less entry's config is checked with the full matcher (containerd
@@ -133,6 +150,23 @@ struct ProfileInfo {
 /// The profile table: one row per [`RuntimeProfile`], in declaration order.
 const PROFILES: &[ProfileInfo] = &[
     ProfileInfo {
+        profile: RuntimeProfile::Containerd16Early,
+        name: "containerd-1.6.0",
+        runtime: Runtime::Containerd {
+            first: (1, 6, 0),
+            last: (1, 6, 17),
+        },
+        // The prefix rule decides alone: the LTSC columns are never used.
+        ltsc: &[BUILD_WS2022],
+        floor: Floor::NewestBelow,
+        winner: Winner::HighestRevision,
+        checks_features: false,
+        version_numbers: VersionNumbers::Atoi,
+        windows_versions: WindowsVersions::Prefix,
+        os_compare: OsCompare::Raw,
+        full_config_check: false,
+    },
+    ProfileInfo {
         profile: RuntimeProfile::Containerd16,
         name: "containerd-1.6",
         runtime: Runtime::Containerd {
@@ -143,6 +177,7 @@ const PROFILES: &[ProfileInfo] = &[
         floor: Floor::NewestBelow,
         winner: Winner::HighestRevision,
         checks_features: false,
+        windows_versions: WindowsVersions::Compatible,
         version_numbers: VersionNumbers::Atoi,
         os_compare: OsCompare::Raw,
         full_config_check: false,
@@ -158,6 +193,7 @@ const PROFILES: &[ProfileInfo] = &[
         floor: Floor::NewestBelow,
         winner: Winner::IndexOrder,
         checks_features: false,
+        windows_versions: WindowsVersions::Compatible,
         version_numbers: VersionNumbers::Atoi,
         os_compare: OsCompare::Normalized,
         full_config_check: false,
@@ -173,6 +209,7 @@ const PROFILES: &[ProfileInfo] = &[
         floor: Floor::NewestBelow,
         winner: Winner::IndexOrder,
         checks_features: false,
+        windows_versions: WindowsVersions::Compatible,
         version_numbers: VersionNumbers::ParseUint,
         os_compare: OsCompare::Normalized,
         full_config_check: true,
@@ -188,6 +225,7 @@ const PROFILES: &[ProfileInfo] = &[
         floor: Floor::NewestBelow,
         winner: Winner::OsVersionDescending,
         checks_features: false,
+        windows_versions: WindowsVersions::Compatible,
         version_numbers: VersionNumbers::ParseUint,
         os_compare: OsCompare::Normalized,
         full_config_check: true,
@@ -203,6 +241,7 @@ const PROFILES: &[ProfileInfo] = &[
         floor: Floor::NewestBelow,
         winner: Winner::OsVersionDescending,
         checks_features: true,
+        windows_versions: WindowsVersions::Compatible,
         version_numbers: VersionNumbers::ParseUint,
         os_compare: OsCompare::Normalized,
         full_config_check: true,
@@ -215,6 +254,7 @@ const PROFILES: &[ProfileInfo] = &[
         floor: Floor::OneBack,
         winner: Winner::OsVersionDescending,
         checks_features: true,
+        windows_versions: WindowsVersions::Compatible,
         version_numbers: VersionNumbers::ParseUint,
         os_compare: OsCompare::Normalized,
         full_config_check: true,
@@ -228,6 +268,7 @@ const PROFILES: &[ProfileInfo] = &[
         floor: Floor::NewestBelow,
         winner: Winner::IndexOrder,
         checks_features: false,
+        windows_versions: WindowsVersions::Compatible,
         version_numbers: VersionNumbers::ParseUint,
         os_compare: OsCompare::Normalized,
         full_config_check: true,
@@ -318,22 +359,42 @@ impl RuntimeProfile {
     }
 
     /// The profile of a node reporting containerd `version`, and whether a profile covers
-    /// that release: when none does, a version no newer (in major.minor) than the oldest
-    /// profile's last release is judged under the oldest profile, any other under containerd
-    /// main's (`containerd-next`).
+    /// that release. When none does: the nearest row of the same `major.minor` series (the
+    /// next newer one first: a gap between two rows of a series is judged under the newer);
+    /// else, for a series older than every row, the oldest profile; else containerd main's
+    /// (`containerd-next`).
     pub fn of_containerd(version: ContainerdVersion) -> (RuntimeProfile, bool) {
-        let released = PROFILES.iter().filter_map(|row| match row.runtime {
-            Runtime::Containerd { first, last } => Some((row.profile, first, last)),
-            Runtime::ContainerdMain | Runtime::CriO => None,
-        });
+        let released: Vec<_> = PROFILES
+            .iter()
+            .filter_map(|row| match row.runtime {
+                Runtime::Containerd { first, last } => Some((row.profile, first, last)),
+                Runtime::ContainerdMain | Runtime::CriO => None,
+            })
+            .collect();
         if let Some((p, ..)) = released
-            .clone()
+            .iter()
             .find(|(_, first, last)| (*first..=*last).contains(&version))
         {
-            return (p, true);
+            return (*p, true);
         }
-        let (oldest, _, (major, minor, _)) = released.clone().next().expect("a released row");
-        if (version.0, version.1) <= (major, minor) {
+        let series = (version.0, version.1);
+        let in_series =
+            |(_, first, last): &&(RuntimeProfile, ContainerdVersion, ContainerdVersion)| {
+                ((first.0, first.1)..=(last.0, last.1)).contains(&series)
+            };
+        let newer = released
+            .iter()
+            .filter(in_series)
+            .find(|(_, first, _)| *first > version);
+        let older = released
+            .iter()
+            .filter(in_series)
+            .rfind(|(_, _, last)| *last < version);
+        if let Some((p, ..)) = newer.or(older) {
+            return (*p, false);
+        }
+        let (oldest, first, _) = released[0];
+        if series < (first.0, first.1) {
             return (oldest, false);
         }
         let main = PROFILES
@@ -341,6 +402,12 @@ impl RuntimeProfile {
             .find(|row| row.runtime == Runtime::ContainerdMain)
             .expect("a containerd main row");
         (main.profile, false)
+    }
+
+    /// Whether a Windows entry matches only when its `os.version` starts with the host's
+    /// `major.minor.build` (containerd 1.6.0 – 1.6.17), rather than by compatibility.
+    pub(super) fn windows_prefix_only(self) -> bool {
+        self.info().windows_versions == WindowsVersions::Prefix
     }
 
     /// Whether a platform-less entry's config is checked with the full matcher rather than
@@ -466,22 +533,23 @@ mod tests {
         // Exhaustive: a new variant fails to compile here until it gets a place; its row in
         // PROFILES (hence ALL) must sit at that place.
         let position = |p: RuntimeProfile| match p {
-            Containerd16 => 0,
-            Containerd17 => 1,
-            Containerd20 => 2,
-            Containerd22 => 3,
-            Containerd23 => 4,
-            ContainerdNext => 5,
-            CriO => 6,
+            Containerd16Early => 0,
+            Containerd16 => 1,
+            Containerd17 => 2,
+            Containerd20 => 3,
+            Containerd22 => 4,
+            Containerd23 => 5,
+            ContainerdNext => 6,
+            CriO => 7,
         };
-        assert_eq!(PROFILES.len(), 7);
+        assert_eq!(PROFILES.len(), 8);
         for (i, row) in PROFILES.iter().enumerate() {
             assert_eq!(position(row.profile), i, "{row:?}");
             assert_eq!(RuntimeProfile::ALL[i], row.profile);
         }
         let names: BTreeSet<&str> = PROFILES.iter().map(|r| r.name).collect();
         assert_eq!(names.len(), PROFILES.len());
-        assert_eq!(RuntimeProfile::CONTAINERD.len(), 6);
+        assert_eq!(RuntimeProfile::CONTAINERD.len(), 7);
         assert!(RuntimeProfile::CONTAINERD.iter().all(|p| p.runs_windows()));
         assert!(!CriO.runs_windows());
         assert_eq!(RuntimeProfile::DEFAULT, Containerd23);

@@ -8,7 +8,8 @@ use super::gather::{Connection, Plan, ReleasePlan, Verified};
 use super::progress::{Note, Progress};
 use super::targets::from_manifests;
 use super::verify::Settings;
-use crate::cluster::{manifests, nodes};
+use crate::cluster::manifests;
+use crate::cluster::nodes::{self, OddNodes};
 use crate::graph::WalkOptions;
 use crate::input::{DEFAULT_MAX_INPUT_BYTES, read_imageset, read_reference_list};
 use crate::platform::RuntimeProfile;
@@ -32,6 +33,9 @@ pub struct Inputs {
     pub release: Option<ReleaseInput>,
     /// A cluster's node list (`oc get nodes -o json`), judged instead of the policy's hosts.
     pub nodes: Option<String>,
+    /// What a node whose runtime or Windows build cannot be read does: skipped with a note
+    /// (the default), or refuses the list (`--strict-nodes`).
+    pub odd_nodes: OddNodes,
     /// Embedded policy name or policy file.
     pub policy: String,
     /// Runtime profiles to judge with; empty: the policy's.
@@ -64,6 +68,7 @@ impl Default for Inputs {
             manifests: None,
             release: None,
             nodes: None,
+            odd_nodes: OddNodes::Skip,
             policy: DEFAULT_POLICY.to_string(),
             runtimes: Vec::new(),
             deep: false,
@@ -162,7 +167,7 @@ impl Inputs {
         let policy = Policy::load(&self.policy)?;
         Ok(match &self.nodes {
             Some(path) => {
-                let read = nodes::read_nodes(path, self.max_input_bytes)?;
+                let read = nodes::read_nodes(path, self.max_input_bytes, self.odd_nodes)?;
                 read.notes.into_iter().map(Note::NodeRuntime).for_each(note);
                 policy.with_hosts(read.hosts)
             }

@@ -54,8 +54,16 @@ fn runtime_versions_map_to_profiles() {
         ("containerd://v1.7.27", Containerd17, false),
         ("containerd://1.6.23", Containerd16, false),
         ("containerd://1.6.39", Containerd16, false),
-        ("containerd://1.6.10", Containerd16, true),
-        ("containerd://1.5.18", Containerd16, true),
+        // Issue 21, item 3: 1.6.0 – 1.6.17 have the prefix-only Windows matcher (EKS 1.24's
+        // Windows nodes report 1.6.6); 1.6.18 – 1.6.22, between two rows of the 1.6 series,
+        // are judged under the newer; 1.5 and older, under the oldest row.
+        ("containerd://1.6.0", Containerd16Early, false),
+        ("containerd://1.6.6", Containerd16Early, false),
+        ("containerd://1.6.17", Containerd16Early, false),
+        ("containerd://1.6.18", Containerd16, true),
+        ("containerd://1.6.10", Containerd16Early, false),
+        ("containerd://1.5.18", Containerd16Early, true),
+        ("containerd://1.4.13", Containerd16Early, true),
         ("containerd://2.0.4", Containerd20, false),
         ("containerd://2.1.3", Containerd20, false),
         ("containerd://2.1.5", Containerd20, false),
@@ -65,7 +73,7 @@ fn runtime_versions_map_to_profiles() {
         ("containerd://2.3.1", Containerd23, false),
         ("containerd://2.4.0", ContainerdNext, true),
         // The edges of the profile table's releases, and the nearest profile beyond them.
-        ("containerd://0.9.0", Containerd16, true),
+        ("containerd://0.9.0", Containerd16Early, true),
         ("containerd://1.6.22", Containerd16, true),
         ("containerd://1.6.40", Containerd16, true),
         ("containerd://1.7.4294967295", Containerd17, false),
@@ -88,7 +96,7 @@ fn runtime_versions_map_to_profiles() {
         }
     }
     for (v, why) in [
-        ("docker://20.10.7", "names runtime 'docker'"),
+        ("docker://20.10.7", "is Docker Engine (dockershim)"),
         ("containerd://1.7", "MAJOR.MINOR.PATCH"),
         ("containerd://abc", "MAJOR.MINOR.PATCH"),
         ("containerd://", "MAJOR.MINOR.PATCH"),
@@ -153,7 +161,7 @@ fn nodes_become_deduplicated_host_rows() {
             "cri-o://1.31.6",
         ),
     ]);
-    let got = parse_nodes(&text, "n.json").unwrap();
+    let got = parse_nodes(&text, "n.json", OddNodes::Skip).unwrap();
     assert_eq!(
         rows(&got),
         [
@@ -182,7 +190,7 @@ fn single_nodes_notes_and_runtime_splits() {
         "",
         "containerd://2.4.1",
     );
-    let got = parse_nodes(&one.to_string(), "-").unwrap();
+    let got = parse_nodes(&one.to_string(), "-", OddNodes::Skip).unwrap();
     assert_eq!(rows(&got), ["windows/amd64:10.0.26100 containerd-next w"]);
     assert_eq!(got.notes.len(), 1, "{:?}", got.notes);
     assert_eq!(
@@ -208,7 +216,10 @@ fn single_nodes_notes_and_runtime_splits() {
             "containerd://2.2.0",
         ),
     ]);
-    assert_eq!(parse_nodes(&text, "x").unwrap().hosts.len(), 2);
+    assert_eq!(
+        parse_nodes(&text, "x", OddNodes::Skip).unwrap().hosts.len(),
+        2
+    );
 }
 
 #[test]
@@ -278,7 +289,7 @@ fn bad_node_lists_name_the_node_and_the_field() {
         ),
     ];
     for (text, want) in cases {
-        let err = one_line(&parse_nodes(&text, "nodes.json").unwrap_err());
+        let err = one_line(&parse_nodes(&text, "nodes.json", OddNodes::Refuse).unwrap_err());
         assert!(err.starts_with("nodes nodes.json: "), "{err}");
         assert!(err.contains(want), "{text} → {err}");
     }
@@ -286,8 +297,14 @@ fn bad_node_lists_name_the_node_and_the_field() {
 
 #[test]
 fn read_nodes_names_a_missing_file() {
-    let err =
-        one_line(&read_nodes("/nonexistent/nodes.json", DEFAULT_MAX_INPUT_BYTES).unwrap_err());
+    let err = one_line(
+        &read_nodes(
+            "/nonexistent/nodes.json",
+            DEFAULT_MAX_INPUT_BYTES,
+            OddNodes::Skip,
+        )
+        .unwrap_err(),
+    );
     assert!(
         err.contains("nodes /nonexistent/nodes.json: cannot read"),
         "{err}"
@@ -304,7 +321,7 @@ fn deep_nesting_is_refused_by_the_input_guard() {
         "[".repeat(100),
         "]".repeat(100)
     );
-    let err = one_line(&parse_nodes(&text, "nodes.json").unwrap_err());
+    let err = one_line(&parse_nodes(&text, "nodes.json", OddNodes::Refuse).unwrap_err());
     assert!(
         err.starts_with("nodes nodes.json: ") && err.contains("nested more than 64 levels"),
         "{err}"
@@ -329,8 +346,204 @@ fn a_byte_order_mark_is_read_as_kubectl_reads_it() {
     for (name, bytes) in [("utf8.json", utf8), ("utf16.json", utf16)] {
         let path = dir.path().join(name);
         std::fs::write(&path, bytes).unwrap();
-        let read = read_nodes(path.to_str().unwrap(), DEFAULT_MAX_INPUT_BYTES)
-            .unwrap_or_else(|e| panic!("{name}: {}", one_line(&e)));
+        let read = read_nodes(
+            path.to_str().unwrap(),
+            DEFAULT_MAX_INPUT_BYTES,
+            OddNodes::Skip,
+        )
+        .unwrap_or_else(|e| panic!("{name}: {}", one_line(&e)));
         assert_eq!(read.hosts.len(), 1, "{name}");
     }
+}
+
+/// Issue 21, item 4: `oc get nodes -o yaml` (a `List`, or one `Node`) is read as its JSON is,
+/// through the reader every YAML input uses.
+#[test]
+fn yaml_node_lists_are_read_like_json_ones() {
+    let list_yaml = r#"apiVersion: v1
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    labels:
+      kubernetes.io/arch: amd64
+      kubernetes.io/os: windows
+      node.kubernetes.io/windows-build: 10.0.17763
+    name: ip-10-0-1-20.ec2.internal
+  status:
+    nodeInfo:
+      architecture: amd64
+      containerRuntimeVersion: containerd://1.7.27
+      kernelVersion: 10.0.17763.6893
+      operatingSystem: windows
+- apiVersion: v1
+  kind: Node
+  metadata:
+    labels: &linux
+      kubernetes.io/arch: amd64
+      kubernetes.io/os: linux
+    name: ip-10-0-1-10.ec2.internal
+  status:
+    nodeInfo:
+      architecture: amd64
+      containerRuntimeVersion: containerd://1.7.27
+      kernelVersion: 5.10.219-208.866.amzn2.x86_64
+      operatingSystem: linux
+kind: List
+metadata:
+  resourceVersion: ""
+"#;
+    let got = parse_nodes(list_yaml, "nodes.yaml", OddNodes::Refuse).unwrap();
+    assert_eq!(
+        rows(&got),
+        [
+            "linux/amd64 containerd-1.7 ip-10-0-1-10.ec2.internal",
+            "windows/amd64:10.0.17763 containerd-1.7 ip-10-0-1-20.ec2.internal",
+        ]
+    );
+    let one_yaml = "apiVersion: v1\nkind: Node\nmetadata:\n  name: w\n  labels:\n    kubernetes.io/os: windows\n    kubernetes.io/arch: amd64\nstatus:\n  nodeInfo:\n    operatingSystem: windows\n    architecture: amd64\n    kernelVersion: 10.0.20348.2461\n    containerRuntimeVersion: containerd://1.7.27\n";
+    let got = parse_nodes(one_yaml, "node.yaml", OddNodes::Refuse).unwrap();
+    assert_eq!(rows(&got), ["windows/amd64:10.0.20348 containerd-1.7 w"]);
+    let mut odd = node(
+        "w\u{9b}",
+        "windows",
+        "amd64",
+        None,
+        "10.0.20348.1",
+        "containerd://1.7.27",
+    );
+    odd["metadata"]["labels"]["x"] = json!("\u{202e}");
+    let got = parse_nodes(&list(vec![odd]), "n.json", OddNodes::Refuse).unwrap();
+    assert_eq!(got.hosts[0].nodes, ["w\u{9b}"]);
+    for (text, want) in [
+        ("kind: List\nitems: [\n", "not YAML or JSON"),
+        // JSON may hold what YAML refuses (a raw C1 control character): read as JSON.
+        ("kind: List\nitems: []\nx: \"\u{9b}\"\n", "not YAML or JSON"),
+        ("kind: Pod\n", "kind is 'Pod'"),
+        ("kind: List\nitems: {}\n", "no 'items' array"),
+        (
+            "kind: List\nitems:\n- kind: Node\n  metadata: [1]\n",
+            "item 0 is not a Node",
+        ),
+    ] {
+        let err = one_line(&parse_nodes(text, "n.yaml", OddNodes::Skip).unwrap_err());
+        assert!(
+            err.starts_with("nodes n.yaml: ") && err.contains(want),
+            "{text:?} → {err}"
+        );
+    }
+}
+
+/// Issue 21, item 4: the values read are trimmed, as the kubelet's own readers do not always
+/// do (a Windows kernel version ending in a newline, kubernetes#72659).
+#[test]
+fn the_values_read_are_trimmed() {
+    let mut n = node(
+        " winworker-1 ",
+        "windows",
+        "amd64",
+        None,
+        "10.0.17763.194\n",
+        "containerd://1.7.27\r\n",
+    );
+    n["status"]["nodeInfo"]["operatingSystem"] = json!("windows\n");
+    n["metadata"]["labels"][LABEL_ARCH] = json!(" amd64");
+    let got = parse_nodes(&list(vec![n]), "n.json", OddNodes::Refuse).unwrap();
+    assert_eq!(
+        rows(&got),
+        ["windows/amd64:10.0.17763 containerd-1.7 winworker-1"]
+    );
+    // A blank label is no label: the kernel version gives the build.
+    let blank = node(
+        "w",
+        "windows",
+        "amd64",
+        Some(" \n"),
+        "10.0.20348.1\n",
+        "containerd://1.7.27",
+    );
+    let got = parse_nodes(&list(vec![blank]), "n.json", OddNodes::Refuse).unwrap();
+    assert_eq!(rows(&got), ["windows/amd64:10.0.20348 containerd-1.7 w"]);
+}
+
+/// Issue 21, item 4: a node whose runtime or Windows build cannot be read is skipped, named
+/// with its field in `skipped` and in a note; `--strict-nodes` refuses the list instead, with
+/// the same words.
+#[test]
+fn odd_nodes_are_skipped_unless_strict() {
+    let good = node("linux-1", "linux", "amd64", None, "5.14", "cri-o://1.31.6");
+    let win = |build: Option<&str>, kernel: &str, rt: &str| {
+        node("odd-1", "windows", "amd64", build, kernel, rt)
+    };
+    let runtime = "status.nodeInfo.containerRuntimeVersion";
+    let build_label = "metadata.labels[\"node.kubernetes.io/windows-build\"]";
+    let cases = [
+        (
+            win(Some("10.0.17763"), "", "containerd://Unknown"),
+            runtime,
+            "'containerd://Unknown' has no version MAJOR.MINOR.PATCH",
+        ),
+        (
+            win(Some("10.0.17763"), "", "docker://19.3.14"),
+            runtime,
+            "'docker://19.3.14' is Docker Engine (dockershim): its Windows pull selection",
+        ),
+        (
+            win(Some("10.0.17763"), "", "rkt://1.30.0"),
+            runtime,
+            "'rkt://1.30.0' names runtime 'rkt'",
+        ),
+        (
+            win(Some("10.0.17763"), "", "unknown"),
+            runtime,
+            "'unknown' is not RUNTIME://VERSION",
+        ),
+        (
+            win(Some("10.0.17763"), "", "cri-o://1.31.6"),
+            runtime,
+            "on a Windows node",
+        ),
+        (
+            win(Some("ltsc2019"), "", "containerd://1.7.27"),
+            build_label,
+            "'ltsc2019' is not a Windows version",
+        ),
+        (
+            win(None, "", "containerd://1.7.27"),
+            "status.nodeInfo.kernelVersion",
+            "neither the node.kubernetes.io/windows-build label nor status.nodeInfo.kernelVersion",
+        ),
+    ];
+    for (odd, field, why) in cases {
+        let text = list(vec![good.clone(), odd]);
+        let got = parse_nodes(&text, "n.json", OddNodes::Skip).unwrap();
+        assert_eq!(rows(&got), ["linux/amd64 cri-o linux-1"], "{why}");
+        let [skipped] = &got.skipped[..] else {
+            panic!("{why}: {:?}", got.skipped)
+        };
+        assert_eq!(
+            (skipped.node.as_str(), skipped.field.as_str()),
+            ("odd-1", field)
+        );
+        assert!(skipped.reason.contains(why), "{}", skipped.reason);
+        let [note] = &got.notes[..] else {
+            panic!("{why}: {:?}", got.notes)
+        };
+        assert!(
+            note.starts_with("node odd-1: ") && note.contains(why) && note.contains("skipped"),
+            "{note}"
+        );
+        let err = one_line(&parse_nodes(&text, "n.json", OddNodes::Refuse).unwrap_err());
+        assert!(
+            err.starts_with("nodes n.json: node odd-1: ") && err.contains(why),
+            "{err}"
+        );
+    }
+    // Every node skipped: nothing is left to judge, and the list is refused.
+    let only = list(vec![win(Some("10.0.17763"), "", "containerd://Unknown")]);
+    let err = one_line(&parse_nodes(&only, "n.json", OddNodes::Skip).unwrap_err());
+    assert!(
+        err.contains("no node can be judged: all 1 skipped (first: node odd-1: "),
+        "{err}"
+    );
 }

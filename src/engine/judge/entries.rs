@@ -32,20 +32,39 @@ pub(super) fn findings(root: &Node, policy: &Policy, selected: &BTreeSet<String>
             }
         }
         let Some(p) = &d.platform else { continue };
-        let cfg = config_platform(child.as_ref());
         // An entry without os.version matches every Windows host: a fault only where Windows
         // hosts are judged, and process-isolated ones.
-        if policy.windows.is_some() && policy.isolation() == Isolation::Process {
-            findings.extend(os_version_missing(d, p, cfg.as_ref()));
-        }
-        findings.extend(cfg.as_ref().and_then(|cfg| not_in_config(d, p, cfg)));
-        // A malformed os.version is one platform-mismatch, not two.
-        match malformed_version(d, p) {
-            Some(f) => findings.push(f),
-            None => findings.extend(cfg.and_then(|cfg| platform_mismatch(d, p, &cfg))),
-        }
+        let windows_process = policy.windows.is_some() && policy.isolation() == Isolation::Process;
+        findings.extend(entry_checks(d, child.as_ref(), windows_process));
         findings.extend(claims.duplicate(d, p));
         findings.extend(unsupported_build(d, p, &builds, selected));
+    }
+    findings
+}
+
+/// What entry `d` (its child `child`) claims that its image or the hosts contradict, on its
+/// own: an `os.version` missing (when `windows_process`: the policy judges process-isolated
+/// Windows hosts), one its config lacks, a malformed one, or a platform that disagrees with the
+/// config. `verify` reports these; `inspect` shows their rules as the entry's status, so the
+/// two agree (issue 21, item 5).
+pub(crate) fn entry_checks(
+    d: &Descriptor,
+    child: Option<&Node>,
+    windows_process: bool,
+) -> Vec<Finding> {
+    let Some(p) = &d.platform else {
+        return vec![];
+    };
+    let cfg = config_platform(child);
+    let mut findings = Vec::new();
+    if windows_process {
+        findings.extend(os_version_missing(d, p, cfg.as_ref()));
+    }
+    findings.extend(cfg.as_ref().and_then(|cfg| not_in_config(d, p, cfg)));
+    // A malformed os.version is one platform-mismatch, not two.
+    match malformed_version(d, p) {
+        Some(f) => findings.push(f),
+        None => findings.extend(cfg.and_then(|cfg| platform_mismatch(d, p, &cfg))),
     }
     findings
 }

@@ -9,7 +9,7 @@ use crate::engine::finding::{Finding, HostResult, HostStatus};
 use crate::engine::resolve::{Resolution, config_platform, resolve};
 use crate::engine::rules::Rule;
 use crate::graph::{Content, Graph, Node, Problem};
-use crate::platform::{Platform, RuntimeProfile, matches};
+use crate::platform::{Platform, RuntimeProfile, runs};
 use crate::policy::{Host, Isolation, Policy};
 
 /// The host matrix of one graph.
@@ -159,10 +159,10 @@ fn status(
             match &r.config_platform {
                 Some(cfg) if host.is_windows() && isolation == Some(Isolation::Hostprocess) => {
                     // HostProcess pods run on the host: only os and architecture matter.
-                    let runs = matches(runner, host, &Platform::new(&cfg.os, &cfg.architecture));
-                    wrong_build(runs, cfg)
+                    let ok = runs(runner, host, &Platform::new(&cfg.os, &cfg.architecture));
+                    wrong_build(ok, cfg)
                 }
-                Some(cfg) => wrong_build(matches(runner, host, cfg), cfg),
+                Some(cfg) => wrong_build(runs(runner, host, cfg), cfg),
                 None => (None, None),
             }
         }

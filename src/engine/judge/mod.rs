@@ -7,7 +7,7 @@
 //! - [`text`]: wording the judges share.
 
 mod content;
-mod entries;
+pub(super) mod entries;
 mod hosts;
 mod layers;
 mod text;
