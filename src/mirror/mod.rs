@@ -9,6 +9,7 @@ pub mod check;
 pub mod config;
 pub mod gather;
 pub mod judge;
+pub mod ocmirror;
 pub mod plan;
 pub mod resolve;
 #[cfg(test)]

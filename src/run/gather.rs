@@ -23,7 +23,7 @@ pub struct Plan {
     pub settings: Settings,
     /// Notes about the inputs, in the order they arose.
     pub notes: Vec<Note>,
-    pub(super) listed: Vec<ImageRef>,
+    pub(super) listed: Vec<Target>,
     pub(super) release: Option<ReleasePlan>,
     pub(super) from_manifests: Vec<Target>,
 }
@@ -50,7 +50,7 @@ impl Plan {
     /// templates'.
     pub async fn gather(self, connection: Connection) -> Result<Gathered, RunError> {
         let mut link = Link::new(&connection);
-        let mut all: Vec<Target> = self.listed.into_iter().map(Target::plain).collect();
+        let mut all: Vec<Target> = self.listed;
         let mut missing = Vec::new();
         if let Some(plan) = &self.release {
             let payload = link.read_release(&plan.reference).await?;

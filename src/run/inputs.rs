@@ -6,9 +6,10 @@ use std::path::PathBuf;
 use super::error::RunError;
 use super::gather::{Connection, Plan, ReleasePlan, Verified};
 use super::progress::{Note, Progress};
-use super::targets::from_manifests;
+use super::targets::{Target, from_manifests};
 use super::verify::Settings;
 use crate::cluster::{manifests, nodes};
+use crate::engine::Origin;
 use crate::graph::WalkOptions;
 use crate::input::{DEFAULT_MAX_INPUT_BYTES, read_imageset, read_reference_list};
 use crate::platform::RuntimeProfile;
@@ -170,8 +171,9 @@ impl Inputs {
         })
     }
 
-    /// The references typed, then those of the lists, then those of the ImageSets.
-    fn listed(&self, note: &mut impl FnMut(Note)) -> Result<Vec<ImageRef>, RunError> {
+    /// The references typed, then those of the lists, then those of the ImageSets (each with
+    /// its entry and what oc-mirror copies of it as its origin).
+    fn listed(&self, note: &mut impl FnMut(Note)) -> Result<Vec<Target>, RunError> {
         let mut refs = self
             .references
             .iter()
@@ -180,15 +182,26 @@ impl Inputs {
         for f in &self.from_files {
             refs.extend(read_reference_list(f, self.max_input_bytes)?);
         }
+        let mut targets: Vec<Target> = refs.into_iter().map(Target::plain).collect();
         for f in &self.imagesets {
             let set = read_imageset(f, self.max_input_bytes)?;
             set.warnings
                 .into_iter()
                 .map(Note::ImagesetUnread)
                 .for_each(&mut *note);
-            refs.extend(set.images);
+            targets.extend(set.entries.into_iter().map(|e| Target {
+                origins: vec![Origin::Imageset {
+                    path: f.clone(),
+                    entry: e.entry,
+                    platforms: e.platforms,
+                    target_repo: e.target_repo,
+                    target_tag: e.target_tag,
+                }],
+                reference: e.image,
+                scope: None,
+            }));
         }
-        Ok(refs)
+        Ok(targets)
     }
 
     /// The release and the components to verify: those named, else the policy's.
