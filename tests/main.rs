@@ -22,6 +22,7 @@ mod harness;
 mod hostile;
 mod mirror;
 mod nodes;
+mod ocmirror;
 mod output;
 mod release;
 mod rules;
