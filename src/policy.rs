@@ -163,6 +163,28 @@ pub struct WindowsPolicy {
     /// How the pods are isolated (default `process`).
     #[serde(default)]
     pub isolation: Isolation,
+    /// The pause image every Windows pod pulls first (`windows.sandbox_image`: WMCO's
+    /// containerd `sandbox_image`; `none` skips it): judged wherever Windows nodes are in
+    /// scope. Absent: none.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "sandbox_image"
+    )]
+    pub sandbox_image: Option<String>,
+}
+
+/// Deserialises `windows.sandbox_image`: `none`, or a reference.
+fn sandbox_image<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let s = String::deserialize(d)?;
+    if s != "none" {
+        s.parse::<crate::reference::ImageRef>().map_err(|e| {
+            serde::de::Error::custom(format!(
+                "windows.sandbox_image: {e} (give a reference, or none to skip the sandbox image)"
+            ))
+        })?;
+    }
+    Ok(Some(s))
 }
 
 /// A policy: the hosts a reference must serve.
@@ -377,6 +399,7 @@ impl Policy {
             runtimes: linux_runtimes,
         });
         let isolation = self.isolation();
+        let sandbox_image = self.windows.as_ref().and_then(|w| w.sandbox_image.clone());
         self.windows = (!windows.is_empty()).then(|| WindowsPolicy {
             architectures: archs(&windows),
             builds: uniq(
@@ -385,6 +408,7 @@ impl Policy {
                     .filter_map(|h| h.platform.windows_version().map(|v| Build(v.build))),
             ),
             isolation,
+            sandbox_image,
         });
         let windows_runtimes = runtimes(&windows);
         if !windows_runtimes.is_empty() {
@@ -453,6 +477,17 @@ impl Policy {
             .as_ref()
             .map(|w| w.isolation)
             .unwrap_or_default()
+    }
+
+    /// The sandbox (pause) image the Windows nodes pull for every pod (`windows.sandbox_image`),
+    /// when Windows hosts are judged and the key names one (`none`: no image).
+    pub fn sandbox_image(&self) -> Option<crate::reference::ImageRef> {
+        let w = self.windows.as_ref()?;
+        let has_windows = self.hosts().iter().any(|h| h.platform.is_windows());
+        match w.sandbox_image.as_deref() {
+            Some(s) if s != "none" && has_windows => s.parse().ok(),
+            _ => None,
+        }
     }
 
     /// The Windows builds the policy supports.

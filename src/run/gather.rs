@@ -26,6 +26,8 @@ pub struct Plan {
     pub(super) listed: Vec<Target>,
     pub(super) release: Option<ReleasePlan>,
     pub(super) from_manifests: Vec<Target>,
+    /// The Windows nodes' sandbox image, when Windows nodes are in scope.
+    pub(super) sandbox: Option<Target>,
 }
 
 /// The release to read and the components to take from it.
@@ -47,7 +49,7 @@ impl Plan {
 
     /// Every image the inputs name, one target each: typed and listed, the release's
     /// components (read through the run's session, made from `connection`), the pod
-    /// templates'.
+    /// templates', the Windows nodes' sandbox image.
     pub async fn gather(self, connection: Connection) -> Result<Gathered, RunError> {
         let mut link = Link::new(&connection);
         let mut all: Vec<Target> = self.listed;
@@ -59,6 +61,7 @@ impl Plan {
             missing = lacking;
         }
         all.extend(self.from_manifests);
+        all.extend(self.sandbox);
         Ok(Gathered {
             targets: merge(all),
             missing,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::error::RunError;
 use super::gather::{Connection, Plan, ReleasePlan, Verified};
 use super::progress::{Note, Progress};
-use super::targets::{Target, from_manifests};
+use super::targets::{Target, from_manifests, sandbox};
 use super::verify::Settings;
 use crate::cluster::{manifests, nodes};
 use crate::engine::Origin;
@@ -114,6 +114,7 @@ impl Inputs {
         if release.is_none() && listed.is_empty() && from_manifests.is_empty() {
             return Err(RunError::NoReferences);
         }
+        let sandbox = self.sandbox(&policy, &from_manifests);
         let walk = WalkOptions {
             jobs: self.jobs,
             deep: self.deep,
@@ -129,7 +130,24 @@ impl Inputs {
             listed,
             release,
             from_manifests,
+            sandbox,
         })
+    }
+
+    /// The Windows nodes' sandbox image ([`sandbox`]), when Windows nodes are in scope: a node
+    /// list with Windows nodes, a release (its Windows components), or pod templates whose pods
+    /// can land on Windows hosts. Not for references typed or listed alone: their hosts are
+    /// the policy's, not a cluster's.
+    fn sandbox(&self, policy: &Policy, from_manifests: &[Target]) -> Option<Target> {
+        let on_windows = |p: &Policy| p.hosts().iter().any(|h| h.platform.is_windows());
+        let templated = from_manifests
+            .iter()
+            .any(|t| t.scope.as_ref().is_some_and(|s| on_windows(&s.policy)));
+        let cluster = self.nodes.is_some() || self.release.is_some();
+        match (cluster && on_windows(policy)) || templated {
+            true => sandbox(policy),
+            false => None,
+        }
     }
 
     /// Refuses two inputs read from standard input (`-`): the first would take it all.
