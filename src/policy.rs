@@ -174,16 +174,20 @@ pub struct WindowsPolicy {
     pub sandbox_image: Option<String>,
 }
 
+/// Checks a `windows.sandbox_image` value: `none`, or a reference.
+fn check_sandbox_image(s: &str) -> Result<(), String> {
+    match s == "none" {
+        true => Ok(()),
+        false => s.parse::<crate::reference::ImageRef>().map(drop).map_err(|e| {
+            format!("windows.sandbox_image: {e} (give a reference, or none to skip the sandbox image)")
+        }),
+    }
+}
+
 /// Deserialises `windows.sandbox_image`: `none`, or a reference.
 fn sandbox_image<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     let s = String::deserialize(d)?;
-    if s != "none" {
-        s.parse::<crate::reference::ImageRef>().map_err(|e| {
-            serde::de::Error::custom(format!(
-                "windows.sandbox_image: {e} (give a reference, or none to skip the sandbox image)"
-            ))
-        })?;
-    }
+    check_sandbox_image(&s).map_err(serde::de::Error::custom)?;
     Ok(Some(s))
 }
 
@@ -477,6 +481,20 @@ impl Policy {
             .as_ref()
             .map(|w| w.isolation)
             .unwrap_or_default()
+    }
+
+    /// The policy with `image` (a reference, or `none`) as its `windows.sandbox_image`
+    /// (`--sandbox-image`); a policy without Windows hosts is unchanged.
+    pub fn with_sandbox_image(mut self, image: &str) -> Result<Policy, PolicyError> {
+        check_sandbox_image(image).map_err(|reason| PolicyError {
+            origin: "--sandbox-image".to_string(),
+            reason,
+            source: None,
+        })?;
+        if let Some(w) = &mut self.windows {
+            w.sandbox_image = Some(image.to_string());
+        }
+        Ok(self)
     }
 
     /// The sandbox (pause) image the Windows nodes pull for every pod (`windows.sandbox_image`),

@@ -26,6 +26,7 @@ mod ocmirror;
 mod output;
 mod release;
 mod rules;
+mod sandbox;
 mod schema;
 mod selection;
 mod tekton;

@@ -44,6 +44,9 @@ pub struct Inputs {
     /// The size limit of each input file read (`--max-input-size`): node lists, reference
     /// lists, ImageSets, pod templates (each file of a directory).
     pub max_input_bytes: u64,
+    /// The Windows nodes' sandbox image in place of the policy's `windows.sandbox_image`
+    /// (`--sandbox-image`; `none`: not checked).
+    pub sandbox_image: Option<String>,
 }
 
 /// A release image whose components a run verifies (`--from-release`).
@@ -70,6 +73,7 @@ impl Default for Inputs {
             deep: false,
             jobs: 16,
             max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
+            sandbox_image: None,
         }
     }
 }
@@ -176,9 +180,13 @@ impl Inputs {
         }
     }
 
-    /// The policy, with the hosts of the node list in place of its own.
+    /// The policy, with the sandbox image given in place of its own and the hosts of the node
+    /// list in place of its own.
     fn policy(&self, note: &mut impl FnMut(Note)) -> Result<Policy, RunError> {
-        let policy = Policy::load(&self.policy)?;
+        let mut policy = Policy::load(&self.policy)?;
+        if let Some(image) = &self.sandbox_image {
+            policy = policy.with_sandbox_image(image)?;
+        }
         Ok(match &self.nodes {
             Some(path) => {
                 let read = nodes::read_nodes(path, self.max_input_bytes)?;
