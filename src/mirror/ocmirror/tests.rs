@@ -15,17 +15,34 @@ fn imageset(platforms: &[&str], repo: Option<&str>, tag: Option<&str>) -> Origin
     }
 }
 
+/// One row: the oc-mirror rule and its source, the origin, the reference, the policy, the
+/// findings expected and a text the first must hold.
+type Row<'a> = (
+    &'a str,
+    Origin,
+    &'a ImageRef,
+    &'a Policy,
+    &'a [&'a str],
+    &'a str,
+);
+
+fn check_rows(graph: &Graph, rows: Vec<Row>) {
+    for (rule, origin, reference, policy, want, text) in rows {
+        let found = predict(graph, reference, policy, std::slice::from_ref(&origin));
+        assert_eq!(ids(&found), want, "{rule}");
+        if let Some(first) = found.first() {
+            assert!(first.message.contains(text), "{rule}: {}", first.message);
+        }
+    }
+}
+
 #[tokio::test]
-async fn what_oc_mirror_copies_is_judged_before_mirroring() {
+async fn the_platforms_filter_decides_which_entries_are_copied() {
     let graph = fixture("good").await;
     let windows = Policy::default_policy();
     let linux = Policy::load("linux-only").unwrap();
     let tagged: ImageRef = "quay.io/org/csi-driver:v1".parse().unwrap();
-    let pinned: ImageRef = format!("quay.io/org/csi-driver@{}", graph.root.digest)
-        .parse()
-        .unwrap();
-    // (source rule, origin, reference, policy, findings expected, text the first must hold)
-    let rows: [(&str, Origin, &ImageRef, &Policy, &[&str], &str); 11] = [
+    let rows: Vec<Row> = vec![
         (
             "type_config.go AdditionalImage.Platforms / type_internal.go CopyImageSchema.Platforms: \
              empty copies every platform",
@@ -68,6 +85,30 @@ async fn what_oc_mirror_copies_is_judged_before_mirroring() {
             "",
         ),
         (
+            "a reference typed or listed, not from an ImageSetConfiguration: nothing to predict",
+            Origin::Sandbox {
+                key: "windows.sandbox_image".into(),
+            },
+            &tagged,
+            &windows,
+            &[],
+            "",
+        ),
+    ];
+    check_rows(&graph, rows);
+}
+
+#[tokio::test]
+async fn target_repo_and_tag_decide_where_it_lands() {
+    let graph = fixture("good").await;
+    let windows = Policy::default_policy();
+    let linux = Policy::load("linux-only").unwrap();
+    let tagged: ImageRef = "quay.io/org/csi-driver:v1".parse().unwrap();
+    let pinned: ImageRef = format!("quay.io/org/csi-driver@{}", graph.root.digest)
+        .parse()
+        .unwrap();
+    let rows: Vec<Row> = vec![
+        (
             "local_stored_collector.go AdditionalImagesCollector: targetRepo replaces the path",
             imageset(&[], Some("mirrored/csi"), None),
             &tagged,
@@ -107,24 +148,8 @@ async fn what_oc_mirror_copies_is_judged_before_mirroring() {
             &[],
             "",
         ),
-        (
-            "a reference typed or listed, not from an ImageSetConfiguration: nothing to predict",
-            Origin::Sandbox {
-                key: "windows.sandbox_image".into(),
-            },
-            &tagged,
-            &windows,
-            &[],
-            "",
-        ),
     ];
-    for (rule, origin, reference, policy, want, text) in rows {
-        let found = predict(&graph, reference, policy, std::slice::from_ref(&origin));
-        assert_eq!(ids(&found), want, "{rule}");
-        if let Some(first) = found.first() {
-            assert!(first.message.contains(text), "{rule}: {}", first.message);
-        }
-    }
+    check_rows(&graph, rows);
 }
 
 #[tokio::test]
