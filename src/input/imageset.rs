@@ -257,13 +257,18 @@ fn unread(m: &MirrorSection) -> Vec<&'static str> {
     .collect()
 }
 
+/// A platform filter of a section imgcheck does not read: its field, the `os/architecture`
+/// it keeps, and why it keeps those.
+struct SectionFilter {
+    field: String,
+    kept: Vec<String>,
+    why: &'static str,
+}
+
 /// Every platform filter of the sections imgcheck does not read, with its field and why it
 /// keeps what it keeps: `mirror.platform`'s (when it names a release), each operator's and
 /// each chart's (only when set: an empty one copies every platform).
-fn section_filters(
-    m: &MirrorSection,
-    origin: &str,
-) -> Result<Vec<(String, Vec<String>, &'static str)>, InputError> {
+fn section_filters(m: &MirrorSection, origin: &str) -> Result<Vec<SectionFilter>, InputError> {
     let mut out = Vec::new();
     if let Some(p) = m
         .platform
@@ -271,7 +276,11 @@ fn section_filters(
         .filter(|p| !p.channels.is_empty() || p.release.is_some())
     {
         let (kept, why) = release_platforms(p, origin)?;
-        out.push(("mirror.platform.platforms".to_string(), kept, why));
+        out.push(SectionFilter {
+            field: "mirror.platform.platforms".to_string(),
+            kept,
+            why,
+        });
     }
     let operators = m
         .operators
@@ -297,7 +306,11 @@ fn section_filters(
     for (field, f) in operators.chain(helm) {
         let kept = filters(&f.platforms, &field, origin)?;
         if !kept.is_empty() {
-            out.push((field, kept, "an empty filter would copy every platform"));
+            out.push(SectionFilter {
+                field,
+                kept,
+                why: "an empty filter would copy every platform",
+            });
         }
     }
     Ok(out)
@@ -316,7 +329,7 @@ fn unread_warnings(m: &MirrorSection, origin: &str) -> Result<Vec<String>, Input
             )
         })
         .collect();
-    for (field, kept, why) in section_filters(m, origin)? {
+    for SectionFilter { field, kept, why } in section_filters(m, origin)? {
         if !kept.iter().any(|p| p.starts_with("windows/")) {
             out.push(format!(
                 "{origin}: {field}: oc-mirror copies {} only ({why}): the Windows entries of \

@@ -72,7 +72,14 @@ fn imageset_sections_not_read_are_warned_about() {
 #[test]
 fn additional_images_carry_what_oc_mirror_copies_and_where() {
     // (rule and source, entry YAML, platforms, targetRepo, targetTag)
-    let rows: [(&str, &str, &[&str], Option<&str>, Option<&str>); 4] = [
+    type Row<'a> = (
+        &'a str,
+        &'a str,
+        &'a [&'a str],
+        Option<&'a str>,
+        Option<&'a str>,
+    );
+    let rows: [Row; 4] = [
         (
             "type_config.go AdditionalImage.Platforms: empty mirrors all platforms \
              (type_internal.go CopyImageSchema.Platforms: nil means all)",
