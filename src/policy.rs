@@ -163,6 +163,32 @@ pub struct WindowsPolicy {
     /// How the pods are isolated (default `process`).
     #[serde(default)]
     pub isolation: Isolation,
+    /// The pause image every Windows pod pulls first (`windows.sandbox_image`: WMCO's
+    /// containerd `sandbox_image`; `none` skips it): judged wherever Windows nodes are in
+    /// scope. Absent: none.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "sandbox_image"
+    )]
+    pub sandbox_image: Option<String>,
+}
+
+/// Checks a `windows.sandbox_image` value: `none`, or a reference.
+fn check_sandbox_image(s: &str) -> Result<(), String> {
+    match s == "none" {
+        true => Ok(()),
+        false => s.parse::<crate::reference::ImageRef>().map(drop).map_err(|e| {
+            format!("windows.sandbox_image: {e} (give a reference, or none to skip the sandbox image)")
+        }),
+    }
+}
+
+/// Deserialises `windows.sandbox_image`: `none`, or a reference.
+fn sandbox_image<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let s = String::deserialize(d)?;
+    check_sandbox_image(&s).map_err(serde::de::Error::custom)?;
+    Ok(Some(s))
 }
 
 /// A policy: the hosts a reference must serve.
@@ -377,6 +403,7 @@ impl Policy {
             runtimes: linux_runtimes,
         });
         let isolation = self.isolation();
+        let sandbox_image = self.windows.as_ref().and_then(|w| w.sandbox_image.clone());
         self.windows = (!windows.is_empty()).then(|| WindowsPolicy {
             architectures: archs(&windows),
             builds: uniq(
@@ -385,6 +412,7 @@ impl Policy {
                     .filter_map(|h| h.platform.windows_version().map(|v| Build(v.build))),
             ),
             isolation,
+            sandbox_image,
         });
         let windows_runtimes = runtimes(&windows);
         if !windows_runtimes.is_empty() {
@@ -453,6 +481,31 @@ impl Policy {
             .as_ref()
             .map(|w| w.isolation)
             .unwrap_or_default()
+    }
+
+    /// The policy with `image` (a reference, or `none`) as its `windows.sandbox_image`
+    /// (`--sandbox-image`); a policy without Windows hosts is unchanged.
+    pub fn with_sandbox_image(mut self, image: &str) -> Result<Policy, PolicyError> {
+        check_sandbox_image(image).map_err(|reason| PolicyError {
+            origin: "--sandbox-image".to_string(),
+            reason,
+            source: None,
+        })?;
+        if let Some(w) = &mut self.windows {
+            w.sandbox_image = Some(image.to_string());
+        }
+        Ok(self)
+    }
+
+    /// The sandbox (pause) image the Windows nodes pull for every pod (`windows.sandbox_image`),
+    /// when Windows hosts are judged and the key names one (`none`: no image).
+    pub fn sandbox_image(&self) -> Option<crate::reference::ImageRef> {
+        let w = self.windows.as_ref()?;
+        let has_windows = self.hosts().iter().any(|h| h.platform.is_windows());
+        match w.sandbox_image.as_deref() {
+            Some(s) if s != "none" && has_windows => s.parse().ok(),
+            _ => None,
+        }
     }
 
     /// The Windows builds the policy supports.

@@ -163,6 +163,11 @@ pub struct RefInput {
         value_parser = clap::builder::NonEmptyStringValueParser::new()
     )]
     release_images: Vec<String>,
+    /// The Windows nodes' sandbox (pause) image, instead of the policy's
+    /// `windows.sandbox_image`; `none`: do not check it. Judged wherever Windows nodes are in
+    /// scope (--nodes with Windows nodes, --from-release, --from-manifests with Windows pods).
+    #[arg(long, value_name = "REF|none", env = "IMGCHECK_SANDBOX_IMAGE")]
+    sandbox_image: Option<String>,
 }
 
 impl RefInput {
@@ -178,6 +183,7 @@ impl RefInput {
                 reference: r.clone(),
                 components: self.release_images.clone(),
             }),
+            sandbox_image: self.sandbox_image.clone(),
             ..Inputs::default()
         }
     }

@@ -177,11 +177,38 @@ pub enum Origin {
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         init: bool,
     },
+    /// An entry of an oc-mirror ImageSetConfiguration (`--from-imageset`), with what oc-mirror
+    /// v2 copies of it and where it puts it.
+    Imageset {
+        /// The file.
+        path: String,
+        /// The entry, e.g. `mirror.additionalImages[0]`.
+        entry: String,
+        /// Its `platforms` filter as `os/architecture` (absent: oc-mirror copies every
+        /// platform).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        platforms: Vec<String>,
+        /// Its `targetRepo`: the repository path oc-mirror writes the image to instead of the
+        /// source's.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        target_repo: Option<String>,
+        /// Its `targetTag`: the tag oc-mirror writes instead of the source's.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        target_tag: Option<String>,
+    },
+    /// The pause image every Windows pod pulls first (the policy's `windows.sandbox_image`,
+    /// WMCO's containerd `sandbox_image`): judged wherever Windows nodes are in scope.
+    Sandbox {
+        /// The policy key that names it: `windows.sandbox_image`.
+        key: String,
+    },
 }
 
 impl fmt::Display for Origin {
     /// One line for text reports: `release 4.18.0 (REF) component azure-file-csi-driver`,
-    /// `DaemonSet ns/name container csi-driver (ds.yaml)`.
+    /// `DaemonSet ns/name container csi-driver (ds.yaml)`, `mirror.additionalImages[0] of
+    /// isc.yaml (platforms linux/amd64)`, `sandbox image of Windows nodes (policy
+    /// windows.sandbox_image)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Origin::Release {
@@ -201,6 +228,32 @@ impl fmt::Display for Origin {
             } => {
                 let kind = if *init { "init container" } else { "container" };
                 write!(f, "{object} {kind} {container} ({path})")
+            }
+            Origin::Imageset {
+                path,
+                entry,
+                platforms,
+                target_repo,
+                target_tag,
+            } => {
+                write!(f, "{entry} of {path}")?;
+                let mut copied = Vec::new();
+                if !platforms.is_empty() {
+                    copied.push(format!("platforms {}", platforms.join(", ")));
+                }
+                if let Some(r) = target_repo {
+                    copied.push(format!("targetRepo {r}"));
+                }
+                if let Some(t) = target_tag {
+                    copied.push(format!("targetTag {t}"));
+                }
+                match copied.is_empty() {
+                    true => Ok(()),
+                    false => write!(f, " ({})", copied.join("; ")),
+                }
+            }
+            Origin::Sandbox { key } => {
+                write!(f, "sandbox image of Windows nodes (policy {key})")
             }
         }
     }

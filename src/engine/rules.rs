@@ -73,6 +73,9 @@ pub enum Rule {
     ForeignLayerNotMirrored,
     /// Where the image is pulled from under the mirror configuration (mirror-check).
     MirrorResolved,
+    /// An ImageSetConfiguration's `targetRepo`/`targetTag` puts the image where the nodes will
+    /// not look for it (mirror-check --pre --from-imageset).
+    MirrorTargetMoved,
 }
 
 /// Which command reports a rule.
@@ -297,6 +300,13 @@ const RULES: &[RuleInfo] = &[
         command: Command::MirrorCheck,
         hint: "none needed",
     },
+    RuleInfo {
+        rule: Rule::MirrorTargetMoved,
+        id: "mirror-target-moved",
+        severity: Severity::Error,
+        command: Command::MirrorCheck,
+        hint: "drop targetRepo/targetTag from the ImageSetConfiguration entry, or end targetRepo with the source repository path: Windows nodes (WMCO) ask each mirror registry for the source's own path, and a pull by tag asks for the source's tag",
+    },
 ];
 
 // Row `i` describes the rule declared `i`-th, so a rule finds its row by its discriminant.
@@ -437,6 +447,7 @@ mod tests {
             Rule::MirrorWindowsDropped => 25,
             Rule::ForeignLayerNotMirrored => 26,
             Rule::MirrorResolved => 27,
+            Rule::MirrorTargetMoved => 28,
         };
         for (i, r) in Rule::ALL.iter().enumerate() {
             assert_eq!(position(*r), i, "{r:?}");
@@ -452,7 +463,7 @@ mod tests {
     #[test]
     fn the_table_has_one_row_per_rule_with_a_kebab_case_id_and_a_hint() {
         assert_eq!(RULES.len(), Rule::ALL.len());
-        assert_eq!(Rule::ALL.len(), 28);
+        assert_eq!(Rule::ALL.len(), 29);
         for (i, row) in RULES.iter().enumerate() {
             assert_eq!(row.rule as usize, i, "{row:?}");
             assert_eq!(row.rule.info().id, row.id);

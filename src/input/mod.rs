@@ -2,16 +2,17 @@
 //! ImageSet configurations a run verifies, and the one error a bad input is.
 //!
 //! - [`read_reference_list`], [`read_imageset`]: plain reference lists (`--from-file`) and
-//!   oc-mirror ImageSetConfigurations (`--from-imageset`).
+//!   oc-mirror ImageSetConfigurations (`--from-imageset`), each entry with what oc-mirror
+//!   copies of it ([`ImageSetEntry`]).
 //! - [`InputError`]: which input, what is wrong with it, and the error behind it.
 
 mod error;
 mod file;
+mod imageset;
 mod lists;
 
 pub use error::InputError;
 pub use file::DEFAULT_MAX_INPUT_BYTES;
 pub(crate) use file::{read_file, read_text};
-pub use lists::{
-    ImageSet, parse_imageset, parse_reference_list, read_imageset, read_reference_list,
-};
+pub use imageset::{ImageSet, ImageSetEntry, is_valid_target_repo, parse_imageset, read_imageset};
+pub use lists::{parse_reference_list, read_reference_list};

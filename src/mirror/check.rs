@@ -3,11 +3,13 @@
 //! For each source reference: resolve it under the mirror configuration ([`targets`]),
 //! gather the evidence ([`gather`]: the source graph, what each mirror holds, the layer
 //! blobs) and judge it ([`judge`], pure). With `--pre`, the source is judged before
-//! mirroring instead ([`pre_check`]). [`check_all`] runs the references a few at a time.
+//! mirroring instead ([`pre_check`], and what oc-mirror will copy of an ImageSetConfiguration
+//! entry: [`judge_copy`]). [`check_all`] runs the references a few at a time.
 
 use super::config::MirrorConfig;
 use super::gather::gather;
 use super::judge::{judge, pre_check};
+use super::ocmirror::judge_copy;
 use super::plan::plan;
 use super::resolve::{Resolution, ResolveError, resolve};
 use crate::engine::{ImageReport, Origin};
@@ -144,7 +146,9 @@ async fn check_before_mirroring(
                 ImageRef::Registry(reg) if run.configured => Some(plan(reg, t.resolution.as_ref())),
                 _ => None,
             };
-            Outcome::Report(pre_check(&g, policy, &policy.runtimes, p.as_ref()))
+            let mut report = pre_check(&g, policy, &policy.runtimes, p.as_ref());
+            judge_copy(&mut report, &g, r, policy, &t.origins);
+            Outcome::Report(report)
         }
         Err(e) => Outcome::fetch_failed(r, e),
     }

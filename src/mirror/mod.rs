@@ -1,7 +1,8 @@
 //! Disconnected mirroring (docs/mirroring.md): read the cluster's mirror configuration
 //! ([`config`]), work out where a node pulls each reference from ([`resolve`]) and how
 //! ([`plan`]), and check the mirror holds the source image byte for byte ([`check`]: the
-//! evidence is gathered by [`gather`] and judged by [`judge`]).
+//! evidence is gathered by [`gather`] and judged by [`judge`]); before mirroring with oc-mirror,
+//! what it will copy of an ImageSetConfiguration entry ([`ocmirror`]).
 
 use std::path::PathBuf;
 
@@ -9,6 +10,7 @@ pub mod check;
 pub mod config;
 pub mod gather;
 pub mod judge;
+pub mod ocmirror;
 pub mod plan;
 pub mod resolve;
 #[cfg(test)]

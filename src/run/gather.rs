@@ -23,9 +23,11 @@ pub struct Plan {
     pub settings: Settings,
     /// Notes about the inputs, in the order they arose.
     pub notes: Vec<Note>,
-    pub(super) listed: Vec<ImageRef>,
+    pub(super) listed: Vec<Target>,
     pub(super) release: Option<ReleasePlan>,
     pub(super) from_manifests: Vec<Target>,
+    /// The Windows nodes' sandbox image, when Windows nodes are in scope.
+    pub(super) sandbox: Option<Target>,
 }
 
 /// The release to read and the components to take from it.
@@ -47,10 +49,10 @@ impl Plan {
 
     /// Every image the inputs name, one target each: typed and listed, the release's
     /// components (read through the run's session, made from `connection`), the pod
-    /// templates'.
+    /// templates', the Windows nodes' sandbox image.
     pub async fn gather(self, connection: Connection) -> Result<Gathered, RunError> {
         let mut link = Link::new(&connection);
-        let mut all: Vec<Target> = self.listed.into_iter().map(Target::plain).collect();
+        let mut all: Vec<Target> = self.listed;
         let mut missing = Vec::new();
         if let Some(plan) = &self.release {
             let payload = link.read_release(&plan.reference).await?;
@@ -59,6 +61,7 @@ impl Plan {
             missing = lacking;
         }
         all.extend(self.from_manifests);
+        all.extend(self.sandbox);
         Ok(Gathered {
             targets: merge(all),
             missing,

@@ -6,10 +6,11 @@ use std::path::PathBuf;
 use super::error::RunError;
 use super::gather::{Connection, Plan, ReleasePlan, Verified};
 use super::progress::{Note, Progress};
-use super::targets::from_manifests;
+use super::targets::{Target, from_manifests, sandbox};
 use super::verify::Settings;
 use crate::cluster::manifests;
 use crate::cluster::nodes::{self, OddNodes};
+use crate::engine::Origin;
 use crate::graph::WalkOptions;
 use crate::input::{DEFAULT_MAX_INPUT_BYTES, read_imageset, read_reference_list};
 use crate::platform::RuntimeProfile;
@@ -47,6 +48,9 @@ pub struct Inputs {
     /// The size limit of each input file read (`--max-input-size`): node lists, reference
     /// lists, ImageSets, pod templates (each file of a directory).
     pub max_input_bytes: u64,
+    /// The Windows nodes' sandbox image in place of the policy's `windows.sandbox_image`
+    /// (`--sandbox-image`; `none`: not checked).
+    pub sandbox_image: Option<String>,
 }
 
 /// A release image whose components a run verifies (`--from-release`).
@@ -74,6 +78,7 @@ impl Default for Inputs {
             deep: false,
             jobs: 16,
             max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
+            sandbox_image: None,
         }
     }
 }
@@ -118,6 +123,7 @@ impl Inputs {
         if release.is_none() && listed.is_empty() && from_manifests.is_empty() {
             return Err(RunError::NoReferences);
         }
+        let sandbox = self.sandbox(&policy, &from_manifests);
         let walk = WalkOptions {
             jobs: self.jobs,
             deep: self.deep,
@@ -133,7 +139,24 @@ impl Inputs {
             listed,
             release,
             from_manifests,
+            sandbox,
         })
+    }
+
+    /// The Windows nodes' sandbox image ([`sandbox`]), when Windows nodes are in scope: a node
+    /// list with Windows nodes, a release (its Windows components), or pod templates whose pods
+    /// can land on Windows hosts. Not for references typed or listed alone: their hosts are
+    /// the policy's, not a cluster's.
+    fn sandbox(&self, policy: &Policy, from_manifests: &[Target]) -> Option<Target> {
+        let on_windows = |p: &Policy| p.hosts().iter().any(|h| h.platform.is_windows());
+        let templated = from_manifests
+            .iter()
+            .any(|t| t.scope.as_ref().is_some_and(|s| on_windows(&s.policy)));
+        let cluster = self.nodes.is_some() || self.release.is_some();
+        match (cluster && on_windows(policy)) || templated {
+            true => sandbox(policy),
+            false => None,
+        }
     }
 
     /// Refuses two inputs read from standard input (`-`): the first would take it all.
@@ -162,9 +185,13 @@ impl Inputs {
         }
     }
 
-    /// The policy, with the hosts of the node list in place of its own.
+    /// The policy, with the sandbox image given in place of its own and the hosts of the node
+    /// list in place of its own.
     fn policy(&self, note: &mut impl FnMut(Note)) -> Result<Policy, RunError> {
-        let policy = Policy::load(&self.policy)?;
+        let mut policy = Policy::load(&self.policy)?;
+        if let Some(image) = &self.sandbox_image {
+            policy = policy.with_sandbox_image(image)?;
+        }
         Ok(match &self.nodes {
             Some(path) => {
                 let read = nodes::read_nodes(path, self.max_input_bytes, self.odd_nodes)?;
@@ -175,8 +202,9 @@ impl Inputs {
         })
     }
 
-    /// The references typed, then those of the lists, then those of the ImageSets.
-    fn listed(&self, note: &mut impl FnMut(Note)) -> Result<Vec<ImageRef>, RunError> {
+    /// The references typed, then those of the lists, then those of the ImageSets (each with
+    /// its entry and what oc-mirror copies of it as its origin).
+    fn listed(&self, note: &mut impl FnMut(Note)) -> Result<Vec<Target>, RunError> {
         let mut refs = self
             .references
             .iter()
@@ -185,15 +213,26 @@ impl Inputs {
         for f in &self.from_files {
             refs.extend(read_reference_list(f, self.max_input_bytes)?);
         }
+        let mut targets: Vec<Target> = refs.into_iter().map(Target::plain).collect();
         for f in &self.imagesets {
             let set = read_imageset(f, self.max_input_bytes)?;
             set.warnings
                 .into_iter()
                 .map(Note::ImagesetUnread)
                 .for_each(&mut *note);
-            refs.extend(set.images);
+            targets.extend(set.entries.into_iter().map(|e| Target {
+                origins: vec![Origin::Imageset {
+                    path: f.clone(),
+                    entry: e.entry,
+                    platforms: e.platforms,
+                    target_repo: e.target_repo,
+                    target_tag: e.target_tag,
+                }],
+                reference: e.image,
+                scope: None,
+            }));
         }
-        Ok(refs)
+        Ok(targets)
     }
 
     /// The release and the components to verify: those named, else the policy's.

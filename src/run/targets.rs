@@ -129,6 +129,23 @@ pub fn from_release(release: &Release, names: &[String]) -> (Vec<Target>, Vec<Im
     (targets, missing)
 }
 
+/// The sandbox (pause) image the policy's Windows nodes pull for every pod
+/// (`windows.sandbox_image`), judged for the Windows hosts only; `None` when the policy judges
+/// no Windows host or names no sandbox image.
+pub fn sandbox(policy: &Policy) -> Option<Target> {
+    let reference = policy.sandbox_image()?;
+    Some(Target {
+        reference,
+        origins: vec![Origin::Sandbox {
+            key: "windows.sandbox_image".to_string(),
+        }],
+        scope: Some(Scope {
+            policy: policy.scoped(|h| h.platform.is_windows(), policy.isolation()),
+            placement: "every pod on a Windows node".to_string(),
+        }),
+    })
+}
+
 /// The labels a node of `host` carries that pod placement can test: `kubernetes.io/os`,
 /// `kubernetes.io/arch` and, on Windows, `node.kubernetes.io/windows-build` (`10.0.17763`).
 pub fn host_labels(host: &Host) -> BTreeMap<&'static str, String> {

@@ -606,9 +606,13 @@ pub fn fixture(name: &str) -> PathBuf {
     fixtures_dir().join("layouts").join(name)
 }
 
-/// The imgcheck binary built for this test run.
+/// The imgcheck binary built for this test run. The Windows nodes' sandbox image is not
+/// checked (`IMGCHECK_SANDBOX_IMAGE=none`): the policies name Microsoft's, which a test
+/// registry does not hold; `tests/sandbox.rs` sets its own.
 pub fn imgcheck() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_imgcheck"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_imgcheck"));
+    cmd.env("IMGCHECK_SANDBOX_IMAGE", "none");
+    cmd
 }
 
 /// Runs imgcheck with `args` to the end.

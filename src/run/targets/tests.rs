@@ -283,3 +283,65 @@ proptest::proptest! {
         proptest::prop_assert_eq!(shape(&merge(targets)), want);
     }
 }
+
+/// Issue 20, item 4: the Windows nodes' sandbox image (WMCO's containerd `sandbox_image`,
+/// openshift/windows-machine-config-operator `pkg/internal/containerd_conf.toml`) is a target
+/// judged for the Windows hosts only, saying why it is there; none without Windows hosts, or
+/// with `sandbox_image: none`.
+#[test]
+fn the_sandbox_image_is_judged_for_the_windows_hosts() {
+    let policy = Policy::default_policy();
+    let t = sandbox(&policy).expect("the OpenShift policies name WMCO's pause image");
+    assert_eq!(
+        t.reference.to_string(),
+        "mcr.microsoft.com/oss/kubernetes/pause:3.9"
+    );
+    assert_eq!(
+        t.origins[0].to_string(),
+        "sandbox image of Windows nodes (policy windows.sandbox_image)"
+    );
+    let hosts: Vec<String> = t
+        .scope
+        .as_ref()
+        .unwrap()
+        .policy
+        .hosts()
+        .iter()
+        .map(Host::label)
+        .collect();
+    assert_eq!(
+        hosts,
+        ["windows/amd64:10.0.17763", "windows/amd64:10.0.20348"]
+    );
+
+    let rows = [
+        ("linux-only policy", Policy::load("linux-only").unwrap()),
+        (
+            "sandbox_image: none",
+            Policy::parse(
+                "name: p\nwindows:\n  architectures: [amd64]\n  builds: [17763]\n  sandbox_image: none\n",
+                "p.yaml",
+            )
+            .unwrap(),
+        ),
+        (
+            "no key",
+            Policy::parse("name: p\nwindows:\n  architectures: [amd64]\n  builds: [17763]\n", "p.yaml")
+                .unwrap(),
+        ),
+        (
+            "a cluster without Windows nodes",
+            policy.clone().with_hosts(vec![Host::of(crate::platform::Platform::new("linux", "amd64"))]),
+        ),
+    ];
+    for (what, p) in rows {
+        assert!(sandbox(&p).is_none(), "{what}");
+    }
+    let err = Policy::parse(
+        "name: p\nwindows:\n  architectures: [amd64]\n  builds: [17763]\n  sandbox_image: 'Not A Ref'\n",
+        "p.yaml",
+    )
+    .unwrap_err();
+    let err = crate::error::one_line(&err);
+    assert!(err.contains("windows.sandbox_image"), "{err}");
+}
