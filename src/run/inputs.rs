@@ -10,6 +10,7 @@ use super::targets::from_manifests;
 use super::verify::Settings;
 use crate::cluster::manifests;
 use crate::cluster::nodes::{self, OddNodes};
+use crate::cluster::scheduling::NodeFacts;
 use crate::graph::WalkOptions;
 use crate::input::{DEFAULT_MAX_INPUT_BYTES, read_imageset, read_reference_list};
 use crate::platform::RuntimeProfile;
@@ -99,7 +100,7 @@ impl Inputs {
             progress.note(&n);
             notes.push(n);
         };
-        let policy = self.policy(&mut note)?;
+        let (policy, cluster) = self.policy(&mut note)?;
         let runtimes = match self.runtimes.is_empty() {
             true => policy.runtimes.clone(),
             false => self.runtimes.clone(),
@@ -109,8 +110,12 @@ impl Inputs {
         let from_manifests = match &self.manifests {
             Some(path) => {
                 let uses = manifests::read_manifests(path, self.max_input_bytes)?;
-                undecided(&uses).into_iter().for_each(&mut note);
-                from_manifests(&uses, &policy)
+                if cluster.is_none() {
+                    undecided(&uses).into_iter().for_each(&mut note);
+                }
+                let (targets, kept_off) = from_manifests(&uses, &policy, cluster.as_deref());
+                kept_off.into_iter().for_each(&mut note);
+                targets
             }
             None => Vec::new(),
         };
@@ -162,16 +167,20 @@ impl Inputs {
         }
     }
 
-    /// The policy, with the hosts of the node list in place of its own.
-    fn policy(&self, note: &mut impl FnMut(Note)) -> Result<Policy, RunError> {
+    /// The policy, with the hosts of the node list in place of its own, and what placement
+    /// reads of the nodes (`None` without a node list).
+    fn policy(
+        &self,
+        note: &mut impl FnMut(Note),
+    ) -> Result<(Policy, Option<Vec<NodeFacts>>), RunError> {
         let policy = Policy::load(&self.policy)?;
         Ok(match &self.nodes {
             Some(path) => {
                 let read = nodes::read_nodes(path, self.max_input_bytes, self.odd_nodes)?;
                 read.notes.into_iter().map(Note::NodeRuntime).for_each(note);
-                policy.with_hosts(read.hosts)
+                (policy.with_hosts(read.hosts), Some(read.nodes))
             }
-            None => policy,
+            None => (policy, None),
         })
     }
 
