@@ -13,7 +13,8 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     path.to_str().unwrap().to_string()
 }
 
-/// A DaemonSet running `image` as container `name`, on nodes of `os`, HostProcess or not.
+/// A DaemonSet running `image` as container `name`, on nodes of `os`, HostProcess or not,
+/// tolerating WMCO's `os=Windows:NoSchedule` as the Windows CSI node DaemonSets do.
 fn daemonset(ds: &str, os: &str, hostprocess: bool, containers: &[(&str, &str)]) -> String {
     let security = match hostprocess {
         true => {
@@ -24,7 +25,7 @@ fn daemonset(ds: &str, os: &str, hostprocess: bool, containers: &[(&str, &str)])
     let mut doc = format!(
         "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: {ds}\n  namespace: openshift-cluster-csi-drivers\n\
          spec:\n  selector:\n    matchLabels: {{app: {ds}}}\n  template:\n    metadata:\n      labels: {{app: {ds}}}\n\
-         \x20   spec:\n      nodeSelector:\n        kubernetes.io/os: {os}\n{security}      containers:\n"
+         \x20   spec:\n      nodeSelector:\n        kubernetes.io/os: {os}\n      tolerations:\n      - {{key: os, operator: Equal, value: Windows, effect: NoSchedule}}\n{security}      containers:\n"
     );
     for (name, image) in containers {
         doc.push_str(&format!("      - name: {name}\n        image: {image}\n"));

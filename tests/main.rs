@@ -23,6 +23,7 @@ mod hostile;
 mod mirror;
 mod nodes;
 mod output;
+mod placement;
 mod release;
 mod rules;
 mod schema;
