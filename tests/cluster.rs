@@ -44,7 +44,7 @@ fn cluster_without(dir: &Path, name: &str, drop: impl Fn(&Value) -> bool) -> Str
 
 /// Fails unless `doc` keeps to docs/report.schema.json (origins of both kinds included).
 #[track_caller]
-fn assert_schema(doc: &Value) {
+pub(crate) fn assert_schema(doc: &Value) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json");
     let schema: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     let v = jsonschema::validator_for(&schema).expect("the schema compiles");

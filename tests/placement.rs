@@ -8,6 +8,7 @@
 
 use std::path::Path;
 
+use crate::cluster::assert_schema;
 use crate::common::{Registry, fixture, fixtures_dir, json_of, run_imgcheck as run};
 use serde_json::Value;
 
@@ -80,6 +81,7 @@ fn a_controller_on_master_nodes_is_judged_there_only() {
     let out = run(&[&args[..], &["--format", "json"]].concat());
     assert_eq!(out.status.code(), Some(1));
     let doc = json_of(&out);
+    assert_schema(&doc);
     let fail = |r: &str| (r.to_string(), "fail".to_string());
     let pass = |r: &str| (r.to_string(), "pass".to_string());
     assert_eq!(
@@ -188,6 +190,7 @@ fn an_untolerated_taint_keeps_pods_off() {
     ]);
     let doc = json_of(&out);
     assert_eq!(out.status.code(), Some(0), "{doc:#}");
+    assert_schema(&doc);
     let nodes_judged: Vec<&str> = doc["images"][0]["hosts"]
         .as_array()
         .unwrap()
