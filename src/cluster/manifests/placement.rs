@@ -185,13 +185,16 @@ impl Placement {
             return Err(Refusal::Labels);
         }
         let bound = self.node_name.is_some();
-        let taints: Vec<Taint> = node
+        // A bound pod meets only the kubelet's check, which looks at NoExecute taints.
+        let blocking = node
             .taints
             .iter()
-            .filter(|t| !bound || t.effect == Effect::NoExecute)
-            .cloned()
-            .collect();
-        if let Some(t) = untolerated(&taints, &self.tolerations) {
+            .filter(|t| match bound {
+                true => t.effect == Effect::NoExecute,
+                false => t.effect.repels(),
+            })
+            .find(|t| !self.tolerations.iter().any(|x| x.tolerates(t)));
+        if let Some(t) = blocking {
             return Err(Refusal::Taint(t.clone()));
         }
         let cordon = Taint {
