@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cluster::scheduling::Taint;
 use crate::platform::{Platform, RuntimeProfile, WindowsVersion, build_name};
 
 /// Policies compiled into the binary, by name.
@@ -120,6 +121,10 @@ pub struct LinuxPolicy {
     /// Kubernetes (default: the newest containerd).
     #[serde(default = "default_runtimes", deserialize_with = "unique")]
     pub runtimes: Vec<RuntimeProfile>,
+    /// Taints every Linux host carries (`key[=value]:Effect`): a pod that does not tolerate
+    /// one is not judged for the Linux hosts (without `--nodes`; with it, each node's own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<Taint>,
 }
 
 /// How the Windows pods that run the image are isolated (`windows.isolation`).
@@ -163,6 +168,11 @@ pub struct WindowsPolicy {
     /// How the pods are isolated (default `process`).
     #[serde(default)]
     pub isolation: Isolation,
+    /// Taints every Windows host carries (`os=Windows:NoSchedule` on OpenShift, set by
+    /// WMCO): a pod that does not tolerate one is not judged for the Windows hosts (without
+    /// `--nodes`; with it, each node's own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<Taint>,
     /// The pause image every Windows pod pulls first (`windows.sandbox_image`: WMCO's
     /// containerd `sandbox_image`; `none` skips it): judged wherever Windows nodes are in
     /// scope. Absent: none.
@@ -398,9 +408,11 @@ impl Policy {
             known if known.is_empty() => self.linux_runtimes(),
             known => known,
         };
+        let (linux_taints, windows_taints) = (self.taints(false), self.taints(true));
         self.linux = (!linux.is_empty()).then(|| LinuxPolicy {
             architectures: archs(&linux),
             runtimes: linux_runtimes,
+            taints: linux_taints,
         });
         let isolation = self.isolation();
         let sandbox_image = self.windows.as_ref().and_then(|w| w.sandbox_image.clone());
@@ -413,6 +425,7 @@ impl Policy {
             ),
             isolation,
             sandbox_image,
+            taints: windows_taints,
         });
         let windows_runtimes = runtimes(&windows);
         if !windows_runtimes.is_empty() {
@@ -422,11 +435,26 @@ impl Policy {
         self
     }
 
+    /// The taints the policy gives its Windows (`windows`) or Linux hosts.
+    pub fn taints(&self, windows: bool) -> Vec<Taint> {
+        match windows {
+            true => self.windows.as_ref().map(|w| w.taints.clone()),
+            false => self.linux.as_ref().map(|l| l.taints.clone()),
+        }
+        .unwrap_or_default()
+    }
+
     /// The policy for an image whose pods land only on the hosts `keep` admits, isolated as
     /// `isolation` on Windows: its hosts (a cluster's or its own) narrowed, runtimes and rules
     /// kept.
     pub fn scoped(&self, keep: impl Fn(&Host) -> bool, isolation: Isolation) -> Policy {
-        let hosts = self.hosts().into_iter().filter(|h| keep(h)).collect();
+        self.scoped_to(|h| keep(h).then(|| h.clone()), isolation)
+    }
+
+    /// [`Policy::scoped`] where `keep` may also narrow a host (to the nodes of it the pods
+    /// land on); `None` drops it.
+    pub fn scoped_to(&self, keep: impl Fn(&Host) -> Option<Host>, isolation: Isolation) -> Policy {
+        let hosts = self.hosts().iter().filter_map(keep).collect();
         let mut scoped = self.clone().with_hosts(hosts);
         if let Some(w) = &mut scoped.windows {
             w.isolation = isolation;

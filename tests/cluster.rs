@@ -13,7 +13,8 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     path.to_str().unwrap().to_string()
 }
 
-/// A DaemonSet running `image` as container `name`, on nodes of `os`, HostProcess or not.
+/// A DaemonSet running `image` as container `name`, on nodes of `os`, HostProcess or not,
+/// tolerating WMCO's `os=Windows:NoSchedule` as the Windows CSI node DaemonSets do.
 fn daemonset(ds: &str, os: &str, hostprocess: bool, containers: &[(&str, &str)]) -> String {
     let security = match hostprocess {
         true => {
@@ -24,7 +25,7 @@ fn daemonset(ds: &str, os: &str, hostprocess: bool, containers: &[(&str, &str)])
     let mut doc = format!(
         "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: {ds}\n  namespace: openshift-cluster-csi-drivers\n\
          spec:\n  selector:\n    matchLabels: {{app: {ds}}}\n  template:\n    metadata:\n      labels: {{app: {ds}}}\n\
-         \x20   spec:\n      nodeSelector:\n        kubernetes.io/os: {os}\n{security}      containers:\n"
+         \x20   spec:\n      nodeSelector:\n        kubernetes.io/os: {os}\n      tolerations:\n      - {{key: os, operator: Equal, value: Windows, effect: NoSchedule}}\n{security}      containers:\n"
     );
     for (name, image) in containers {
         doc.push_str(&format!("      - name: {name}\n        image: {image}\n"));
@@ -43,7 +44,7 @@ fn cluster_without(dir: &Path, name: &str, drop: impl Fn(&Value) -> bool) -> Str
 
 /// Fails unless `doc` keeps to docs/report.schema.json (origins of both kinds included).
 #[track_caller]
-fn assert_schema(doc: &Value) {
+pub(crate) fn assert_schema(doc: &Value) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json");
     let schema: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     let v = jsonschema::validator_for(&schema).expect("the schema compiles");

@@ -24,6 +24,7 @@ mod mirror;
 mod nodes;
 mod ocmirror;
 mod output;
+mod placement;
 mod release;
 mod rules;
 mod sandbox;

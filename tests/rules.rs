@@ -340,6 +340,7 @@ async fn every_fixture_layout_gives_its_rules_and_verdict() {
             policy: policy.scoped(|_| false, Isolation::Hostprocess),
             placement: "kubernetes.io/os In [windows]".into(),
         }),
+        landings: vec![],
     };
     let nowhere = row(
         "windows-hp-only, pods landing nowhere",

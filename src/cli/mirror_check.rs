@@ -96,8 +96,9 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
     terminal.start(targets.len());
     let outcomes = mirror::check::check_all(session, &targets, &run, &|o| terminal.done(o)).await;
     terminal.finish();
-    let reports = gathered.finish(outcomes)?.reports;
+    let verified = gathered.finish(outcomes)?;
+    let (reports, extras) = (&verified.reports, verified.extras());
     let now = std::time::SystemTime::now();
-    output::print(report::render(args.format.into(), &reports, now))?;
-    Ok(report::overall(&reports).into())
+    output::print(report::render(args.format.into(), reports, &extras, now))?;
+    Ok(report::overall(reports).into())
 }

@@ -65,14 +65,16 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
     let plan = inputs.plan(&terminal)?;
     let verified = plan.verify(global.connection(jobs)?, &terminal).await;
     terminal.finish();
+    let verified = verified?;
+    let extras = verified.extras();
     let Verified {
         reports,
         stats,
         release_stats,
         ..
-    } = verified?;
+    } = verified;
     let now = std::time::SystemTime::now();
-    output::print(report::render(args.format.into(), &reports, now))?;
+    output::print(report::render(args.format.into(), &reports, &extras, now))?;
     if args.stats {
         let line = stats.unwrap_or_else(|| "requests: none (no registry references)".to_string());
         output::eprintln(format_args!("imgcheck: {} images; {line}", reports.len()));

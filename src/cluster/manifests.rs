@@ -10,6 +10,7 @@
 //! `docs/cluster.md` gives the semantics and their sources.
 
 mod placement;
+mod tolerations;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -19,9 +20,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer};
 use serde_yaml_ng::Value;
 
-pub use placement::{KNOWN_LABELS, Operator, Placement, Requirement, Term};
+pub use placement::{KNOWN_LABELS, Operator, Placement, Refusal, Requirement, Term};
 
 use crate::cluster::nodes::LABEL_OS;
+use crate::cluster::scheduling::daemonset_tolerations;
 use crate::reference::{ImageRef, ReferenceError, RegistryRef};
 
 /// How deep `kind: List` may nest.
@@ -170,6 +172,10 @@ struct PodSpec {
     os: Option<PodOs>,
     affinity: Option<Affinity>,
     security_context: Option<SecurityContext>,
+    #[serde(deserialize_with = "nullable")]
+    tolerations: Vec<tolerations::RawToleration>,
+    node_name: Option<String>,
+    host_network: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -459,7 +465,15 @@ fn pod_uses(
     };
     let spec: PodSpec = serde_yaml_ng::from_value(value.clone())
         .map_err(|e| yaml_problem(&bad_field(value, &field), "wrong type", e))?;
-    let placement = placement(&spec, &field)?;
+    let mut placement = placement(&spec, &field)?;
+    placement.node_name = spec.node_name.clone().filter(|n| !n.is_empty());
+    placement.tolerations =
+        tolerations::convert(&spec.tolerations, &format!("{field}.tolerations"))
+            .map_err(|(field, reason)| Problem::new(field, reason))?;
+    if kind == "DaemonSet" {
+        let added = daemonset_tolerations(spec.host_network.unwrap_or(false));
+        placement.tolerations.extend(added);
+    }
     let pod_hostprocess = host_process(spec.security_context.as_ref());
     let lists = [
         (false, "containers", &spec.containers),
@@ -502,11 +516,14 @@ fn bad_field(value: &Value, field: &str) -> String {
         return field.to_string();
     };
     type Check = fn(&Value) -> bool;
-    let checks: [(&str, Check); 4] = [
+    let checks: [(&str, Check); 7] = [
         ("nodeSelector", fails::<BTreeMap<String, String>>),
         ("os", fails::<PodOs>),
         ("affinity", fails::<Affinity>),
         ("securityContext", fails::<SecurityContext>),
+        ("tolerations", fails::<Vec<tolerations::RawToleration>>),
+        ("nodeName", fails::<String>),
+        ("hostNetwork", fails::<bool>),
     ];
     for (key, fails) in checks {
         if map.get(key).is_some_and(fails) {
@@ -600,7 +617,10 @@ fn placement(spec: &PodSpec, field: &str) -> Result<Placement, Problem> {
                 fields: vec![],
             }]
         };
-        return Ok(Placement { terms });
+        return Ok(Placement {
+            terms,
+            ..Placement::default()
+        });
     };
     let at = format!(
         "{field}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.\
@@ -622,6 +642,9 @@ fn placement(spec: &PodSpec, field: &str) -> Result<Placement, Problem> {
         };
         let expressions = convert(&raw.match_expressions, "matchExpressions")?;
         let fields = convert(&raw.match_fields, "matchFields")?;
+        for (j, f) in fields.iter().enumerate() {
+            field_requirement(f, &format!("{at}[{i}].matchFields[{j}]"))?;
+        }
         if expressions.is_empty() && fields.is_empty() {
             continue; // an empty term matches no node
         }
@@ -636,7 +659,30 @@ fn placement(spec: &PodSpec, field: &str) -> Result<Placement, Problem> {
             "every term is empty, and an empty term matches no node: the pod can land nowhere";
         return Err(Problem::new(at, reason));
     }
-    Ok(Placement { terms })
+    Ok(Placement {
+        terms,
+        ..Placement::default()
+    })
+}
+
+/// A `matchFields` requirement at `field`, checked as the API server validates it
+/// (`ValidateNodeFieldSelectorRequirement`): `metadata.name`, `In` or `NotIn`, one value.
+fn field_requirement(r: &Requirement, field: &str) -> Result<(), Problem> {
+    if r.key != "metadata.name" {
+        let reason = format!("'{}' is not a node field (only metadata.name is)", r.key);
+        return Err(Problem::new(format!("{field}.key"), reason));
+    }
+    if !matches!(r.op, Operator::In | Operator::NotIn) {
+        let reason = format!("{} is not In or NotIn (matchFields takes only these)", r.op);
+        return Err(Problem::new(format!("{field}.operator"), reason));
+    }
+    if r.values.len() != 1 {
+        return Err(Problem::new(
+            format!("{field}.values"),
+            "must be exactly one node name for matchFields",
+        ));
+    }
+    Ok(())
 }
 
 /// One requirement at `field`, checked as the API server validates it.

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_yaml_ng::Value;
 
+use crate::cluster::scheduling::{Effect, NodeFacts, Taint};
 use crate::platform::{Platform, RuntimeProfile, WindowsVersion};
 use crate::policy::{Host, is_known_arch};
 
@@ -42,6 +43,9 @@ pub struct NodeHosts {
     /// The nodes whose runtime or Windows build cannot be read, in the list's order: no row
     /// holds them.
     pub skipped: Vec<SkippedNode>,
+    /// What pod placement reads of each node the rows hold (labels, taints, cordon), in the
+    /// list's order.
+    pub nodes: Vec<NodeFacts>,
 }
 
 /// What to do with a node whose runtime or Windows build cannot be read.
@@ -113,7 +117,24 @@ pub enum NodesCause {
 struct Node {
     kind: String,
     metadata: Metadata,
+    spec: Spec,
     status: Status,
+}
+
+/// What placement reads of a node's `spec` (taints, cordon).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Spec {
+    taints: Option<Vec<RawTaint>>,
+    unschedulable: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawTaint {
+    key: Option<String>,
+    value: Option<String>,
+    effect: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -158,7 +179,7 @@ pub fn parse_nodes(text: &str, origin: &str, odd: OddNodes) -> Result<NodeHosts,
     let items = node_items(text, origin)?;
     type Row = (Platform, Vec<String>);
     let mut rows: BTreeMap<(bool, String, RuntimeProfile), Row> = BTreeMap::new();
-    let (mut notes, mut skipped) = (Vec::new(), Vec::new());
+    let (mut notes, mut skipped, mut facts) = (Vec::new(), Vec::new(), Vec::new());
     for (i, item) in items.into_iter().enumerate() {
         let node: Node = serde_yaml_ng::from_value(item).map_err(|e| NodesError {
             source: Some(NodesCause::Yaml(Arc::new(e))),
@@ -174,6 +195,7 @@ pub fn parse_nodes(text: &str, origin: &str, odd: OddNodes) -> Result<NodeHosts,
             Err(Unusable::Refused(reason)) => return Err(err(reason)),
         };
         notes.extend(note);
+        facts.push(node_facts(&node).map_err(err)?);
         rows.entry((platform.is_windows(), platform.to_string(), runtime))
             .or_insert_with(|| (platform, vec![]))
             .1
@@ -206,6 +228,42 @@ pub fn parse_nodes(text: &str, origin: &str, odd: OddNodes) -> Result<NodeHosts,
         hosts,
         notes,
         skipped,
+        nodes: facts,
+    })
+}
+
+/// What placement reads of `node`: its name, labels (values trimmed), taints and cordon; a
+/// taint without a key or with an unknown effect is refused, naming the node and the field.
+fn node_facts(node: &Node) -> Result<NodeFacts, String> {
+    let name = node.metadata.name.trim().to_string();
+    let mut taints = Vec::new();
+    for (i, t) in node.spec.taints.iter().flatten().enumerate() {
+        let text = |o: &Option<String>| o.as_deref().unwrap_or("").trim().to_string();
+        let field = format!("spec.taints[{i}]");
+        let key = text(&t.key);
+        if key.is_empty() {
+            return Err(format!("node {name}: {field}.key is missing"));
+        }
+        let effect = Effect::parse(&text(&t.effect)).ok_or_else(|| {
+            format!(
+                "node {name}: {field}.effect '{}' is not NoSchedule, PreferNoSchedule or NoExecute",
+                text(&t.effect)
+            )
+        })?;
+        taints.push(Taint {
+            key,
+            value: text(&t.value),
+            effect,
+        });
+    }
+    let labels = node.metadata.labels.iter();
+    Ok(NodeFacts {
+        labels: labels
+            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+            .collect(),
+        taints,
+        unschedulable: node.spec.unschedulable.unwrap_or(false),
+        name,
     })
 }
 

@@ -2,16 +2,32 @@
 
 use serde::Serialize;
 
+use super::placement::{NodePlacement, RunExtras};
 use crate::engine::ImageReport;
 
 #[derive(Serialize)]
 struct JsonDoc<'a> {
     images: &'a [ImageReport],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    notes: &'a [String],
+    #[serde(skip_serializing_if = "<[NodePlacement]>::is_empty")]
+    placements: &'a [NodePlacement],
 }
 
 /// The JSON document `{"images":[…]}`, pretty-printed, without a final newline.
 pub fn json(reports: &[ImageReport]) -> String {
-    serde_json::to_string_pretty(&JsonDoc { images: reports }).expect("reports serialise")
+    json_with(reports, &RunExtras::default())
+}
+
+/// The JSON document with the run's notes (`notes`) and per-node answer (`placements`),
+/// each left out when empty.
+pub fn json_with(reports: &[ImageReport], extras: &RunExtras) -> String {
+    let doc = JsonDoc {
+        images: reports,
+        notes: &extras.notes,
+        placements: &extras.placements,
+    };
+    serde_json::to_string_pretty(&doc).expect("reports serialise")
 }
 
 #[cfg(test)]

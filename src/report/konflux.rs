@@ -30,6 +30,15 @@ pub struct TestOutput {
 /// `SUCCESS`), and the counts are disjoint: an image that could not be checked is in none of
 /// them (the ADR has no count for it), only in the note.
 pub fn konflux(reports: &[ImageReport], now: std::time::SystemTime) -> TestOutput {
+    konflux_with(reports, &[], now)
+}
+
+/// [`konflux`] whose note also carries the run's notes (`; note: …`), after the images.
+pub fn konflux_with(
+    reports: &[ImageReport],
+    notes: &[String],
+    now: std::time::SystemTime,
+) -> TestOutput {
     let count = |keep: &dyn Fn(&ImageReport) -> bool| reports.iter().filter(|r| keep(r)).count();
     let warned = |r: &ImageReport| r.verdict == Verdict::Pass && r.count(Severity::Warning) > 0;
     let fails = count(&|r| r.verdict == Verdict::Fail);
@@ -59,6 +68,9 @@ pub fn konflux(reports: &[ImageReport], now: std::time::SystemTime) -> TestOutpu
                 super::labels::error_rules(r).join(",")
             );
         }
+    }
+    for n in notes {
+        let _ = write!(note, "; note: {n}");
     }
     TestOutput {
         result: result.to_string(),

@@ -14,15 +14,17 @@ mod inspect;
 mod json;
 mod konflux;
 mod labels;
+mod placement;
 mod resolve;
 mod text;
 
 pub use escape::escape;
 pub use inspect::{inspect_json, inspect_text};
-pub use json::json;
-pub use konflux::{TestOutput, konflux};
+pub use json::{json, json_with};
+pub use konflux::{TestOutput, konflux, konflux_with};
+pub use placement::{NodePlacement, RunExtras};
 pub use resolve::{resolve_json, resolve_rows_json};
-pub use text::text;
+pub use text::{text, text_with};
 
 /// Output formats of `verify` and `mirror-check`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,12 +50,21 @@ pub fn overall(reports: &[ImageReport]) -> Verdict {
 
 /// Everything `verify` and `mirror-check` print on standard output for `reports` in `format`;
 /// `now` stamps the Konflux result.
-pub fn render(format: Format, reports: &[ImageReport], now: SystemTime) -> String {
+/// `extras` adds the run's notes and per-node answer: JSON `notes` and `placements`, the
+/// Konflux note's `; note: …` parts, the text report's failing placements (its notes are on
+/// standard error).
+pub fn render(
+    format: Format,
+    reports: &[ImageReport],
+    extras: &RunExtras,
+    now: SystemTime,
+) -> String {
     match format {
-        Format::Text => text(reports),
-        Format::Json => json(reports) + "\n",
+        Format::Text => text_with(reports, &extras.placements),
+        Format::Json => json_with(reports, extras) + "\n",
         Format::Konflux => {
-            serde_json::to_string(&konflux(reports, now)).expect("serialises") + "\n"
+            let out = konflux_with(reports, &extras.notes, now);
+            serde_json::to_string(&out).expect("serialises") + "\n"
         }
     }
 }
@@ -108,9 +119,13 @@ pub(crate) mod tests {
     fn render_ends_each_document_with_a_newline() {
         let reports = [report(Verdict::Pass, &[])];
         let now = std::time::UNIX_EPOCH;
-        assert_eq!(render(Format::Text, &reports, now), text(&reports));
-        assert_eq!(render(Format::Json, &reports, now), json(&reports) + "\n");
-        let konflux = render(Format::Konflux, &reports, now);
+        let none = RunExtras::default();
+        assert_eq!(render(Format::Text, &reports, &none, now), text(&reports));
+        assert_eq!(
+            render(Format::Json, &reports, &none, now),
+            json(&reports) + "\n"
+        );
+        let konflux = render(Format::Konflux, &reports, &none, now);
         assert!(konflux.starts_with("{\"result\":\"SUCCESS\""), "{konflux}");
         assert!(konflux.ends_with("}\n"), "{konflux}");
     }

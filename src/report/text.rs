@@ -7,6 +7,7 @@ use crate::engine::{HostResult, ImageReport, Severity, Verdict};
 
 use super::escape::escape;
 use super::labels::{error_rules, short};
+use super::placement::NodePlacement;
 
 /// The text report: per image a verdict line, the host matrix, and the findings; then, for
 /// more than one image, the summary.
@@ -28,6 +29,26 @@ pub fn text(reports: &[ImageReport]) -> String {
     }
     if reports.len() > 1 {
         summary(&mut out, reports);
+    }
+    out
+}
+
+/// [`text`], then the failing placements of the per-node answer, one line each (none: nothing
+/// added).
+pub fn text_with(reports: &[ImageReport], placements: &[NodePlacement]) -> String {
+    let mut out = text(reports);
+    let failing: Vec<&NodePlacement> = placements.iter().filter(|p| p.fails()).collect();
+    if !failing.is_empty() {
+        let _ = writeln!(
+            out,
+            "
+failing placements ({} of {}):",
+            failing.len(),
+            placements.len()
+        );
+        for p in failing {
+            let _ = writeln!(out, "  {}", escape(&p.line()));
+        }
     }
     out
 }

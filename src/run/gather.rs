@@ -7,12 +7,13 @@
 use super::error::RunError;
 use super::outcome::Outcome;
 use super::progress::{Note, Progress};
-use super::targets::{Target, from_release, merge};
+use super::targets::{Target, from_release, merge, node_placements};
 use super::verify::{Settings, verify_all};
 use crate::auth::AuthStore;
 use crate::cluster::release::{Release, ReleaseError, read_release};
 use crate::engine::ImageReport;
 use crate::reference::ImageRef;
+use crate::report::{NodePlacement, RunExtras};
 use crate::session::Session;
 use crate::source::registry::{ClientOptions, Stats};
 
@@ -119,9 +120,11 @@ impl Gathered {
                 Outcome::BadInput(e) => Err(RunError::Input(e)),
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let placements = node_placements(&self.targets, &reports);
         reports.extend(self.missing);
         Ok(Verified {
             reports,
+            placements,
             notes: self.notes,
             stats: self.link.stats(),
             release_stats: self.link.release_stats(),
@@ -135,6 +138,9 @@ impl Gathered {
 pub struct Verified {
     /// The reports.
     pub reports: Vec<ImageReport>,
+    /// The per-node answer (`--nodes` with pod templates): each container on each node its
+    /// pods land on, in target order.
+    pub placements: Vec<NodePlacement>,
     /// Notes about the inputs (also told to the run's [`Progress`]).
     pub notes: Vec<Note>,
     /// Request counters of checking the images, the release's reading left out (`None`: no
@@ -143,6 +149,17 @@ pub struct Verified {
     /// Request counters of reading the release (`--from-release`), when it was read from a
     /// registry.
     pub release_stats: Option<String>,
+}
+
+impl Verified {
+    /// What the report shows besides the images: the notes, one line each, and the per-node
+    /// answer.
+    pub fn extras(&self) -> RunExtras {
+        RunExtras {
+            notes: self.notes.iter().map(ToString::to_string).collect(),
+            placements: self.placements.clone(),
+        }
+    }
 }
 
 /// How a run reaches registries: the client options (`max_requests`: the run's jobs) and the

@@ -10,6 +10,7 @@ use super::targets::{Target, from_manifests, sandbox};
 use super::verify::Settings;
 use crate::cluster::manifests;
 use crate::cluster::nodes::{self, OddNodes};
+use crate::cluster::scheduling::NodeFacts;
 use crate::engine::Origin;
 use crate::graph::WalkOptions;
 use crate::input::{DEFAULT_MAX_INPUT_BYTES, read_imageset, read_reference_list};
@@ -104,7 +105,7 @@ impl Inputs {
             progress.note(&n);
             notes.push(n);
         };
-        let policy = self.policy(&mut note)?;
+        let (policy, cluster) = self.policy(&mut note)?;
         let runtimes = match self.runtimes.is_empty() {
             true => policy.runtimes.clone(),
             false => self.runtimes.clone(),
@@ -114,8 +115,12 @@ impl Inputs {
         let from_manifests = match &self.manifests {
             Some(path) => {
                 let uses = manifests::read_manifests(path, self.max_input_bytes)?;
-                undecided(&uses).into_iter().for_each(&mut note);
-                from_manifests(&uses, &policy)
+                if cluster.is_none() {
+                    undecided(&uses).into_iter().for_each(&mut note);
+                }
+                let (targets, kept_off) = from_manifests(&uses, &policy, cluster.as_deref());
+                kept_off.into_iter().for_each(&mut note);
+                targets
             }
             None => Vec::new(),
         };
@@ -186,8 +191,12 @@ impl Inputs {
     }
 
     /// The policy, with the sandbox image given in place of its own and the hosts of the node
-    /// list in place of its own.
-    fn policy(&self, note: &mut impl FnMut(Note)) -> Result<Policy, RunError> {
+    /// list in place of its own, and what placement reads of the nodes (`None` without a node
+    /// list).
+    fn policy(
+        &self,
+        note: &mut impl FnMut(Note),
+    ) -> Result<(Policy, Option<Vec<NodeFacts>>), RunError> {
         let mut policy = Policy::load(&self.policy)?;
         if let Some(image) = &self.sandbox_image {
             policy = policy.with_sandbox_image(image)?;
@@ -196,9 +205,9 @@ impl Inputs {
             Some(path) => {
                 let read = nodes::read_nodes(path, self.max_input_bytes, self.odd_nodes)?;
                 read.notes.into_iter().map(Note::NodeRuntime).for_each(note);
-                policy.with_hosts(read.hosts)
+                (policy.with_hosts(read.hosts), Some(read.nodes))
             }
-            None => policy,
+            None => (policy, None),
         })
     }
 
@@ -230,6 +239,7 @@ impl Inputs {
                 }],
                 reference: e.image,
                 scope: None,
+                landings: vec![],
             }));
         }
         Ok(targets)

@@ -12,6 +12,9 @@ pub enum Note {
     ImagesetUnread(String),
     /// A node runtime version judged with the nearest profile (`--nodes`).
     NodeRuntime(String),
+    /// A workload's pods are kept off hosts or nodes its labels would take, by a taint it
+    /// does not tolerate or a cordon (`--from-manifests`).
+    KeptOff(String),
     /// Pod placement on this node label cannot be decided from host rows
     /// (`--from-manifests`): it does not narrow the hosts judged.
     UndecidedLabel(String),
@@ -27,7 +30,9 @@ impl Note {
 impl std::fmt::Display for Note {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Note::ImagesetUnread(line) | Note::NodeRuntime(line) => f.write_str(line),
+            Note::ImagesetUnread(line) | Note::NodeRuntime(line) | Note::KeptOff(line) => {
+                f.write_str(line)
+            }
             Note::UndecidedLabel(key) => write!(
                 f,
                 "pod placement on the node label '{key}' cannot be decided from host rows: it \

@@ -7,13 +7,16 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::Hash;
 
-use crate::cluster::manifests::ImageUse;
+use super::progress::Note;
+use crate::cluster::manifests::{ImageUse, ManifestOrigin, Refusal};
 use crate::cluster::release::Release;
-use crate::engine::{Finding, ImageReport, Origin, Rule, judge};
+use crate::cluster::scheduling::NodeFacts;
+use crate::engine::{Finding, HostStatus, ImageReport, Origin, Rule, judge};
 use crate::graph::Graph;
 use crate::platform::RuntimeProfile;
 use crate::policy::{Host, Isolation, Policy};
 use crate::reference::ImageRef;
+use crate::report::NodePlacement;
 
 /// An image a run verifies: its reference, where it was found, and — for an image whose pods
 /// land on fewer hosts than the run judges — its own scope.
@@ -25,6 +28,17 @@ pub struct Target {
     pub origins: Vec<Origin>,
     /// The narrower policy it is judged against, if any.
     pub scope: Option<Scope>,
+    /// The nodes of `--nodes` its pods land on, one entry per node and container.
+    pub landings: Vec<Landing>,
+}
+
+/// One container of a pod template that lands on one node of `--nodes`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Landing {
+    /// The node's name.
+    pub node: String,
+    /// The container and its workload.
+    pub origin: ManifestOrigin,
 }
 
 /// The hosts an image's pods can land on, as a policy, and why.
@@ -74,6 +88,7 @@ impl Target {
             reference,
             origins: vec![],
             scope: None,
+            landings: vec![],
         }
     }
 
@@ -113,6 +128,7 @@ pub fn from_release(release: &Release, names: &[String]) -> (Vec<Target>, Vec<Im
                 reference: tag.image.clone(),
                 origins: vec![origin],
                 scope: None,
+                landings: vec![],
             }),
             None => missing.push(ImageReport::release_image_missing(
                 &format!("{}#{name}", release.reference),
@@ -143,6 +159,7 @@ pub fn sandbox(policy: &Policy) -> Option<Target> {
             policy: policy.scoped(|h| h.platform.is_windows(), policy.isolation()),
             placement: "every pod on a Windows node".to_string(),
         }),
+        landings: vec![],
     })
 }
 
@@ -165,8 +182,16 @@ pub fn host_labels(host: &Host) -> BTreeMap<&'static str, String> {
 
 /// The images of pod templates, one target per image (in order of first use): judged for the
 /// hosts of `policy` any of its pods can land on, with `hostprocess` isolation when every pod
-/// of it that can land on a Windows host is a HostProcess pod.
-pub fn from_manifests(uses: &[ImageUse], policy: &Policy) -> Vec<Target> {
+/// of it that can land on a Windows host is a HostProcess pod. With `cluster` (the nodes of
+/// `--nodes`), each pod is placed on each node as Kubernetes places it and a host row keeps
+/// the nodes some pod lands on; without it, a policy host is judged by the labels imgcheck
+/// knows and the policy's taints. The notes say which workloads a taint (or a cordon) keeps
+/// off which hosts.
+pub fn from_manifests(
+    uses: &[ImageUse],
+    policy: &Policy,
+    cluster: Option<&[NodeFacts]>,
+) -> (Vec<Target>, Vec<Note>) {
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut groups: Vec<(&ImageRef, Vec<&ImageUse>)> = Vec::new();
     for u in uses {
@@ -178,40 +203,188 @@ pub fn from_manifests(uses: &[ImageUse], policy: &Policy) -> Vec<Target> {
             }
         }
     }
-    groups
+    let placer = Placer::new(policy, cluster);
+    let targets = groups
         .into_iter()
-        .map(|(reference, uses)| target_of(reference, &uses, policy))
-        .collect()
+        .map(|(reference, uses)| placer.target_of(reference, &uses))
+        .collect();
+    (targets, placer.notes(uses))
 }
 
-/// The target of `reference`, used by `uses`.
-fn target_of(reference: &ImageRef, uses: &[&ImageUse], policy: &Policy) -> Target {
-    let admits = |h: &Host| {
-        let labels = host_labels(h);
-        uses.iter().any(|u| u.placement.admits(&labels))
-    };
-    let on_windows: Vec<&&ImageUse> = uses
-        .iter()
-        .filter(|u| {
-            policy
-                .hosts()
-                .iter()
-                .any(|h| h.platform.is_windows() && u.placement.admits(&host_labels(h)))
-        })
-        .collect();
-    let isolation = match !on_windows.is_empty() && on_windows.iter().all(|u| u.hostprocess) {
-        true => Isolation::Hostprocess,
-        false => Isolation::Process,
-    };
-    let placements: BTreeSet<String> = uses.iter().map(|u| u.placement.to_string()).collect();
-    Target {
-        reference: reference.clone(),
-        origins: uses.iter().map(|u| manifest_origin(u)).collect(),
-        scope: Some(Scope {
-            policy: policy.scoped(admits, isolation),
-            placement: placements.into_iter().collect::<Vec<_>>().join(" or "),
-        }),
+/// Where each pod of a run lands: on the nodes of `--nodes`, else on the policy's hosts.
+struct Placer<'a> {
+    policy: &'a Policy,
+    hosts: Vec<Host>,
+    cluster: Option<BTreeMap<&'a str, &'a NodeFacts>>,
+}
+
+impl<'a> Placer<'a> {
+    fn new(policy: &'a Policy, cluster: Option<&'a [NodeFacts]>) -> Placer<'a> {
+        Placer {
+            policy,
+            hosts: policy.hosts(),
+            cluster: cluster.map(|c| c.iter().map(|n| (n.name.as_str(), n)).collect()),
+        }
     }
+
+    /// For `use_` on `host`: the nodes it lands on (a policy host has none: `[""]` when the
+    /// pod can land there), and why it does not land on the others.
+    fn place(&self, u: &ImageUse, host: &Host) -> (Vec<String>, Vec<(String, Refusal)>) {
+        let Some(cluster) = &self.cluster else {
+            let taints = self.policy.taints(host.platform.is_windows());
+            return match u.placement.admits_host(&host_labels(host), &taints) {
+                Ok(()) => (vec![String::new()], vec![]),
+                Err(r) => (vec![], vec![(host.label(), r)]),
+            };
+        };
+        let mut on = Vec::new();
+        let mut off = Vec::new();
+        for name in &host.nodes {
+            let Some(node) = cluster.get(name.as_str()) else {
+                continue;
+            };
+            match u.placement.lands_on(node) {
+                Ok(()) => on.push(name.clone()),
+                Err(r) => off.push((name.clone(), r)),
+            }
+        }
+        (on, off)
+    }
+
+    /// The target of `reference`, used by `uses`.
+    fn target_of(&self, reference: &ImageRef, uses: &[&ImageUse]) -> Target {
+        let mut landings = Vec::new();
+        let mut kept: Vec<Host> = Vec::new();
+        let mut on_windows: Vec<&ImageUse> = Vec::new();
+        for h in &self.hosts {
+            let mut nodes = BTreeSet::new();
+            let mut lands = false;
+            for u in uses {
+                let (on, _) = self.place(u, h);
+                if on.is_empty() {
+                    continue;
+                }
+                lands = true;
+                if h.platform.is_windows() {
+                    on_windows.push(u);
+                }
+                for node in on.into_iter().filter(|n| !n.is_empty()) {
+                    landings.push(Landing {
+                        node: node.clone(),
+                        origin: u.origin.clone(),
+                    });
+                    nodes.insert(node);
+                }
+            }
+            if lands {
+                let mut host = h.clone();
+                if self.cluster.is_some() {
+                    host.nodes = nodes.into_iter().collect();
+                }
+                kept.push(host);
+            }
+        }
+        let isolation = match !on_windows.is_empty() && on_windows.iter().all(|u| u.hostprocess) {
+            true => Isolation::Hostprocess,
+            false => Isolation::Process,
+        };
+        let placements: BTreeSet<String> = uses.iter().map(|u| u.placement.to_string()).collect();
+        let policy = self.policy.scoped_to(
+            |h| {
+                kept.iter()
+                    .find(|k| k.platform == h.platform && k.runtime == h.runtime)
+                    .cloned()
+            },
+            isolation,
+        );
+        Target {
+            reference: reference.clone(),
+            origins: uses.iter().map(|u| manifest_origin(u)).collect(),
+            scope: Some(Scope {
+                policy,
+                placement: placements.into_iter().collect::<Vec<_>>().join(" or "),
+            }),
+            landings,
+        }
+    }
+
+    /// One note per workload and taint (or cordon) that keeps its pods off hosts or nodes
+    /// whose labels would take them: `DaemonSet ns/name: no pod on 4 nodes (…): it does not
+    /// tolerate the taint os=Windows:NoSchedule`.
+    fn notes(&self, uses: &[ImageUse]) -> Vec<Note> {
+        let mut kept_off: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+        for u in uses {
+            let o = &u.origin;
+            let workload = match &o.namespace {
+                Some(ns) => format!("{} {ns}/{}", o.kind, o.name),
+                None => format!("{} {}", o.kind, o.name),
+            };
+            for h in &self.hosts {
+                for (what, why) in self.place(u, h).1 {
+                    if matches!(why, Refusal::Taint(_) | Refusal::Unschedulable) {
+                        let key = (workload.clone(), why.to_string());
+                        kept_off.entry(key).or_default().insert(what);
+                    }
+                }
+            }
+        }
+        kept_off
+            .into_iter()
+            .map(|((workload, why), hosts)| {
+                let noun = match (self.cluster.is_some(), hosts.len()) {
+                    (true, 1) => "node",
+                    (true, _) => "nodes",
+                    (false, 1) => "host",
+                    (false, _) => "hosts",
+                };
+                let hosts: Vec<String> = hosts.into_iter().collect();
+                Note::KeptOff(format!(
+                    "{workload}: its pods are not judged for {} {noun} ({}): {why}",
+                    hosts.len(),
+                    hosts.join(", ")
+                ))
+            })
+            .collect()
+    }
+}
+
+/// The per-node answer of a run with `--nodes` and pod templates: for each target's
+/// landings (in target order), what its node's host row gets in `reports[i]` (the report of
+/// `targets[i]`). An image that could not be judged on a row (its report has no row for the
+/// node) fails there with its first error finding's rule.
+pub fn node_placements(targets: &[Target], reports: &[ImageReport]) -> Vec<NodePlacement> {
+    let mut out = Vec::new();
+    for (t, r) in targets.iter().zip(reports) {
+        for l in &t.landings {
+            let row = r.hosts.iter().find(|h| h.nodes.contains(&l.node));
+            let status = match row {
+                Some(h) => h.status,
+                None => match r
+                    .findings
+                    .iter()
+                    .find(|f| f.severity == crate::engine::Severity::Error)
+                {
+                    Some(f) => HostStatus::Fails(f.rule),
+                    None => HostStatus::Ok,
+                },
+            };
+            let o = &l.origin;
+            out.push(NodePlacement {
+                node: l.node.clone(),
+                kind: o.kind.clone(),
+                namespace: o.namespace.clone(),
+                name: o.name.clone(),
+                container: o.container.clone(),
+                init: o.init,
+                image: r.reference.clone(),
+                platform: row.map(|h| h.platform.clone()),
+                runtime: row.and_then(|h| h.runtime),
+                selected: row.and_then(|h| h.selected.clone()),
+                status,
+            });
+        }
+    }
+    out
 }
 
 fn manifest_origin(u: &ImageUse) -> Origin {
@@ -274,6 +447,7 @@ fn merge_by<K: Eq + Hash>(
                 if t.scope.is_none() {
                     m.scope = None;
                 }
+                m.landings.extend(t.landings);
             }
             Entry::Vacant(e) => {
                 e.insert(merged.len());

@@ -1,11 +1,17 @@
 //! Where a pod can land: the node-label requirements of its `nodeSelector`, `spec.os.name` and
-//! required node affinity, evaluated with Kubernetes' semantics against the labels imgcheck
-//! knows for a host. `docs/cluster.md` gives the sources.
+//! required node affinity, `spec.nodeName`, and its tolerations against a node's taints,
+//! evaluated with Kubernetes' semantics — against every label, taint and field of a node of
+//! `--nodes` ([`Placement::lands_on`]), or against the labels imgcheck knows for a policy's
+//! host and the policy's taints ([`Placement::admits_host`]). `docs/cluster.md` gives the
+//! sources.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::cluster::nodes::{LABEL_ARCH, LABEL_OS, LABEL_WINDOWS_BUILD};
+use crate::cluster::scheduling::{
+    Effect, NodeFacts, TAINT_UNSCHEDULABLE, Taint, Toleration, untolerated,
+};
 
 /// The node labels imgcheck knows for a host row; requirements on other keys are undecided.
 pub const KNOWN_LABELS: [&str; 3] = [LABEL_OS, LABEL_ARCH, LABEL_WINDOWS_BUILD];
@@ -121,17 +127,114 @@ pub struct Term {
 }
 
 /// Where a pod can land: `nodeSelector` and `spec.os.name` ANDed into every term; the terms of
-/// the required node affinity ORed. No terms: anywhere.
+/// the required node affinity ORed (no terms: any labels); `spec.nodeName`; the tolerations
+/// (the DaemonSet controller's included for a DaemonSet's pods).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Placement {
     /// The terms, any of which admits a node.
     pub terms: Vec<Term>,
+    /// `spec.nodeName`: the pod is bound to this node, the scheduler bypassed.
+    pub node_name: Option<String>,
+    /// The pod's tolerations, with those the DaemonSet controller adds to its pods.
+    pub tolerations: Vec<Toleration>,
+}
+
+/// Why a pod does not land on a node.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Refusal {
+    /// `spec.nodeName` names another node.
+    NodeName(String),
+    /// The node's labels (or name, for `matchFields`) match no term.
+    Labels,
+    /// A `NoSchedule` or `NoExecute` taint the pod does not tolerate.
+    Taint(Taint),
+    /// The node is cordoned (`spec.unschedulable`) and the pod does not tolerate
+    /// `node.kubernetes.io/unschedulable:NoSchedule`.
+    Unschedulable,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::NodeName(n) => write!(f, "spec.nodeName is {n}"),
+            Refusal::Labels => f.write_str("its node selector and affinity do not match"),
+            Refusal::Taint(t) => write!(f, "it does not tolerate the taint {t}"),
+            Refusal::Unschedulable => {
+                f.write_str("the node is unschedulable (cordoned) and the pod does not tolerate it")
+            }
+        }
+    }
 }
 
 impl Placement {
     /// A pod that can land on any node.
     pub fn anywhere() -> Placement {
         Placement::default()
+    }
+
+    /// Whether the pod lands on `node` of `--nodes`, as Kubernetes decides it, or why not.
+    /// Bound by `spec.nodeName`, the scheduler is bypassed: only the name, the kubelet's
+    /// admission of node affinity and `NoExecute` taints count. Otherwise the scheduler's
+    /// filters: node affinity (every label, `matchFields metadata.name`), untolerated
+    /// `NoSchedule`/`NoExecute` taints, and a cordoned node.
+    pub fn lands_on(&self, node: &NodeFacts) -> Result<(), Refusal> {
+        if let Some(name) = self.node_name.as_ref().filter(|n| **n != node.name) {
+            return Err(Refusal::NodeName(name.clone()));
+        }
+        if !self.matches_node(node) {
+            return Err(Refusal::Labels);
+        }
+        let bound = self.node_name.is_some();
+        // A bound pod meets only the kubelet's check, which looks at NoExecute taints.
+        let blocking = node
+            .taints
+            .iter()
+            .filter(|t| match bound {
+                true => t.effect == Effect::NoExecute,
+                false => t.effect.repels(),
+            })
+            .find(|t| !self.tolerations.iter().any(|x| x.tolerates(t)));
+        if let Some(t) = blocking {
+            return Err(Refusal::Taint(t.clone()));
+        }
+        let cordon = Taint {
+            key: TAINT_UNSCHEDULABLE.to_string(),
+            value: String::new(),
+            effect: Effect::NoSchedule,
+        };
+        if node.unschedulable && !bound && !self.tolerations.iter().any(|t| t.tolerates(&cordon)) {
+            return Err(Refusal::Unschedulable);
+        }
+        Ok(())
+    }
+
+    /// Whether the required terms admit `node` (every label, and its name for
+    /// `matchFields metadata.name`); no terms admit every node.
+    fn matches_node(&self, node: &NodeFacts) -> bool {
+        self.terms.is_empty()
+            || self.terms.iter().any(|t| {
+                t.expressions
+                    .iter()
+                    .all(|r| r.holds(node.labels.get(&r.key).map(String::as_str)))
+                    && t.fields.iter().all(|r| r.holds(Some(&node.name)))
+            })
+    }
+
+    /// Whether a policy's host with these known labels and the policy's `taints` for its OS
+    /// can host the pod: [`Placement::admits`], and no untolerated `NoSchedule`/`NoExecute`
+    /// taint. A pod bound by `spec.nodeName` can land on a host whose nodes are not known.
+    pub fn admits_host(
+        &self,
+        labels: &BTreeMap<&str, String>,
+        taints: &[Taint],
+    ) -> Result<(), Refusal> {
+        if !self.admits(labels) {
+            return Err(Refusal::Labels);
+        }
+        match untolerated(taints, &self.tolerations) {
+            Some(t) if self.node_name.is_none() => Err(Refusal::Taint(t.clone())),
+            _ => Ok(()),
+        }
     }
 
     /// Whether a node with these labels can host the pod. `labels` are the labels imgcheck

@@ -82,7 +82,14 @@ fn every_pod_bearing_kind_is_read() {
         assert_eq!(uses[1].image.to_string(), "registry.example/init:1");
         assert_eq!(uses[0].origin.namespace.as_deref(), Some("ns"));
         assert_eq!(uses[0].origin.path, "m.yaml");
-        assert_eq!(uses[0].placement, Placement::anywhere(), "{kind}");
+        let p = &uses[0].placement;
+        assert_eq!((&p.terms, &p.node_name), (&vec![], &None), "{kind}");
+        // Only a DaemonSet's pods get the DaemonSet controller's tolerations.
+        assert_eq!(
+            p.tolerations.len(),
+            if kind == "DaemonSet" { 6 } else { 0 },
+            "{kind}"
+        );
         assert!(!uses[0].hostprocess);
     }
 }
@@ -628,7 +635,7 @@ proptest! {
             op: all[i],
             values: match all[i] { In | NotIn => vec!["x".into()], Gt | Lt => vec!["1".into()], _ => vec![] },
         }).collect();
-        let p = Placement { terms: vec![Term { expressions, fields: vec![] }] };
+        let p = Placement { terms: vec![Term { expressions, fields: vec![] }], ..Placement::default() };
         prop_assert!(p.admits(&labels(&os, &arch, None)));
         prop_assert_eq!(p.undecided_keys().len(), {
             let mut o = ops.clone(); o.sort(); o.dedup(); o.len()

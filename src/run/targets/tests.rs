@@ -51,18 +51,47 @@ fn release_components_in_the_order_named_and_those_lacking_fail() {
     );
 }
 
+/// A DaemonSet on `os` nodes that tolerates WMCO's `os=Windows:NoSchedule`, as the Windows
+/// CSI node DaemonSets do.
 fn ds(name: &str, os: &str, hostprocess: bool, image: &str) -> String {
     format!(
         "kind: DaemonSet\napiVersion: apps/v1\nmetadata: {{name: {name}, namespace: ns}}\n\
          spec:\n  template:\n    spec:\n      nodeSelector: {{kubernetes.io/os: {os}}}\n\
+         \x20     tolerations: [{{key: os, operator: Equal, value: Windows, effect: NoSchedule}}]\n\
          \x20     securityContext: {{windowsOptions: {{hostProcess: {hostprocess}}}}}\n\
          \x20     containers:\n      - {{name: c, image: '{image}'}}\n---\n"
     )
 }
 
+/// The openshift policies taint their Windows hosts as WMCO taints its nodes: a DaemonSet
+/// without selector or toleration is judged for the Linux hosts only, and a note says which
+/// hosts its pods are kept off (the report carries the note, not only standard error).
+#[test]
+fn policy_taints_keep_untolerating_pods_off() {
+    let yaml = format!(
+        "kind: DaemonSet\nmetadata: {{name: d, namespace: ns}}\nspec:\n  template:\n    spec:\n\
+         \x20     containers:\n      - {{name: c, image: '{A}'}}\n"
+    );
+    let uses = parse_manifests(&yaml, "m.yaml").unwrap();
+    let (targets, notes) = from_manifests(&uses, &Policy::default_policy(), None);
+    assert_eq!(hosts_of(&targets[0]), ["linux/amd64"]);
+    let notes: Vec<String> = notes.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        notes,
+        [
+            "DaemonSet ns/d: its pods are not judged for 2 hosts (windows/amd64:10.0.17763, \
+          windows/amd64:10.0.20348): it does not tolerate the taint os=Windows:NoSchedule"
+        ]
+    );
+    // linux-only has no taints: nothing is kept off.
+    let (targets, notes) = from_manifests(&uses, &Policy::load("linux-only").unwrap(), None);
+    assert_eq!(hosts_of(&targets[0]), ["linux/amd64"]);
+    assert!(notes.is_empty());
+}
+
 fn scoped(yaml: &str) -> Vec<Target> {
     let uses = parse_manifests(yaml, "m.yaml").unwrap();
-    from_manifests(&uses, &Policy::default_policy())
+    from_manifests(&uses, &Policy::default_policy(), None).0
 }
 
 fn hosts_of(t: &Target) -> Vec<String> {
@@ -277,6 +306,7 @@ proptest::proptest! {
                     policy: Policy::default_policy(),
                     placement: format!("placement {s}"),
                 }),
+                landings: vec![],
             })
             .collect();
         let want = shape(&merge_quadratic(targets.clone()));

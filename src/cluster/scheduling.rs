@@ -1,0 +1,204 @@
+//! Taints and tolerations as Kubernetes weighs them when it decides whether a pod may land on a
+//! node, and the node facts placement reads (name, every label, taints, `spec.unschedulable`).
+//! `docs/cluster.md` ("Where a pod can land") gives the sources; the table test in
+//! `scheduling/tests.rs` cites the Kubernetes function behind each rule.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// The taint the node lifecycle controller puts on a node whose `spec.unschedulable` is set,
+/// and the key the scheduler's NodeUnschedulable plugin looks for in a pod's tolerations.
+pub const TAINT_UNSCHEDULABLE: &str = "node.kubernetes.io/unschedulable";
+
+/// What a taint does to pods that do not tolerate it (Kubernetes `TaintEffect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Effect {
+    /// New pods are not scheduled there.
+    NoSchedule,
+    /// The scheduler avoids the node when it can: no bar to landing.
+    PreferNoSchedule,
+    /// New pods are not scheduled there, and running ones are evicted.
+    NoExecute,
+}
+
+impl Effect {
+    /// The effect spelt as in a manifest, if it is one.
+    pub fn parse(s: &str) -> Option<Effect> {
+        [
+            Effect::NoSchedule,
+            Effect::PreferNoSchedule,
+            Effect::NoExecute,
+        ]
+        .into_iter()
+        .find(|e| e.to_string() == s)
+    }
+
+    /// Whether a pod that does not tolerate a taint of this effect is kept off the node (the
+    /// scheduler's TaintToleration filter and the DaemonSet controller both filter on
+    /// `NoSchedule` and `NoExecute`).
+    pub fn repels(self) -> bool {
+        matches!(self, Effect::NoSchedule | Effect::NoExecute)
+    }
+}
+
+impl fmt::Display for Effect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// A node taint (Kubernetes `Taint`): `key[=value]:Effect` as `kubectl taint` writes it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Taint {
+    /// The key (`os`).
+    pub key: String,
+    /// The value (`Windows`), empty when none.
+    pub value: String,
+    /// The effect.
+    pub effect: Effect,
+}
+
+impl fmt::Display for Taint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.value.is_empty() {
+            true => write!(f, "{}:{}", self.key, self.effect),
+            false => write!(f, "{}={}:{}", self.key, self.value, self.effect),
+        }
+    }
+}
+
+impl FromStr for Taint {
+    type Err = String;
+
+    /// `key[=value]:Effect` (`os=Windows:NoSchedule`).
+    fn from_str(s: &str) -> Result<Taint, String> {
+        let bad =
+            || format!("'{s}' is not a taint KEY[=VALUE]:EFFECT (e.g. os=Windows:NoSchedule)");
+        let (kv, effect) = s.rsplit_once(':').ok_or_else(bad)?;
+        let effect = Effect::parse(effect).ok_or_else(|| {
+            format!("'{s}': the effect is not NoSchedule, PreferNoSchedule or NoExecute")
+        })?;
+        let (key, value) = kv.split_once('=').unwrap_or((kv, ""));
+        if key.is_empty() {
+            return Err(bad());
+        }
+        Ok(Taint {
+            key: key.to_string(),
+            value: value.to_string(),
+            effect,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Taint {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+impl Serialize for Taint {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// How a toleration compares its value (Kubernetes `TolerationOperator`; empty is `Equal`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TolerationOp {
+    /// The taint's value equals the toleration's.
+    Equal,
+    /// Any value.
+    Exists,
+}
+
+/// A pod's toleration (Kubernetes `Toleration`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Toleration {
+    /// The taint key; empty (with `Exists`) matches every key.
+    pub key: String,
+    /// How the value is compared.
+    pub op: TolerationOp,
+    /// The value (`Equal` only).
+    pub value: String,
+    /// The effect; `None` matches every effect.
+    pub effect: Option<Effect>,
+}
+
+impl Toleration {
+    /// An `Exists` toleration of `key` with `effect`, as the DaemonSet controller adds them.
+    fn exists(key: &str, effect: Effect) -> Toleration {
+        Toleration {
+            key: key.to_string(),
+            op: TolerationOp::Exists,
+            value: String::new(),
+            effect: Some(effect),
+        }
+    }
+
+    /// Whether this tolerates `taint`: the effect is empty or the same, the key is empty or
+    /// the same, and the operator is `Exists` or the values are equal.
+    pub fn tolerates(&self, taint: &Taint) -> bool {
+        if self.effect.is_some_and(|e| e != taint.effect) {
+            return false;
+        }
+        if !self.key.is_empty() && self.key != taint.key {
+            return false;
+        }
+        match self.op {
+            TolerationOp::Exists => true,
+            TolerationOp::Equal => self.value == taint.value,
+        }
+    }
+}
+
+/// The first taint of `taints` that keeps a pod with `tolerations` off the node: one whose
+/// effect is `NoSchedule` or `NoExecute` and that no toleration tolerates. `None`: the taints
+/// let the pod land.
+pub fn untolerated<'a>(taints: &'a [Taint], tolerations: &[Toleration]) -> Option<&'a Taint> {
+    taints
+        .iter()
+        .filter(|t| t.effect.repels())
+        .find(|t| !tolerations.iter().any(|tol| tol.tolerates(t)))
+}
+
+/// The tolerations the DaemonSet controller adds to every pod it makes: not-ready and
+/// unreachable (`NoExecute`), disk, memory and PID pressure and unschedulable (`NoSchedule`),
+/// and network-unavailable (`NoSchedule`) for host-network pods.
+pub fn daemonset_tolerations(host_network: bool) -> Vec<Toleration> {
+    let mut added = vec![
+        Toleration::exists("node.kubernetes.io/not-ready", Effect::NoExecute),
+        Toleration::exists("node.kubernetes.io/unreachable", Effect::NoExecute),
+        Toleration::exists("node.kubernetes.io/disk-pressure", Effect::NoSchedule),
+        Toleration::exists("node.kubernetes.io/memory-pressure", Effect::NoSchedule),
+        Toleration::exists("node.kubernetes.io/pid-pressure", Effect::NoSchedule),
+        Toleration::exists(TAINT_UNSCHEDULABLE, Effect::NoSchedule),
+    ];
+    if host_network {
+        added.push(Toleration::exists(
+            "node.kubernetes.io/network-unavailable",
+            Effect::NoSchedule,
+        ));
+    }
+    added
+}
+
+/// What placement reads of one node of `--nodes`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeFacts {
+    /// `metadata.name`.
+    pub name: String,
+    /// Every label (`metadata.labels`).
+    pub labels: BTreeMap<String, String>,
+    /// `spec.taints`.
+    pub taints: Vec<Taint>,
+    /// `spec.unschedulable` (cordoned).
+    pub unschedulable: bool,
+}
+
+#[cfg(test)]
+mod tests;
