@@ -177,6 +177,15 @@ pub enum Origin {
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         init: bool,
     },
+    /// The nodes a mirror-check row is for: where nodes of this OS pull the image from.
+    Nodes {
+        /// `linux` or `windows`.
+        os: String,
+        /// The runtime that pulls (`cri-o`, `containerd-1.7`).
+        runtime: String,
+        /// The file it reads its mirrors from (`registries.conf`, `hosts.toml`).
+        configured_by: String,
+    },
 }
 
 impl fmt::Display for Origin {
@@ -202,6 +211,11 @@ impl fmt::Display for Origin {
                 let kind = if *init { "init container" } else { "container" };
                 write!(f, "{object} {kind} {container} ({path})")
             }
+            Origin::Nodes {
+                os,
+                runtime,
+                configured_by,
+            } => write!(f, "{os} nodes ({runtime}, {configured_by})"),
         }
     }
 }

@@ -1,8 +1,8 @@
 //! Renders what the library found for people and machines: the verify matrix as text
 //! ([`text`]), JSON (schema in docs/json-schema.md, [`json`]), a Konflux `TEST_OUTPUT` object
 //! ([`konflux`]), the `inspect` view ([`inspect_text`], [`inspect_json`]) and `resolve`'s
-//! document ([`resolve_json`], [`resolve_rows_json`]). Text shows every input-derived string
-//! through [`escape`].
+//! document ([`resolve_json`], [`resolve_rows_json`]), `mirror-check --plan`'s pull plans
+//! ([`plans_json`], [`plans_text`]). Text shows every input-derived string through [`escape`].
 
 use std::time::SystemTime;
 
@@ -14,6 +14,7 @@ mod inspect;
 mod json;
 mod konflux;
 mod labels;
+mod plans;
 mod resolve;
 mod text;
 
@@ -21,6 +22,7 @@ pub use escape::escape;
 pub use inspect::{inspect_json, inspect_text};
 pub use json::json;
 pub use konflux::{TestOutput, konflux};
+pub use plans::{plans_json, plans_text};
 pub use resolve::{resolve_json, resolve_rows_json};
 pub use text::text;
 

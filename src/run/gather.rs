@@ -36,6 +36,14 @@ pub(super) struct ReleasePlan {
 }
 
 impl Plan {
+    /// The references typed, listed and found in pod templates (the release's components are
+    /// not known before it is fetched), in that order.
+    pub fn local_references(&self) -> Vec<ImageRef> {
+        let mut refs = self.listed.clone();
+        refs.extend(self.from_manifests.iter().map(|t| t.reference.clone()));
+        refs
+    }
+
     /// Gathers the images ([`Plan::gather`]) and verifies them ([`Gathered::verify`]).
     pub async fn verify(
         self,
