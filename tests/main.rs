@@ -29,6 +29,7 @@ mod schema;
 mod selection;
 mod tekton;
 mod verify;
+mod wmco;
 
 /// Cargo no longer turns each `tests/*.rs` into a binary of its own (`autotests = false`), so
 /// a file not declared above would be silently left out of the suite.

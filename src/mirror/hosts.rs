@@ -8,3 +8,6 @@ pub mod containerd;
 pub mod dir;
 pub mod model;
 pub mod wmco;
+
+#[cfg(test)]
+mod tests;
