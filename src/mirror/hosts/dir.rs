@@ -190,6 +190,13 @@ fn host_config(
     let bad = |m: String| refuse(path, line, format!("{at}: {m}"));
     let override_path = flag(path, line, at, entry, "override_path")?;
     flag(path, line, at, entry, "skip_verify")?;
+    if !url.starts_with("http")
+        && let Some((scheme, _)) = url.split_once("://")
+    {
+        return Err(bad(format!(
+            "URL '{url}': scheme '{scheme}' is neither https nor http"
+        )));
+    }
     let full = match url.starts_with("http") {
         true => url.to_string(),
         false => format!("https://{url}"),
@@ -206,7 +213,10 @@ fn host_config(
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, ""),
     };
-    if host.is_empty() || host.contains(['?', '#', ' ', '@']) {
+    let bad_port = host
+        .rsplit_once(':')
+        .is_some_and(|(_, port)| port.is_empty() || !port.bytes().all(|b| b.is_ascii_digit()));
+    if host.is_empty() || host.contains(['?', '#', ' ', '@']) || bad_port {
         return Err(bad(format!("URL '{url}' has no usable host")));
     }
     let mut p = match url_path {

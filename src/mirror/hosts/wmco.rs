@@ -31,6 +31,15 @@ struct Truncated {
     resolve_tags: bool,
 }
 
+/// The mirror sets of one source registry host, merged: mirrors by truncated location (so
+/// sorted), `NeverContactSource` on any entry, and where the entries were configured.
+#[derive(Debug, Default)]
+struct Merged {
+    mirrors: BTreeMap<String, Truncated>,
+    never_contact_source: bool,
+    origins: Vec<String>,
+}
+
 /// The registry host of a location (`host[:port]`, everything before the first `/`).
 pub fn registry_host(location: &str) -> &str {
     location.split('/').next().unwrap_or(location)
@@ -88,15 +97,13 @@ fn empty_mirror(set: &MirrorSet, mirror: &str) -> ConfigError {
 /// The hosts.toml tree WMCO writes for `sets` (ICSP entries are skipped: WMCO does not read
 /// them). Refuses a mirror that truncates to nothing, naming the file, entry and field.
 pub fn render(sets: &[MirrorSet]) -> Result<HostsConfig, ConfigError> {
-    // source host -> (mirrors by truncated location, never contact source, origins)
-    let mut merged: BTreeMap<String, (BTreeMap<String, Truncated>, bool, Vec<String>)> =
-        BTreeMap::new();
+    let mut merged: BTreeMap<String, Merged> = BTreeMap::new();
     for set in sets.iter().filter(|s| s.kind != MirrorSetKind::Icsp) {
         let host = registry_host(&set.source).to_string();
         let entry = merged.entry(host).or_default();
-        entry.1 |= set.never_contact_source;
-        if !entry.2.contains(&set.origin) {
-            entry.2.push(set.origin.clone());
+        entry.never_contact_source |= set.never_contact_source;
+        if !entry.origins.contains(&set.origin) {
+            entry.origins.push(set.origin.clone());
         }
         for m in &set.mirrors {
             let location = truncate(&set.source, m);
@@ -104,7 +111,7 @@ pub fn render(sets: &[MirrorSet]) -> Result<HostsConfig, ConfigError> {
                 return Err(empty_mirror(set, m));
             }
             let resolve_tags = set.kind == MirrorSetKind::Itms;
-            let slot = entry.0.entry(location.clone()).or_insert(Truncated {
+            let slot = entry.mirrors.entry(location.clone()).or_insert(Truncated {
                 location,
                 resolve_tags,
             });
@@ -112,9 +119,10 @@ pub fn render(sets: &[MirrorSet]) -> Result<HostsConfig, ConfigError> {
         }
     }
     let mut config = HostsConfig::new(ConfiguredBy::Wmco);
-    for (source, (mirrors, never_contact, origins)) in merged {
+    for (source, set) in merged {
         // The BTreeMap keeps the mirrors sorted by location: `sortMirrorSets`.
-        let mirrors: Vec<Truncated> = mirrors.into_values().collect();
+        let (never_contact, origins) = (set.never_contact_source, set.origins);
+        let mirrors: Vec<Truncated> = set.mirrors.into_values().collect();
         let Some(first) = mirrors.first() else {
             continue; // `generateConfig` writes nothing for a set without mirrors
         };
