@@ -73,12 +73,11 @@ impl Pair {
     }
 }
 
-/// Runs imgcheck; a `mirror-check` without `--os` or `--pre` checks Linux nodes only (these
-/// tests are about registries.conf semantics; Windows nodes: tests/wmco.rs).
+/// Runs imgcheck; a `mirror-check` without `--os` checks Linux nodes only (these tests are
+/// about registries.conf semantics; Windows nodes: tests/wmco.rs).
 fn run(args: &[&str]) -> Output {
     let mut args = args.to_vec();
-    if args.first() == Some(&"mirror-check") && !args.contains(&"--os") && !args.contains(&"--pre")
-    {
+    if args.first() == Some(&"mirror-check") && !args.contains(&"--os") {
         args.extend(["--os", "linux"]);
     }
     let out = imgcheck().args(&args).output().expect("imgcheck runs");
