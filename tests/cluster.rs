@@ -756,6 +756,8 @@ fn mirror_check_checks_a_releases_components_against_the_mirror() {
         &idms,
         "--from-release",
         &release,
+        "--os",
+        "linux",
         "--format",
         "json",
     ]);

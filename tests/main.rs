@@ -33,6 +33,7 @@ mod selection;
 mod synopsis;
 mod tekton;
 mod verify;
+mod wmco;
 
 /// Cargo no longer turns each `tests/*.rs` into a binary of its own (`autotests = false`), so
 /// a file not declared above would be silently left out of the suite.

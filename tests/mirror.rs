@@ -73,8 +73,14 @@ impl Pair {
     }
 }
 
+/// Runs imgcheck; a `mirror-check` without `--os` checks Linux nodes only (these tests are
+/// about registries.conf semantics; Windows nodes: tests/wmco.rs).
 fn run(args: &[&str]) -> Output {
-    let out = imgcheck().args(args).output().expect("imgcheck runs");
+    let mut args = args.to_vec();
+    if args.first() == Some(&"mirror-check") && !args.contains(&"--os") {
+        args.extend(["--os", "linux"]);
+    }
+    let out = imgcheck().args(&args).output().expect("imgcheck runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "imgcheck panicked: {stderr}");
     out

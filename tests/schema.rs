@@ -350,3 +350,31 @@ fn the_schema_lists_exactly_the_rules_the_readme_documents() {
         "README rule tables vs schema ruleId enum"
     );
 }
+
+/// Issue 20: `mirror-check --plan --format json` keeps to `$defs/plans`, offline.
+#[test]
+fn plan_output_keeps_to_its_schema_and_needs_no_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let idms = dir.path().join("idms.yaml");
+    std::fs::write(
+        &idms,
+        "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {name: r}\nspec:\n  imageDigestMirrors:\n  - source: quay.io/openshift-release-dev/ocp-v4.0-art-dev\n    mirrors: [mirror.example.com:5000/ocp4/openshift4]\n",
+    )
+    .unwrap();
+    // Nothing listens on 127.0.0.1:1: a plan that asked the network would not say PASS fast.
+    let (doc, code) = run(&[
+        "mirror-check",
+        "--plan",
+        "--idms",
+        idms.to_str().unwrap(),
+        "127.0.0.1:1/a/b:v1",
+        "quay.io/openshift-release-dev/ocp-v4.0-art-dev:4.18",
+        "--os",
+        "windows",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(0));
+    assert_conforms("plans", "mirror-check --plan --format json", &doc);
+    assert_eq!(doc["plans"].as_array().unwrap().len(), 2, "{doc:#}");
+}

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use imgcheck::cluster::nodes::OddNodes;
 use imgcheck::graph::WalkOptions;
-use imgcheck::mirror::{self, check::MirrorRun};
+use imgcheck::mirror::hosts::{dir, wmco};
+use imgcheck::mirror::pull::{NodeOs, NodePlan, oses_in_scope};
+use imgcheck::mirror::{self, check::MirrorRun, check::Mirrors};
 use imgcheck::policy::DEFAULT_POLICY;
 use imgcheck::reference::ImageRef;
 use imgcheck::report;
@@ -30,6 +32,18 @@ pub struct MirrorCheckArgs {
     /// registries.conf v2, with its FILE.d/*.conf drop-ins (repeatable).
     #[arg(long = "registries-conf", value_name = "FILE")]
     registries_conf: Vec<PathBuf>,
+    /// containerd's config_path tree (DIR/<host>/hosts.toml, DIR/_default/hosts.toml): how
+    /// Windows nodes find their mirrors, instead of WMCO's rendering of --idms.
+    #[arg(long = "hosts-dir", value_name = "DIR")]
+    hosts_dir: Option<PathBuf>,
+    /// The node OSes to check for (repeatable); default: the OSes of --nodes, else Linux and,
+    /// when the policy has Windows hosts, Windows.
+    #[arg(long = "os", value_enum, value_name = "OS")]
+    os: Vec<OsArg>,
+    /// Print, for each reference and node OS, the ordered manifest requests a node makes (no
+    /// network at all).
+    #[arg(long, conflicts_with_all = ["pre", "from_release"])]
+    plan: bool,
     /// Before mirroring: judge the sources against the policy and check the mirror
     /// configuration covers them (without a configuration: a plain verify).
     #[arg(long)]
@@ -54,8 +68,26 @@ pub struct MirrorCheckArgs {
     jobs: u16,
 }
 
-/// Checks every reference against its mirrors (or, with `--pre`, its source), prints the
-/// report, and exits with the verdicts' kind.
+/// A node OS on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum OsArg {
+    /// Linux nodes (CRI-O, registries.conf).
+    Linux,
+    /// Windows nodes (containerd 1.7, hosts.toml).
+    Windows,
+}
+
+impl From<OsArg> for NodeOs {
+    fn from(os: OsArg) -> NodeOs {
+        match os {
+            OsArg::Linux => NodeOs::Linux,
+            OsArg::Windows => NodeOs::Windows,
+        }
+    }
+}
+
+/// Checks every reference against its mirrors (or, with `--pre`, its source; with `--plan`,
+/// prints the pull plans only), prints the report, and exits with the verdicts' kind.
 pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind, CliError> {
     let jobs = usize::from(args.jobs);
     let inputs = Inputs {
@@ -68,22 +100,35 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
     };
     let terminal = Terminal::default();
     let plan = inputs.plan(&terminal)?;
-    let mut gathered = plan.gather(global.connection(jobs)?).await?;
-    let configured =
-        !args.idms.is_empty() || !args.icsp.is_empty() || !args.registries_conf.is_empty();
+    let configured = !args.idms.is_empty()
+        || !args.icsp.is_empty()
+        || !args.registries_conf.is_empty()
+        || args.hosts_dir.is_some();
     if !configured && !args.pre {
         return Err(CliError::NoMirrorConfig);
     }
     let config = mirror::load(&args.registries_conf, &args.idms, &args.icsp)?;
-    let targets = mirror::check::targets(&config, configured, &gathered.targets)?;
+    let windows = match &args.hosts_dir {
+        Some(d) => dir::read(d)?,
+        None => wmco::render(config.mirror_sets())?,
+    };
+    let asked: Vec<NodeOs> = args.os.iter().map(|o| NodeOs::from(*o)).collect();
+    let oses = oses_in_scope(&asked, &plan.settings.policy);
+    let mirrors = configured.then_some(Mirrors {
+        config: &config,
+        windows: &windows,
+        oses: &oses,
+    });
+    if args.plan {
+        return print_plans(mirrors, &plan.local_references(), args.format);
+    }
+    let mut gathered = plan.gather(global.connection(jobs)?).await?;
+    let targets = mirror::check::targets(mirrors, &gathered.targets)?;
     // Mirrors join the references the session expects (token scopes are batched over them).
     let mut all_refs = gathered.references();
-    for t in &targets {
-        all_refs.extend(t.resolution.iter().flat_map(|res| {
-            res.mirrors
-                .iter()
-                .map(|m| ImageRef::Registry(m.repository.clone()))
-        }));
+    for p in targets.iter().filter_map(|t| t.plan.as_ref()) {
+        let places = p.plan.mirrors.iter().chain(&p.elsewhere);
+        all_refs.extend(places.map(|m| ImageRef::Registry(m.repository.clone())));
     }
     let run = MirrorRun {
         policy: gathered.settings.policy.clone(),
@@ -101,4 +146,32 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
     let now = std::time::SystemTime::now();
     output::print(report::render(args.format.into(), reports, &extras, now))?;
     Ok(report::overall(reports).into())
+}
+
+/// `--plan`: the pull plans of `references` (registry references only), printed; no network.
+fn print_plans(
+    mirrors: Option<Mirrors<'_>>,
+    references: &[ImageRef],
+    format: ReportFormat,
+) -> Result<ExitKind, CliError> {
+    let Some(m) = mirrors else {
+        return Err(CliError::NoMirrorConfig);
+    };
+    let mut plans: Vec<NodePlan> = Vec::new();
+    for r in references {
+        let ImageRef::Registry(reg) = r else {
+            return Err(mirror::check::TargetError::Layout(r.clone()).into());
+        };
+        for os in m.oses {
+            plans.push(
+                m.node_plan(reg, *os)
+                    .map_err(mirror::check::TargetError::from)?,
+            );
+        }
+    }
+    output::print(match format {
+        ReportFormat::Json => report::plans_json(&plans),
+        ReportFormat::Text | ReportFormat::Konflux => report::plans_text(&plans),
+    })?;
+    Ok(ExitKind::Pass)
 }

@@ -202,6 +202,15 @@ pub enum Origin {
         /// The policy key that names it: `windows.sandbox_image`.
         key: String,
     },
+    /// The nodes a mirror-check row is for: where nodes of this OS pull the image from.
+    Nodes {
+        /// `linux` or `windows`.
+        os: String,
+        /// The runtime that pulls (`cri-o`, `containerd-1.7`).
+        runtime: String,
+        /// The file it reads its mirrors from (`registries.conf`, `hosts.toml`).
+        configured_by: String,
+    },
 }
 
 impl fmt::Display for Origin {
@@ -255,6 +264,11 @@ impl fmt::Display for Origin {
             Origin::Sandbox { key } => {
                 write!(f, "sandbox image of Windows nodes (policy {key})")
             }
+            Origin::Nodes {
+                os,
+                runtime,
+                configured_by,
+            } => write!(f, "{os} nodes ({runtime}, {configured_by})"),
         }
     }
 }

@@ -69,6 +69,9 @@ pub enum Rule {
     MirrorChildMissing,
     /// Windows entries for supported builds are not in the mirror's index (mirror-check).
     MirrorWindowsDropped,
+    /// Windows nodes request the image where the mirror does not hold it (the WMCO/containerd
+    /// path), while the mirror holds it elsewhere (mirror-check).
+    MirrorWindowsPath,
     /// A foreign/non-distributable layer's blob is not in the mirror (mirror-check).
     ForeignLayerNotMirrored,
     /// Where the image is pulled from under the mirror configuration (mirror-check).
@@ -287,6 +290,13 @@ const RULES: &[RuleInfo] = &[
         hint: "mirror all platforms: drop --filter-by-os / platform filters, use 'skopeo copy --all'",
     },
     RuleInfo {
+        rule: Rule::MirrorWindowsPath,
+        id: "mirror-windows-path",
+        severity: Severity::Error,
+        command: Command::MirrorCheck,
+        hint: "Windows nodes (WMCO, containerd) request MIRROR-HOST/MIRROR-PATH/<full source repository>: mirror the image keeping the source path (e.g. mirror.example.com:5000/openshift-release-dev/ocp-v4.0-art-dev), and point one ImageDigestMirrorSet entry per registry host at it (source: quay.io, mirrors: [mirror.example.com:5000]) so Linux and Windows nodes look in the same place",
+    },
+    RuleInfo {
         rule: Rule::ForeignLayerNotMirrored,
         id: "foreign-layer-not-mirrored",
         severity: Severity::Error,
@@ -445,9 +455,10 @@ mod tests {
             Rule::MirrorDigestDiffers => 23,
             Rule::MirrorChildMissing => 24,
             Rule::MirrorWindowsDropped => 25,
-            Rule::ForeignLayerNotMirrored => 26,
-            Rule::MirrorResolved => 27,
-            Rule::MirrorTargetMoved => 28,
+            Rule::MirrorWindowsPath => 26,
+            Rule::ForeignLayerNotMirrored => 27,
+            Rule::MirrorResolved => 28,
+            Rule::MirrorTargetMoved => 29,
         };
         for (i, r) in Rule::ALL.iter().enumerate() {
             assert_eq!(position(*r), i, "{r:?}");
@@ -463,7 +474,7 @@ mod tests {
     #[test]
     fn the_table_has_one_row_per_rule_with_a_kebab_case_id_and_a_hint() {
         assert_eq!(RULES.len(), Rule::ALL.len());
-        assert_eq!(Rule::ALL.len(), 29);
+        assert_eq!(Rule::ALL.len(), 30);
         for (i, row) in RULES.iter().enumerate() {
             assert_eq!(row.rule as usize, i, "{row:?}");
             assert_eq!(row.rule.info().id, row.id);

@@ -8,10 +8,11 @@
 
 use super::config::MirrorConfig;
 use super::gather::gather;
+use super::hosts::model::HostsConfig;
 use super::judge::{judge, pre_check};
 use super::ocmirror::judge_copy;
-use super::plan::plan;
-use super::resolve::{Resolution, ResolveError, resolve};
+use super::pull::{self, NodeOs, NodePlan};
+use super::resolve::{ResolveError, resolve};
 use crate::engine::{ImageReport, Origin};
 use crate::graph::WalkOptions;
 use crate::policy::Policy;
@@ -20,30 +21,67 @@ use crate::run::{Outcome, Scope, run_bounded};
 use crate::session::Session;
 use crate::source::FetchError;
 
-/// Checks one source reference against its mirrors. `Err` only for bad input ([`crate::error::Fault::Input`]); a
-/// source or mirror that cannot be reached gives an `error` verdict.
+/// Checks one source reference against the mirrors nodes of one OS try. `Err` only for bad
+/// input ([`crate::error::Fault::Input`]); a source or mirror that cannot be reached gives an
+/// `error` verdict.
 pub async fn check(
     session: &Session,
-    reference: &RegistryRef,
-    resolution: Option<&Resolution>,
+    node_plan: &NodePlan,
     policy: &Policy,
     options: WalkOptions,
 ) -> Result<ImageReport, FetchError> {
-    let evidence = gather(session, reference, resolution, options).await?;
+    let evidence = gather(session, node_plan, options).await?;
     Ok(judge(&evidence, policy))
 }
 
-/// One source reference to check, with its resolution under the mirror configuration.
+/// One source reference to check for the nodes of one OS, with their pull plan.
 #[derive(Debug, Clone)]
 pub struct Target {
     /// The source reference.
     pub reference: ImageRef,
-    /// Where the run found it (release component, pod template), for the report.
+    /// Where the run found it (release component, pod template), then the nodes the row is
+    /// for, for the report.
     pub origins: Vec<Origin>,
     /// The hosts its pods can land on, as a narrower policy (`--from-manifests`), if any.
     pub scope: Option<Scope>,
-    /// Where a node pulls it from (`None`: no entry covers it, or no configuration).
-    pub resolution: Option<Resolution>,
+    /// How the nodes pull it (`None`: no mirror configuration).
+    pub plan: Option<NodePlan>,
+}
+
+/// The mirror configuration as each OS reads it, and the OSes in scope.
+#[derive(Debug, Clone, Copy)]
+pub struct Mirrors<'a> {
+    /// IDMS, ITMS, ICSP and registries.conf, as read (Linux nodes: registries.conf).
+    pub config: &'a MirrorConfig,
+    /// The hosts.toml tree of Windows nodes (WMCO's rendering, or `--hosts-dir`).
+    pub windows: &'a HostsConfig,
+    /// The node OSes in scope.
+    pub oses: &'a [NodeOs],
+}
+
+impl Mirrors<'_> {
+    /// How nodes of `os` pull `reference`.
+    pub fn node_plan(&self, reference: &RegistryRef, os: NodeOs) -> Result<NodePlan, ResolveError> {
+        let resolution = resolve(self.config, reference)?;
+        Ok(match os {
+            NodeOs::Linux => pull::linux(reference, resolution.as_ref()),
+            NodeOs::Windows => {
+                let linux = resolution
+                    .map(|r| r.mirrors_for(true).into_iter().cloned().collect())
+                    .unwrap_or_default();
+                pull::windows(reference, self.windows, self.config.mirror_sets(), linux)
+            }
+        })
+    }
+}
+
+/// The report origin naming the nodes of `os`.
+pub fn nodes_origin(os: NodeOs) -> Origin {
+    Origin::Nodes {
+        os: os.name().into(),
+        runtime: os.runtime().into(),
+        configured_by: os.configured_by().into(),
+    }
 }
 
 /// Settings of a mirror-check run.
@@ -74,30 +112,37 @@ pub enum TargetError {
     Layout(ImageRef),
 }
 
-/// Resolves every image under `config`; refuses OCI layouts when a configuration is
-/// given (the cluster mirrors registry references only).
+/// One target per image and node OS in scope under `mirrors` (one per image without a
+/// configuration); refuses OCI layouts when a configuration is given (the cluster mirrors
+/// registry references only).
 pub fn targets(
-    config: &MirrorConfig,
-    configured: bool,
+    mirrors: Option<Mirrors<'_>>,
     images: &[crate::run::Target],
 ) -> Result<Vec<Target>, TargetError> {
-    images
-        .iter()
-        .map(|image| {
-            let r = &image.reference;
-            let resolution = match r {
-                ImageRef::Registry(reg) if configured => resolve(config, reg)?,
-                ImageRef::Layout(_) if configured => return Err(TargetError::Layout(r.clone())),
-                _ => None,
-            };
-            Ok(Target {
+    let mut out = Vec::new();
+    for image in images {
+        let r = &image.reference;
+        let target = |plan: Option<NodePlan>| {
+            let mut origins = image.origins.clone();
+            origins.extend(plan.as_ref().map(|p| nodes_origin(p.os)));
+            Target {
                 reference: r.clone(),
-                origins: image.origins.clone(),
+                origins,
                 scope: image.scope.clone(),
-                resolution,
-            })
-        })
-        .collect()
+                plan,
+            }
+        };
+        match (r, mirrors) {
+            (ImageRef::Registry(reg), Some(m)) => {
+                for os in m.oses {
+                    out.push(target(Some(m.node_plan(reg, *os)?)));
+                }
+            }
+            (ImageRef::Layout(_), Some(_)) => return Err(TargetError::Layout(r.clone())),
+            (_, None) => out.push(target(None)),
+        }
+    }
+    Ok(out)
 }
 
 /// Checks every target, at most `images_in_flight` at once, calling `on_done` as each
@@ -111,13 +156,11 @@ pub async fn check_all(
 ) -> Vec<Outcome> {
     run_bounded(targets, run.images_in_flight, on_done, |t| async move {
         let policy = t.scope.as_ref().map_or(&run.policy, |s| &s.policy);
-        let mut outcome = match (&t.reference, run.pre) {
-            (ImageRef::Registry(reg), false) => {
-                match check(session, reg, t.resolution.as_ref(), policy, run.walk).await {
-                    Ok(r) => Outcome::Report(r),
-                    Err(e) => Outcome::BadInput(e.into()),
-                }
-            }
+        let mut outcome = match (&t.plan, run.pre) {
+            (Some(p), false) => match check(session, p, policy, run.walk).await {
+                Ok(r) => Outcome::Report(r),
+                Err(e) => Outcome::BadInput(e.into()),
+            },
             (_, _) => check_before_mirroring(session, t, policy, run).await,
         };
         if let Outcome::Report(r) = &mut outcome {
@@ -142,11 +185,8 @@ async fn check_before_mirroring(
     let r = &t.reference;
     match session.graph(r, run.walk).await {
         Ok(g) => {
-            let p = match r {
-                ImageRef::Registry(reg) if run.configured => Some(plan(reg, t.resolution.as_ref())),
-                _ => None,
-            };
-            let mut report = pre_check(&g, policy, &policy.runtimes, p.as_ref());
+            let p = t.plan.as_ref().map(|p| &p.plan);
+            let mut report = pre_check(&g, policy, &policy.runtimes, p);
             judge_copy(&mut report, &g, r, policy, &t.origins);
             Outcome::Report(report)
         }

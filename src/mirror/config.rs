@@ -31,14 +31,16 @@ mod sets;
 
 pub use file::{ConfigError, ConfigProblem};
 use file::{MAX_DROP_INS, error, read};
-pub use model::{Mirror, PullFrom, Registry};
+pub use model::{Mirror, MirrorSet, MirrorSetKind, PullFrom, Registry};
 pub use scope::{ScopeError, validate_scope};
 use sets::SetEntry;
 
-/// Every registry entry of the inputs, one per prefix, sorted by prefix.
+/// Every registry entry of the inputs, one per prefix, sorted by prefix; and every mirror-set
+/// entry as written, in input order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MirrorConfig {
     registries: BTreeMap<String, Registry>,
+    sets: Vec<MirrorSet>,
 }
 
 impl MirrorConfig {
@@ -50,6 +52,11 @@ impl MirrorConfig {
     /// Every registry entry, sorted by prefix.
     pub fn registries(&self) -> impl Iterator<Item = &Registry> {
         self.registries.values()
+    }
+
+    /// Every IDMS, ITMS and ICSP entry read, as written, in input order.
+    pub fn mirror_sets(&self) -> &[MirrorSet] {
+        &self.sets
     }
 
     /// Loads mirror-set YAML (IDMS, ITMS, ICSP; several documents) and merges it in.
@@ -73,6 +80,14 @@ impl MirrorConfig {
     }
 
     fn merge_set_entry(&mut self, e: SetEntry) {
+        self.sets.push(MirrorSet {
+            kind: e.kind,
+            source: e.source.clone(),
+            mirrors: e.mirrors.clone(),
+            never_contact_source: e.never_contact_source,
+            origin: e.origin.clone(),
+            at: e.at.clone(),
+        });
         let reg = self
             .registries
             .entry(e.source.clone())

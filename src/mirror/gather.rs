@@ -8,8 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use futures::StreamExt;
 
-use super::plan::{Plan, plan};
-use super::resolve::Resolution;
+use super::plan::Plan;
+use super::pull::NodePlan;
+use super::resolve::MirrorLocation;
 use crate::digest::Digest;
 use crate::graph::{Graph, WalkOptions};
 use crate::manifest::{Descriptor, ManifestError};
@@ -33,6 +34,11 @@ pub struct Evidence {
     /// When every mirror lacks the digest: the first mirror that holds other content under
     /// the reference's tag (the list was rebuilt).
     pub rebuilt: Option<Rebuilt>,
+    /// The manifest requests of the pull, as the node makes them (their URLs).
+    pub requests: Vec<String>,
+    /// Windows: when every mirror of the plan lacks the digest, the place Linux nodes look
+    /// that holds it (`mirror-windows-path`).
+    pub elsewhere: Option<RegistryRef>,
 }
 
 /// What the source gave.
@@ -122,14 +128,14 @@ pub enum BlobCheckError {
 /// `HEAD` failed.
 pub type BlobPresence = BTreeMap<String, Result<bool, BlobCheckError>>;
 
-/// Gathers the evidence for one source reference. `Err` only for bad input; a source or
-/// mirror that cannot be reached is part of the evidence.
+/// Gathers the evidence for one source reference under one node OS's plan. `Err` only for
+/// bad input; a source or mirror that cannot be reached is part of the evidence.
 pub async fn gather(
     session: &Session,
-    reference: &RegistryRef,
-    resolution: Option<&Resolution>,
+    node_plan: &NodePlan,
     options: WalkOptions,
 ) -> Result<Evidence, FetchError> {
+    let reference = &node_plan.reference;
     let source = match session
         .graph(&ImageRef::Registry(reference.clone()), options)
         .await
@@ -140,15 +146,20 @@ pub async fn gather(
     };
     let mut evidence = Evidence {
         reference: reference.clone(),
-        plan: plan(reference, resolution),
+        plan: node_plan.plan.clone(),
         source,
         mirrors: vec![],
         rebuilt: None,
+        requests: node_plan.attempts.iter().map(|a| a.url.clone()).collect(),
+        elsewhere: None,
     };
     let Some(digest) = evidence.source.digest().cloned() else {
         return Ok(evidence);
     };
     evidence.mirrors = look_in_mirrors(session, &evidence, &digest, options).await?;
+    if all_absent(&evidence) {
+        evidence.elsewhere = look_elsewhere(session, &node_plan.elsewhere, &digest, options).await;
+    }
     if wants_rebuilt(&evidence) {
         evidence.rebuilt = look_under_tag(session, &evidence, &digest, options).await;
     }
@@ -196,16 +207,37 @@ async fn look_in_mirrors(
     Ok(looks)
 }
 
-/// A rebuilt list explains a digest no mirror holds: worth a look when every mirror answered
-/// that it lacks the digest and the reference also names a tag.
-fn wants_rebuilt(evidence: &Evidence) -> bool {
-    evidence.plan.by_digest
-        && evidence.reference.tag.is_some()
-        && !evidence.mirrors.is_empty()
+/// Every mirror of the plan was asked and answered that it lacks the image.
+fn all_absent(evidence: &Evidence) -> bool {
+    !evidence.mirrors.is_empty()
         && evidence
             .mirrors
             .iter()
             .all(|l| matches!(l.held, Held::Absent))
+}
+
+/// A rebuilt list explains a digest no mirror holds: worth a look when every mirror answered
+/// that it lacks the digest and the reference also names a tag.
+fn wants_rebuilt(evidence: &Evidence) -> bool {
+    evidence.plan.by_digest && evidence.reference.tag.is_some() && all_absent(evidence)
+}
+
+/// The first of `places` (where the other OS's nodes look) holding `digest`.
+async fn look_elsewhere(
+    session: &Session,
+    places: &[MirrorLocation],
+    digest: &Digest,
+    options: WalkOptions,
+) -> Option<RegistryRef> {
+    for m in places {
+        let target = m.repository.with_digest(digest);
+        if let Ok(Some(g)) = look(session, &target, options).await
+            && g.root.digest == *digest
+        {
+            return Some(target);
+        }
+    }
+    None
 }
 
 /// The first mirror holding other content than `digest` under the reference's tag.

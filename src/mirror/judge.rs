@@ -16,6 +16,7 @@ use crate::graph::{Content, Graph, Node, Problem};
 use crate::manifest::Descriptor;
 use crate::platform::{Platform, RuntimeProfile, build_name};
 use crate::policy::Policy;
+use crate::reference::RegistryRef;
 
 /// The report for one source reference from its evidence: the plan's findings, then what
 /// the first mirror holding something under the pulled name holds, or why none does.
@@ -120,6 +121,9 @@ fn held_by_none(evidence: &Evidence, digest: &Digest, policy: &Policy) -> Vec<Fi
             None,
         )];
     }
+    if let Some(place) = &evidence.elsewhere {
+        return vec![windows_path(evidence, place, digest)];
+    }
     if let Some(r) = &evidence.rebuilt {
         let source = evidence.source.graph();
         return diverged_findings(digest, source, &r.graph, &r.target.to_string(), policy);
@@ -143,6 +147,29 @@ fn held_by_none(evidence: &Evidence, digest: &Digest, policy: &Policy) -> Vec<Fi
         ),
         Some(digest),
     )]
+}
+
+/// `mirror-windows-path`: the places a Windows node asks lack the image, which the mirror
+/// holds where Linux nodes look.
+fn windows_path(evidence: &Evidence, place: &RegistryRef, digest: &Digest) -> Finding {
+    let reference = &evidence.reference;
+    let asked: Vec<&str> = evidence.requests.iter().map(String::as_str).collect();
+    let keep = format!("{}/{}", place.registry, reference.repository);
+    Finding::new(
+        Rule::MirrorWindowsPath,
+        format!(
+            "a Windows node requests {} (WMCO's hosts.toml, containerd: the mirror path, then the              full source repository), which the mirror does not hold; the mirror holds the image at              {place} instead, where Linux nodes look: {}; mirror it keeping the source path              (e.g. {keep}) and point the ImageDigestMirrorSet entry at the mirror host              (source: {}, mirrors: [{}])",
+            asked.join(", then "),
+            if evidence.plan.source_blocked {
+                "the pull fails"
+            } else {
+                "the pull falls back to the source, which a disconnected cluster cannot reach"
+            },
+            reference.registry,
+            place.registry
+        ),
+        Some(digest),
+    )
 }
 
 fn problem_in_mirror(what: &str, digest: &Digest, target: &str, p: &Problem) -> Finding {

@@ -1,17 +1,21 @@
 //! Disconnected mirroring (docs/mirroring.md): read the cluster's mirror configuration
-//! ([`config`]), work out where a node pulls each reference from ([`resolve`]) and how
-//! ([`plan`]), and check the mirror holds the source image byte for byte ([`check`]: the
-//! evidence is gathered by [`gather`] and judged by [`judge`]); before mirroring with oc-mirror,
-//! what it will copy of an ImageSetConfiguration entry ([`ocmirror`]).
+//! ([`config`]), work out where a node pulls each reference from — a Linux node by
+//! registries.conf ([`resolve`], [`plan`]), a Windows node by the hosts.toml files WMCO
+//! renders or a directory holds ([`hosts`]), both in [`pull`] — and check the mirror holds the
+//! source image byte for byte ([`check`]: the evidence is gathered by [`gather`] and judged by
+//! [`judge`]); before mirroring with oc-mirror, what it will copy of an ImageSetConfiguration
+//! entry ([`ocmirror`]).
 
 use std::path::PathBuf;
 
 pub mod check;
 pub mod config;
 pub mod gather;
+pub mod hosts;
 pub mod judge;
 pub mod ocmirror;
 pub mod plan;
+pub mod pull;
 pub mod resolve;
 #[cfg(test)]
 mod testing;

@@ -1,8 +1,8 @@
 //! Renders what the library found for people and machines: the verify matrix as text
 //! ([`text`]), JSON (schema in docs/json-schema.md, [`json`]), a Konflux `TEST_OUTPUT` object
 //! ([`konflux`]), the `inspect` view ([`inspect_text`], [`inspect_json`]) and `resolve`'s
-//! document ([`resolve_json`], [`resolve_rows_json`]). Text shows every input-derived string
-//! through [`escape`].
+//! document ([`resolve_json`], [`resolve_rows_json`]), `mirror-check --plan`'s pull plans
+//! ([`plans_json`], [`plans_text`]). Text shows every input-derived string through [`escape`].
 
 use std::time::SystemTime;
 
@@ -15,6 +15,7 @@ mod json;
 mod konflux;
 mod labels;
 mod placement;
+mod plans;
 mod resolve;
 mod text;
 
@@ -23,6 +24,7 @@ pub use inspect::{inspect_json, inspect_text};
 pub use json::{json, json_with};
 pub use konflux::{TestOutput, konflux, konflux_with};
 pub use placement::{NodePlacement, RunExtras};
+pub use plans::{plans_json, plans_text};
 pub use resolve::{resolve_json, resolve_rows_json};
 pub use text::{text, text_with};
 

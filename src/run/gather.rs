@@ -39,6 +39,17 @@ pub(super) struct ReleasePlan {
 }
 
 impl Plan {
+    /// The references typed, listed and found in pod templates, then the Windows nodes'
+    /// sandbox image when they are in scope (the release's components are not known before it
+    /// is fetched), in that order.
+    pub fn local_references(&self) -> Vec<ImageRef> {
+        (self.listed.iter())
+            .chain(&self.from_manifests)
+            .chain(&self.sandbox)
+            .map(|t| t.reference.clone())
+            .collect()
+    }
+
     /// Gathers the images ([`Plan::gather`]) and verifies them ([`Gathered::verify`]).
     pub async fn verify(
         self,

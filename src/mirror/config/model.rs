@@ -1,5 +1,6 @@
 //! The registry entries every input format becomes: a [`Registry`] with its [`Mirror`]s, each
-//! serving some pulls ([`PullFrom`]).
+//! serving some pulls ([`PullFrom`]); and each mirror-set entry as written ([`MirrorSet`]),
+//! which Windows nodes read in their own way (`mirror::hosts`).
 
 /// Which pulls a mirror serves (registries.conf `pull-from-mirror`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -58,4 +59,34 @@ pub struct Registry {
     pub mirrors: Vec<Mirror>,
     /// Where the entry was configured.
     pub origin: String,
+}
+
+/// The kind of cluster object a mirror-set entry comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MirrorSetKind {
+    /// `ImageDigestMirrorSet`: mirrors serve digest pulls.
+    Idms,
+    /// `ImageTagMirrorSet`: mirrors serve tag pulls.
+    Itms,
+    /// `ImageContentSourcePolicy` (deprecated since OpenShift 4.13): digest pulls, Linux
+    /// nodes only.
+    Icsp,
+}
+
+/// One entry of an IDMS, ITMS or ICSP as written (source and mirrors validated), in document
+/// order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MirrorSet {
+    /// The object kind.
+    pub kind: MirrorSetKind,
+    /// `host[:port][/path]` (or `*.domain` for IDMS/ITMS).
+    pub source: String,
+    /// The mirrors, `host[:port][/path]`, in the order written.
+    pub mirrors: Vec<String>,
+    /// `mirrorSourcePolicy: NeverContactSource`.
+    pub never_contact_source: bool,
+    /// Where it was configured (file and object).
+    pub origin: String,
+    /// Its place in the file (document, object, `spec.<field>[i]`).
+    pub at: String,
 }

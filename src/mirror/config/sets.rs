@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_yaml_ng::Value;
 
 use super::file::{ConfigError, ConfigProblem, error};
-use super::model::PullFrom;
+use super::model::{MirrorSetKind, PullFrom};
 use super::scope::validate_scope;
 
 /// One source of a mirror set, before merging.
@@ -20,6 +20,8 @@ pub(super) struct SetEntry {
     pub(super) pull_from: PullFrom,
     pub(super) never_contact_source: bool,
     pub(super) origin: String,
+    pub(super) kind: MirrorSetKind,
+    pub(super) at: String,
 }
 
 #[derive(Deserialize)]
@@ -55,6 +57,8 @@ struct SetKind {
     pull_from: PullFrom,
     /// ICSP: entries without `mirrorSourcePolicy`, sources without wildcards.
     icsp: bool,
+    /// Which object it is.
+    set: MirrorSetKind,
 }
 
 const IDMS: &str = "ImageDigestMirrorSet";
@@ -68,6 +72,7 @@ const SET_KINDS: [SetKind; 3] = [
         field: "imageDigestMirrors",
         pull_from: PullFrom::DigestOnly,
         icsp: false,
+        set: MirrorSetKind::Idms,
     },
     SetKind {
         kind: ITMS,
@@ -75,6 +80,7 @@ const SET_KINDS: [SetKind; 3] = [
         field: "imageTagMirrors",
         pull_from: PullFrom::TagOnly,
         icsp: false,
+        set: MirrorSetKind::Itms,
     },
     SetKind {
         kind: ICSP,
@@ -82,6 +88,7 @@ const SET_KINDS: [SetKind; 3] = [
         field: "repositoryDigestMirrors",
         pull_from: PullFrom::DigestOnly,
         icsp: true,
+        set: MirrorSetKind::Icsp,
     },
 ];
 
@@ -267,5 +274,7 @@ fn set_entry(
         pull_from: set.pull_from,
         never_contact_source,
         origin: origin.to_string(),
+        kind: set.set,
+        at: here.to_string(),
     })
 }

@@ -154,6 +154,8 @@ fn evidence(
         source,
         mirrors,
         rebuilt,
+        requests: vec![],
+        elsewhere: None,
     }
 }
 

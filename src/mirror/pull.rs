@@ -1,0 +1,320 @@
+//! Per-OS pull plans (no network): the manifest requests a node makes for one reference, in
+//! order, and the [`Plan`] the mirror check follows for it.
+//!
+//! - **Linux** nodes (CRI-O) read registries.conf, which the Machine Config Operator renders
+//!   from IDMS, ITMS and ICSP: containers/image's rules ([`resolve`](super::resolve)).
+//! - **Windows** nodes (containerd 1.7) read the hosts.toml files WMCO renders from IDMS and
+//!   ITMS only, one per source registry host ([`hosts::wmco`](super::hosts::wmco)), or those
+//!   of a `config_path` directory ([`hosts::dir`](super::hosts::dir)); containerd asks them as
+//!   [`hosts::containerd`](super::hosts::containerd) says.
+
+use std::fmt;
+
+use super::config::{MirrorSet, MirrorSetKind, PullFrom};
+use super::hosts::containerd::{Attempt, AttemptKind, attempts, manifest_url, object};
+use super::hosts::model::{Capabilities, ConfiguredBy, HostsConfig, RegistryHost};
+use super::plan::{Plan, plan};
+use super::resolve::{MirrorLocation, Resolution, match_prefix};
+use crate::engine::{Finding, Rule, Severity};
+use crate::policy::Policy;
+use crate::reference::RegistryRef;
+
+/// The operating system of the nodes a plan is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NodeOs {
+    /// OpenShift Linux nodes: CRI-O, registries.conf.
+    Linux,
+    /// OpenShift Windows nodes: containerd 1.7, hosts.toml.
+    Windows,
+}
+
+impl NodeOs {
+    /// `linux` or `windows`.
+    pub fn name(self) -> &'static str {
+        match self {
+            NodeOs::Linux => "linux",
+            NodeOs::Windows => "windows",
+        }
+    }
+
+    /// The container runtime that pulls: `cri-o` or `containerd-1.7`.
+    pub fn runtime(self) -> &'static str {
+        match self {
+            NodeOs::Linux => "cri-o",
+            NodeOs::Windows => "containerd-1.7",
+        }
+    }
+
+    /// The file the runtime reads its mirrors from: `registries.conf` or `hosts.toml`.
+    pub fn configured_by(self) -> &'static str {
+        match self {
+            NodeOs::Linux => "registries.conf",
+            NodeOs::Windows => "hosts.toml",
+        }
+    }
+}
+
+impl fmt::Display for NodeOs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The node OSes a run covers: those asked (`--os`), else those of the node list (`--nodes`),
+/// else Linux, and Windows too when the policy has Windows hosts.
+pub fn oses_in_scope(asked: &[NodeOs], policy: &Policy) -> Vec<NodeOs> {
+    let mut oses: Vec<NodeOs> = match (asked.is_empty(), &policy.node_hosts) {
+        (false, _) => asked.to_vec(),
+        (true, Some(hosts)) => hosts
+            .iter()
+            .map(|h| match h.platform.is_windows() {
+                true => NodeOs::Windows,
+                false => NodeOs::Linux,
+            })
+            .collect(),
+        (true, None) => {
+            let windows = policy.hosts().iter().any(|h| h.platform.is_windows());
+            [Some(NodeOs::Linux), windows.then_some(NodeOs::Windows)]
+                .into_iter()
+                .flatten()
+                .collect()
+        }
+    };
+    oses.sort();
+    oses.dedup();
+    oses
+}
+
+/// How the nodes of one OS pull one reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodePlan {
+    /// The source reference.
+    pub reference: RegistryRef,
+    /// The nodes' OS.
+    pub os: NodeOs,
+    /// The manifest requests of the pull as the reference names it (by digest or by tag), in
+    /// order.
+    pub attempts: Vec<Attempt>,
+    /// What the mirror check asks, with the findings about the plan itself.
+    pub plan: Plan,
+    /// Windows: where the other OS's nodes find their mirrors (Linux rows: empty); when the
+    /// Windows places lack the image, `mirror-windows-path` looks there.
+    pub elsewhere: Vec<MirrorLocation>,
+}
+
+/// A Linux node's plan: registries.conf resolution ([`plan`]), the requests of its mirrors
+/// serving this kind of pull, then the source unless blocked.
+pub fn linux(reference: &RegistryRef, resolution: Option<&Resolution>) -> NodePlan {
+    let by_digest = reference.digest.is_some();
+    let object = object(reference);
+    let mut requests: Vec<Attempt> = resolution
+        .map(|r| r.mirrors_for(by_digest))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|m| request(&m.repository, AttemptKind::Mirror, &object))
+        .collect();
+    if !resolution.is_some_and(|r| r.source_blocked) {
+        requests.push(request(reference, AttemptKind::Source, &object));
+    }
+    NodePlan {
+        reference: reference.clone(),
+        os: NodeOs::Linux,
+        attempts: requests,
+        plan: plan(reference, resolution),
+        elsewhere: vec![],
+    }
+}
+
+/// The request for `repository` at `object` on its registry's `/v2/` API.
+fn request(repository: &RegistryRef, kind: AttemptKind, object: &str) -> Attempt {
+    let host = RegistryHost::default_for(&repository.registry);
+    Attempt {
+        url: manifest_url(&host, &repository.repository, object),
+        kind,
+        repository: Some(RegistryRef {
+            tag: None,
+            digest: None,
+            ..repository.clone()
+        }),
+        capabilities: Capabilities::ALL,
+    }
+}
+
+/// The mirrors the check asks among `requests`, each once, in order.
+fn checked_mirrors(requests: &[Attempt], origin: &str) -> Vec<MirrorLocation> {
+    let mut out: Vec<MirrorLocation> = Vec::new();
+    for a in requests.iter().filter(|a| a.kind == AttemptKind::Mirror) {
+        let Some(repository) = &a.repository else {
+            continue;
+        };
+        if out.iter().any(|m| &m.repository == repository) {
+            continue;
+        }
+        out.push(MirrorLocation {
+            repository: repository.clone(),
+            pull_from: match a.capabilities.resolve {
+                true => PullFrom::All,
+                false => PullFrom::DigestOnly,
+            },
+            origin: origin.to_string(),
+        });
+    }
+    out
+}
+
+/// A Windows node's plan under `hosts` (WMCO's rendering of `sets`, or a directory);
+/// `elsewhere`: where Linux nodes look for it.
+pub fn windows(
+    reference: &RegistryRef,
+    hosts: &HostsConfig,
+    sets: &[MirrorSet],
+    elsewhere: Vec<MirrorLocation>,
+) -> NodePlan {
+    let by_digest = reference.digest.is_some();
+    let object = object(reference);
+    let mut findings = Vec::new();
+    let (requests, origin) = match hosts.unusable.get(&reference.registry) {
+        Some(why) => {
+            findings.push(Finding::new(
+                Rule::MirrorWindowsPath,
+                format!(
+                    "{}: {why}; a Windows node finds no mirror configuration for {} and requests {}",
+                    reference,
+                    reference.registry,
+                    request(reference, AttemptKind::Source, &object).url
+                ),
+                None,
+            ));
+            (
+                vec![request(reference, AttemptKind::Source, &object)],
+                String::new(),
+            )
+        }
+        None => (
+            attempts(hosts, reference, by_digest, &object),
+            hosts
+                .file_for(&reference.registry)
+                .map(|f| f.origin.clone())
+                .unwrap_or_default(),
+        ),
+    };
+    let mut checked = checked_mirrors(&requests, &origin);
+    let mut check_by_digest = by_digest;
+    let configured = !origin.is_empty();
+    if configured && checked.is_empty() && !by_digest {
+        let digest_requests = attempts(hosts, reference, true, &object);
+        checked = checked_mirrors(&digest_requests, &origin);
+        if !checked.is_empty() {
+            findings.push(tag_ignored(reference, &origin, requests.is_empty()));
+            check_by_digest = true;
+        }
+    }
+    for a in requests.iter().filter(|a| a.repository.is_none()) {
+        let mut f = Finding::new(
+            Rule::MirrorWindowsPath,
+            format!(
+                "a Windows node requests {}, which imgcheck cannot check: the host's path is not under /v2/",
+                a.url
+            ),
+            None,
+        );
+        f.severity = Severity::Warning;
+        findings.push(f);
+    }
+    if checked.is_empty() && !hosts.unusable.contains_key(&reference.registry) {
+        findings.push(windows_not_configured(reference, hosts, sets, configured));
+    }
+    let source_blocked = !requests.iter().any(|a| a.kind == AttemptKind::Source);
+    let elsewhere = elsewhere
+        .into_iter()
+        .filter(|e| !checked.iter().any(|m| m.repository == e.repository))
+        .collect();
+    NodePlan {
+        reference: reference.clone(),
+        os: NodeOs::Windows,
+        attempts: requests,
+        plan: Plan {
+            by_digest: check_by_digest,
+            mirrors: checked,
+            source_blocked,
+            findings,
+        },
+        elsewhere,
+    }
+}
+
+/// `mirror-tag-ignored` for a Windows node: no host of the hosts.toml may resolve tags.
+fn tag_ignored(reference: &RegistryRef, origin: &str, fails: bool) -> Finding {
+    let mut f = Finding::new(
+        Rule::MirrorTagIgnored,
+        format!(
+            "{reference} is a tag reference, but no mirror in {origin} has the 'resolve' capability \
+             (ImageDigestMirrorSet mirrors get 'pull' only): a Windows node pulling this tag {}; \
+             checking the mirrors at the source's digest instead",
+            match fails {
+                true => "fails, since no host may resolve it",
+                false => "goes to the source",
+            }
+        ),
+        None,
+    );
+    if fails {
+        f.severity = Severity::Error;
+    }
+    f
+}
+
+/// `mirror-not-configured` for a Windows node, saying why: only an ICSP or a wildcard source
+/// covers it, only registries.conf does, or nothing.
+fn windows_not_configured(
+    reference: &RegistryRef,
+    hosts: &HostsConfig,
+    sets: &[MirrorSet],
+    configured: bool,
+) -> Finding {
+    let name = format!("{}/{}", reference.registry, reference.repository);
+    let covering: Vec<&MirrorSet> = sets
+        .iter()
+        .filter(|s| match_prefix(&name, &s.source).is_some())
+        .collect();
+    let icsp: Vec<&str> = covering
+        .iter()
+        .filter(|s| s.kind == MirrorSetKind::Icsp)
+        .map(|s| s.origin.as_str())
+        .collect();
+    let wildcard: Vec<&str> = covering
+        .iter()
+        .filter(|s| s.kind != MirrorSetKind::Icsp && s.source.starts_with("*."))
+        .map(|s| s.source.as_str())
+        .collect();
+    let host = &reference.registry;
+    let why = if configured {
+        format!("the hosts.toml for {host} has no mirror serving digest pulls of {name}")
+    } else if hosts.configured_by == ConfiguredBy::Directory {
+        format!("the hosts directory has no hosts.toml for {host} (nor _default)")
+    } else if !icsp.is_empty() {
+        format!(
+            "only the ImageContentSourcePolicy {} covers {name}; Windows nodes do not read ICSP \
+             (WMCO renders ImageDigestMirrorSets and ImageTagMirrorSets only; ICSP is deprecated \
+             since OpenShift 4.13): convert it to an ImageDigestMirrorSet ('oc adm migrate icsp')",
+            icsp.join(", ")
+        )
+    } else if !wildcard.is_empty() {
+        format!(
+            "only the wildcard source {} covers {name}; WMCO writes it to a folder of that name, \
+             which containerd never looks up: add an ImageDigestMirrorSet entry for {host}",
+            wildcard.join(", ")
+        )
+    } else {
+        format!(
+            "no ImageDigestMirrorSet or ImageTagMirrorSet source is on the registry host {host}"
+        )
+    };
+    Finding::new(
+        Rule::MirrorNotConfigured,
+        format!(
+            "Windows nodes: {why}; a Windows node pulls {name} from the source, which a disconnected cluster cannot reach"
+        ),
+        None,
+    )
+}
