@@ -65,6 +65,8 @@ fn assert_pause_fails(out: &Output, pause: &str, mode: &str) {
     assert_eq!(out.status.code(), Some(1), "{mode}");
 }
 
+/// A Windows DaemonSet running `image` that tolerates WMCO's `os=Windows:NoSchedule` taint, as
+/// the real ones do (without it its pods land on no Windows node, and no sandbox is pulled).
 fn daemonset(dir: &Path, image: &str) -> String {
     let path = dir.join("ds.yaml");
     std::fs::write(
@@ -72,6 +74,7 @@ fn daemonset(dir: &Path, image: &str) -> String {
         format!(
             "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {{name: csi-node-windows, namespace: ns}}\n\
              spec:\n  template:\n    spec:\n      nodeSelector: {{kubernetes.io/os: windows}}\n      \
+             tolerations: [{{key: os, value: Windows, effect: NoSchedule}}]\n      \
              containers:\n      - {{name: csi-driver, image: {image}}}\n"
         ),
     )
