@@ -114,7 +114,10 @@ impl Inputs {
         let (inputs, tracker) = (self.clone(), Arc::clone(&stage));
         let reader = std::thread::Builder::new()
             .name("inputs".to_string())
-            .spawn(move || sent.send(inputs.plan(&*tracker)));
+            .spawn(move || {
+                // Nobody waits any more once the deadline has passed: the plan goes nowhere.
+                let _ = sent.send(inputs.plan(&*tracker));
+            });
         let Ok(reader) = reader else {
             return self.plan(progress);
         };

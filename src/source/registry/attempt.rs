@@ -69,8 +69,9 @@ impl Sender {
 
     /// One attempt at `req` that is also the registry's plain-HTTP probe, while the scheme
     /// is unknown: sent over plain HTTP, the answer tells the scheme as `/v2/`'s would. A
-    /// redirect or Go's "HTTP request to an HTTPS server" 400 means HTTPS (the request is then
-    /// sent there); a fault that may heal leaves it unknown; any other answer is from a
+    /// redirect to `https://` or Go's "HTTP request to an HTTPS server" 400 means HTTPS (the
+    /// request is then sent there); a fault that may heal leaves it unknown; any other answer
+    /// (another redirect too: a plain-HTTP registry may send a read elsewhere) is from a
     /// plain-HTTP registry and is the request's answer.
     pub(super) async fn attempt_learning(
         &self,
@@ -91,7 +92,7 @@ impl Sender {
             other => other?,
         };
         let status = resp.status();
-        if status.is_redirection() {
+        if status.is_redirection() && redirects_to_https(&url, &resp) {
             probing.learned(false);
             return self.attempt(req, &probing.tls()).await;
         }
@@ -196,6 +197,15 @@ impl Sender {
         let body = read_small(resp, self.link.options.request_timeout).await;
         refusal_of(req, status, retry_after, &body)
     }
+}
+
+/// Does `resp` (to a request for `url`) redirect to an `https://` URL?
+fn redirects_to_https(url: &Url, resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get(LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|l| url.join(l).ok())
+        .is_some_and(|next| next.scheme() == "https")
 }
 
 /// `/v2/<repository>/<manifests|blobs>/<reference>` of `req` on the registry at `base`.
