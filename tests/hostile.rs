@@ -327,3 +327,66 @@ fn a_byte_order_mark_and_merge_keys_are_read_as_kubectl_reads_them() {
         "both containers, the second by its merge key: {doc}"
     );
 }
+
+/// Issue 22, item 3: `--timeout` counts from the start of the run and bounds reading the
+/// inputs too. A pipe that never ends (a FIFO whose writer stays open and writes nothing) as
+/// the node list or a reference list used to hang the run forever: the deadline only started
+/// when the session was made, after every input was read. Now the run stops at the deadline
+/// with the timeout error (exit 3, as for any check the deadline cut off) naming the input.
+#[test]
+fn timeout_stops_a_run_reading_a_pipe_that_never_ends() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("never-ends");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs (apt-get install coreutils)");
+    assert!(made.success());
+    // Read and write: opening does not wait for a reader, and the pipe never reaches its end.
+    let _writer = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    let fifo = fifo.to_str().unwrap();
+    let good = format!("oci:{}", fixture("good").display());
+    let runs: [(Vec<&str>, &str); 3] = [
+        (vec!["verify", &good, "--nodes", fifo], "reading --nodes"),
+        (vec!["verify", "--from-file", fifo], "reading --from-file"),
+        (
+            vec!["mirror-check", "--pre", "--from-file", fifo],
+            "reading --from-file",
+        ),
+    ];
+    for (args, doing) in runs {
+        let started = Instant::now();
+        let mut child = imgcheck()
+            .args(&args)
+            .args(["--timeout", "1s"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("imgcheck runs");
+        while child.try_wait().unwrap().is_none() && started.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let took = started.elapsed();
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap();
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            took >= Duration::from_secs(1) && took < Duration::from_secs(10),
+            "{args:?}: took {took:?}: {stderr}"
+        );
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("--timeout 1s passed while")
+                && stderr.contains(doing)
+                && stderr.contains(fifo),
+            "{args:?}: {stderr}"
+        );
+    }
+}

@@ -1102,3 +1102,26 @@ fn the_foreign_layer_hint_names_tools_that_copy_them() {
     }
     assert!(!hint.contains("--preserve-digests"), "{hint}");
 }
+
+/// The requests a cold `verify` sends to a plain-HTTP loopback registry, in order (the
+/// registry's access log). Its round trips are the minimum chain: the top manifest, then
+/// every child manifest at once, then every config at once. No `/v2/` probe runs alone first:
+/// the answer to the first manifest request tells the scheme (and the auth challenge).
+#[test]
+fn a_cold_verify_takes_only_the_round_trips_of_its_chain() {
+    let registry = Registry::start_logging_requests();
+    registry.push_layout(&fixture("single-arch"), "single", "latest");
+    registry.push_layout(&fixture("good"), "list", "latest");
+    let children = digests()["good"]["children"].as_object().unwrap().len();
+    for (repo, want) in [("single", 2), ("list", 1 + 2 * children)] {
+        let before = registry.requests().len();
+        let out = run(&["verify", &format!("{}/{repo}:latest", registry.host())]);
+        assert!(out.status.code().is_some(), "{out:?}");
+        let sent: Vec<String> = registry.requests().split_off(before);
+        assert_eq!(sent.len(), want, "{repo}: requests {sent:#?}");
+        assert!(
+            sent.iter().all(|r| !r.starts_with("GET /v2/ ")),
+            "{repo}: a lone /v2/ probe: {sent:#?}"
+        );
+    }
+}

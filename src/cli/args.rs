@@ -2,7 +2,7 @@
 //! where a batch command's references come from, the output formats.
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::{ArgAction, ValueEnum};
 use imgcheck::auth::{AuthError, AuthStore};
@@ -39,9 +39,12 @@ pub struct GlobalArgs {
     /// /etc/containers/certs.d/HOST and /etc/docker/certs.d/HOST.
     #[arg(long, global = true, value_name = "DIR")]
     cert_dir: Option<PathBuf>,
-    /// Overall deadline for the run's work (registries, layouts, layer decoding), e.g. 90s or 5m (default: none).
+    /// Overall deadline for the run's work (inputs, registries, layouts, layer decoding), e.g. 90s or 5m (default: none).
     #[arg(long, global = true, value_name = "DURATION", value_parser = humantime::parse_duration)]
     timeout: Option<Duration>,
+    /// When the run started: `--timeout` counts from here.
+    #[arg(skip = Instant::now())]
+    started: Instant,
     /// Longest wait for a registry's answer, or for the next piece of its body, before the
     /// request counts as stalled and is retried.
     #[arg(long, global = true, value_name = "DURATION", default_value = "30s", value_parser = humantime::parse_duration)]
@@ -107,9 +110,15 @@ impl GlobalArgs {
             cert_dir: self.cert_dir.clone(),
             request_timeout: self.request_timeout.max(Duration::from_millis(100)),
             deadline: self.timeout,
+            clock_start: Some(self.started),
             retries: self.retries,
             ..ClientOptions::default()
         })
+    }
+
+    /// When the run must be over (`--timeout` after its start), and the `--timeout`.
+    pub fn deadline(&self) -> Option<(Instant, Duration)> {
+        self.timeout.map(|t| (self.started + t, t))
     }
 
     /// How a run reaches registries, with at most `max_requests` requests in flight:

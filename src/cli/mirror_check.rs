@@ -99,7 +99,7 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
         ..args.input.inputs()
     };
     let terminal = Terminal::default();
-    let plan = inputs.plan(&terminal)?;
+    let plan = inputs.plan_within(global.deadline(), &terminal)?;
     let configured = !args.idms.is_empty()
         || !args.icsp.is_empty()
         || !args.registries_conf.is_empty()

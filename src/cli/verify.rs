@@ -62,7 +62,7 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
         ..args.input.inputs()
     };
     let terminal = Terminal::default();
-    let plan = inputs.plan(&terminal)?;
+    let plan = inputs.plan_within(global.deadline(), &terminal)?;
     let verified = plan.verify(global.connection(jobs)?, &terminal).await;
     terminal.finish();
     let verified = verified?;

@@ -36,6 +36,14 @@ pub enum RunError {
     /// The release (`--from-release`) cannot be read.
     #[error(transparent)]
     Release(#[from] ReleaseError),
+    /// `--timeout` passed while the inputs were read (`what`: the one being read).
+    #[error("--timeout {}s passed while {what}: stopped", .limit.as_secs_f64())]
+    Timeout {
+        /// What was being done (escaped for a terminal).
+        what: String,
+        /// The `--timeout`.
+        limit: std::time::Duration,
+    },
     /// The inputs name no image.
     #[error("no references given (REF..., --from-file or --from-imageset)")]
     NoReferences,
@@ -53,6 +61,7 @@ impl Blame for RunError {
             RunError::StdinTwice(_) | RunError::NoReleaseComponents(_) | RunError::NoReferences => {
                 Fault::Input
             }
+            RunError::Timeout { .. } => Fault::Unavailable,
         }
     }
 }

@@ -2,6 +2,9 @@
 //! it: the policy and the nodes, reference lists and ImageSets, pod templates ([`Inputs::plan`]).
 
 use std::path::PathBuf;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use super::error::RunError;
 use super::gather::{Connection, Plan, ReleasePlan, Verified};
@@ -17,6 +20,7 @@ use crate::input::{DEFAULT_MAX_INPUT_BYTES, read_imageset, read_reference_list};
 use crate::platform::RuntimeProfile;
 use crate::policy::{DEFAULT_POLICY, Policy};
 use crate::reference::ImageRef;
+use crate::report::escape;
 
 /// The images a run verifies and how: every input the command line's `verify` takes.
 /// Files named `-` are read from standard input (one of them at most).
@@ -86,13 +90,66 @@ impl Default for Inputs {
 
 impl Inputs {
     /// Reads the inputs, gathers their images through one session and verifies them:
-    /// [`Inputs::plan`], then [`Plan::verify`].
+    /// [`Inputs::plan_within`], then [`Plan::verify`], all within the connection's
+    /// `--timeout` (counted from its `clock_start`, else from now).
     pub async fn verify(
         &self,
-        connection: Connection,
+        mut connection: Connection,
         progress: &dyn Progress,
     ) -> Result<Verified, RunError> {
-        self.plan(progress)?.verify(connection, progress).await
+        let started = *connection
+            .options
+            .clock_start
+            .get_or_insert_with(Instant::now);
+        let deadline = connection.options.deadline.map(|d| (started + d, d));
+        self.plan_within(deadline, progress)?
+            .verify(connection, progress)
+            .await
+    }
+
+    /// [`Inputs::plan`], stopped when `deadline` (an instant, and the `--timeout` it comes
+    /// from) passes first: an input that never ends (a pipe left open, a huge list) ends in
+    /// [`RunError::Timeout`] naming what was being read. The reading goes on a thread of its
+    /// own, left behind if the deadline passes (the process then ends); notes are told once
+    /// the plan is read.
+    pub fn plan_within(
+        &self,
+        deadline: Option<(Instant, std::time::Duration)>,
+        progress: &dyn Progress,
+    ) -> Result<Plan, RunError> {
+        let Some((deadline, limit)) = deadline else {
+            return self.plan(progress);
+        };
+        let stage = Arc::new(Stage::default());
+        let (sent, received) = mpsc::channel();
+        let (inputs, tracker) = (self.clone(), Arc::clone(&stage));
+        let reader = std::thread::Builder::new()
+            .name("inputs".to_string())
+            .spawn(move || {
+                // Nobody waits any more once the deadline has passed: the plan goes nowhere.
+                let _ = sent.send(inputs.plan(&*tracker));
+            });
+        let Ok(reader) = reader else {
+            return self.plan(progress);
+        };
+        match received.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(plan) => {
+                let plan = plan?;
+                plan.notes.iter().for_each(|n| progress.note(n));
+                Ok(plan)
+            }
+            Err(RecvTimeoutError::Timeout) => Err(RunError::Timeout {
+                what: stage.now(),
+                limit,
+            }),
+            // The reader ended without an answer: it panicked; so does the run.
+            Err(RecvTimeoutError::Disconnected) => {
+                if let Err(panic) = reader.join() {
+                    std::panic::resume_unwind(panic);
+                }
+                self.plan(progress)
+            }
+        }
     }
 
     /// Reads the local inputs, in this order: the policy and the nodes, the references and
@@ -105,15 +162,16 @@ impl Inputs {
             progress.note(&n);
             notes.push(n);
         };
-        let (policy, cluster) = self.policy(&mut note)?;
+        let (policy, cluster) = self.policy(progress, &mut note)?;
         let runtimes = match self.runtimes.is_empty() {
             true => policy.runtimes.clone(),
             false => self.runtimes.clone(),
         };
-        let listed = self.listed(&mut note)?;
+        let listed = self.listed(progress, &mut note)?;
         // Local input first: a bad manifest is bad input even when the release cannot be read.
         let from_manifests = match &self.manifests {
             Some(path) => {
+                progress.reading(&format!("reading --from-manifests {}", path.display()));
                 let uses = manifests::read_manifests(path, self.max_input_bytes)?;
                 if cluster.is_none() {
                     undecided(&uses).into_iter().for_each(&mut note);
@@ -195,14 +253,17 @@ impl Inputs {
     /// list).
     fn policy(
         &self,
+        progress: &dyn Progress,
         note: &mut impl FnMut(Note),
     ) -> Result<(Policy, Option<Vec<NodeFacts>>), RunError> {
+        progress.reading(&format!("reading the policy {}", self.policy));
         let mut policy = Policy::load(&self.policy)?;
         if let Some(image) = &self.sandbox_image {
             policy = policy.with_sandbox_image(image)?;
         }
         Ok(match &self.nodes {
             Some(path) => {
+                progress.reading(&format!("reading --nodes {path}"));
                 let read = nodes::read_nodes(path, self.max_input_bytes, self.odd_nodes)?;
                 read.notes.into_iter().map(Note::NodeRuntime).for_each(note);
                 (policy.with_hosts(read.hosts), Some(read.nodes))
@@ -213,17 +274,24 @@ impl Inputs {
 
     /// The references typed, then those of the lists, then those of the ImageSets (each with
     /// its entry and what oc-mirror copies of it as its origin).
-    fn listed(&self, note: &mut impl FnMut(Note)) -> Result<Vec<Target>, RunError> {
+    fn listed(
+        &self,
+        progress: &dyn Progress,
+        note: &mut impl FnMut(Note),
+    ) -> Result<Vec<Target>, RunError> {
+        progress.reading("parsing the references given");
         let mut refs = self
             .references
             .iter()
             .map(|s| s.parse::<ImageRef>())
             .collect::<Result<Vec<_>, _>>()?;
         for f in &self.from_files {
+            progress.reading(&format!("reading --from-file {f}"));
             refs.extend(read_reference_list(f, self.max_input_bytes)?);
         }
         let mut targets: Vec<Target> = refs.into_iter().map(Target::plain).collect();
         for f in &self.imagesets {
+            progress.reading(&format!("reading --from-imageset {f}"));
             let set = read_imageset(f, self.max_input_bytes)?;
             set.warnings
                 .into_iter()
@@ -261,6 +329,30 @@ impl Inputs {
             reference: release.reference.parse()?,
             components,
         }))
+    }
+}
+
+/// What the plan's reader is doing, for the error when the deadline passes first.
+#[derive(Default)]
+struct Stage(Mutex<String>);
+
+impl Stage {
+    /// What the reader was doing last, escaped for a terminal.
+    fn now(&self) -> String {
+        let what = self.0.lock().map(|w| w.clone()).unwrap_or_default();
+        match what.is_empty() {
+            true => "reading the inputs".to_string(),
+            false => escape(&what).into_owned(),
+        }
+    }
+}
+
+impl Progress for Stage {
+    // Notes are told by [`Inputs::plan_within`] once the plan is read.
+    fn reading(&self, what: &str) {
+        if let Ok(mut now) = self.0.lock() {
+            *now = what.to_string();
+        }
     }
 }
 

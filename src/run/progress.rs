@@ -48,6 +48,9 @@ pub trait Progress: Sync {
     /// A note about the inputs, as it arises.
     fn note(&self, _note: &Note) {}
 
+    /// The run starts on one of its inputs: `what` says which ("reading --nodes FILE").
+    fn reading(&self, _what: &str) {}
+
     /// The run starts checking `images` images.
     fn start(&self, _images: usize) {}
 

@@ -1,15 +1,12 @@
-//! Reading one layer as a stream: gzip (every member) and zstd (every frame) decoded on the
-//! fly, the decompressed size capped relative to the compressed size, the run's deadline and
-//! cancellation honoured; every tar entry handed to a callback ([`walk_layer`]), and the
-//! Windows layout check on top ([`check_layer`]).
+//! Reading one layer as a stream: gzip (every member, flate2) and zstd (every frame, libzstd
+//! through the `zstd` crate) decoded on the fly, the decompressed size capped relative to the
+//! compressed size, the run's deadline and cancellation honoured; every tar entry handed to a
+//! callback ([`walk_layer`]), and the Windows layout check on top ([`check_layer`]).
 
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
-
-use ruzstd::decoding::FrameDecoder;
-use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
 
 use super::entries;
 use crate::graph::model::{LayerFormat, Problem};
@@ -82,54 +79,6 @@ impl<R: Read> Read for Bounded<R> {
     }
 }
 
-/// Every zstd frame of a stream, one after the other (skippable frames skipped): ruzstd's
-/// own streaming decoder reads one frame only.
-struct ZstdFrames<R> {
-    source: R,
-    decoder: FrameDecoder,
-    in_frame: bool,
-}
-
-impl<R: BufRead> Read for ZstdFrames<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            if self.in_frame {
-                if self.decoder.can_collect() > 0 {
-                    return self.decoder.read(buf);
-                }
-                if self.decoder.is_finished() {
-                    self.in_frame = false;
-                    continue;
-                }
-                self.decoder
-                    .decode_blocks(
-                        &mut self.source,
-                        ruzstd::decoding::BlockDecodingStrategy::UptoBlocks(1),
-                    )
-                    .map_err(io::Error::other)?;
-                continue;
-            }
-            if self.source.fill_buf()?.is_empty() {
-                return Ok(0);
-            }
-            match self.decoder.reset(&mut self.source) {
-                Ok(()) => self.in_frame = true,
-                Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame {
-                    length,
-                    ..
-                })) => {
-                    let skipped =
-                        io::copy(&mut (&mut self.source).take(length.into()), &mut io::sink())?;
-                    if skipped < u64::from(length) {
-                        return Err(io::Error::other("zstd skippable frame cut short"));
-                    }
-                }
-                Err(e) => return Err(io::Error::other(e)),
-            }
-        }
-    }
-}
-
 /// The compression a layer's first bytes announce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Compression {
@@ -166,11 +115,13 @@ pub(super) fn walk_layer(
     };
     let decoded: Box<dyn Read> = match sniff(&head) {
         Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(reader)),
-        Compression::Zstd => Box::new(ZstdFrames {
-            source: reader,
-            decoder: FrameDecoder::new(),
-            in_frame: false,
-        }),
+        // libzstd's streaming decoder reads every frame, skips skippable ones, refuses
+        // garbage after a frame and a frame cut short, and keeps at most a 128 MiB window
+        // (its default `windowLogMax` of 27; a frame asking for more is refused).
+        Compression::Zstd => match zstd::stream::read::Decoder::with_buffer(reader) {
+            Ok(decoder) => Box::new(decoder),
+            Err(e) => return Err(Problem::Bad(format!("cannot read the layer: {e}"))),
+        },
         Compression::None => Box::new(reader),
     };
     let mut bounded = Bounded {

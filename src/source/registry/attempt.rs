@@ -9,7 +9,7 @@ use super::body::{Body, colon, read_body, read_small, summarize_error_body};
 use super::challenge::Authenticator;
 use super::failure::{Failure, is_retryable_status, retry_after_of, transport_failure};
 use super::link::Link;
-use super::ping::Schemes;
+use super::ping::{Base, Probing, Schemes, is_tls_only_answer};
 use super::request::{Kind, Request, api_host};
 use super::tls::host_port;
 use crate::auth::AuthStore;
@@ -38,9 +38,16 @@ impl Sender {
         }
     }
 
-    /// `scheme://host` of `reference`'s registry API (its scheme probed on first use).
+    /// `scheme://host` of `reference`'s registry API (its scheme probed on `/v2/` on first
+    /// use): for writes.
     pub(super) async fn base_url(&self, reference: &RegistryRef) -> String {
         self.schemes.base_url(&self.link, reference).await
+    }
+
+    /// Where a read of `reference`'s registry goes: a known base, or the right to learn
+    /// the scheme with the read itself ([`Sender::attempt_learning`]).
+    pub(super) async fn base(&self, reference: &RegistryRef) -> Base {
+        self.schemes.base(&self.link, reference).await
     }
 
     /// Sends `req` to `url` on the registry, authenticated as the registry asks.
@@ -55,20 +62,66 @@ impl Sender {
     /// One attempt at `req` on the registry at `base` (`scheme://host`): authenticate as the
     /// registry asks, follow redirects, read the body under its cap, and check it.
     pub(super) async fn attempt(&self, req: &Request<'_>, base: &str) -> Result<Body, Failure> {
-        let reference = &req.access.reference;
-        let url = format!(
-            "{base}/v2/{}/{}/{}",
-            reference.repository,
-            req.kind.path(),
-            req.reference_part
-        );
-        let url = Url::parse(&url).map_err(|e| {
-            Failure::Fatal(FetchError::bad_input_by(
-                format!("{}: bad URL", req.what),
-                e,
-            ))
-        })?;
+        let url = request_url(req, base)?;
         let resp = self.send_authenticated(req, &url).await?;
+        self.answer(req, url, resp).await
+    }
+
+    /// One attempt at `req` that is also the registry's plain-HTTP probe, while the scheme
+    /// is unknown: sent over plain HTTP, the answer tells the scheme as `/v2/`'s would. A
+    /// redirect to `https://` or Go's "HTTP request to an HTTPS server" 400 means HTTPS (the
+    /// request is then sent there); a fault that may heal leaves it unknown; any other answer
+    /// (another redirect too: a plain-HTTP registry may send a read elsewhere) is from a
+    /// plain-HTTP registry and is the request's answer.
+    pub(super) async fn attempt_learning(
+        &self,
+        req: &Request<'_>,
+        probing: &mut Probing,
+    ) -> Result<Body, Failure> {
+        match probing.known() {
+            Some(true) => return self.attempt(req, &probing.plain()).await,
+            Some(false) => return self.attempt(req, &probing.tls()).await,
+            None => {}
+        }
+        let url = request_url(req, &probing.plain())?;
+        let resp = match self.send_authenticated(req, &url).await {
+            Err(Failure::Retry(e, after)) => {
+                probing.fault();
+                return Err(Failure::Retry(e, after));
+            }
+            other => other?,
+        };
+        let status = resp.status();
+        if status.is_redirection() && redirects_to_https(&url, &resp) {
+            probing.learned(false);
+            return self.attempt(req, &probing.tls()).await;
+        }
+        if is_retryable_status(status.as_u16()) {
+            probing.fault();
+            return Err(self.refusal(req, resp).await);
+        }
+        if status == StatusCode::BAD_REQUEST {
+            let retry_after = retry_after_of(&resp);
+            let body = read_small(resp, self.link.options.request_timeout).await;
+            if is_tls_only_answer(status, &body) {
+                probing.learned(false);
+                return self.attempt(req, &probing.tls()).await;
+            }
+            probing.learned(true);
+            return Err(refusal_of(req, status, retry_after, &body));
+        }
+        probing.learned(true);
+        self.answer(req, url, resp).await
+    }
+
+    /// The registry's answer to `req` at `url`: redirects followed, the body read under its
+    /// cap and checked, or what an answer other than 200 means.
+    async fn answer(
+        &self,
+        req: &Request<'_>,
+        url: Url,
+        resp: reqwest::Response,
+    ) -> Result<Body, Failure> {
         let resp = self.follow_redirects(req, url, resp).await?;
         let status = resp.status();
         if status == StatusCode::OK && req.kind == Kind::BlobHead {
@@ -142,18 +195,54 @@ impl Sender {
         let status = resp.status();
         let retry_after = retry_after_of(&resp);
         let body = read_small(resp, self.link.options.request_timeout).await;
-        let detail = summarize_error_body(&body, req.credentials());
-        let message = format!("{} (HTTP {}{})", req.what, status.as_u16(), colon(&detail));
-        match status.as_u16() {
-            404 => Failure::Fatal(FetchError::NotFound(message)),
-            401 | 403 => Failure::Fatal(FetchError::unavailable(format!(
-                "{message}: not authorized; check --creds, --authfile, or log in with 'podman login'"
-            ))),
-            s if is_retryable_status(s) => {
-                Failure::Retry(FetchError::unavailable(message), retry_after)
-            }
-            _ => Failure::Fatal(FetchError::unavailable(message)),
+        refusal_of(req, status, retry_after, &body)
+    }
+}
+
+/// Does `resp` (to a request for `url`) redirect to an `https://` URL?
+fn redirects_to_https(url: &Url, resp: &reqwest::Response) -> bool {
+    resp.headers()
+        .get(LOCATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|l| url.join(l).ok())
+        .is_some_and(|next| next.scheme() == "https")
+}
+
+/// `/v2/<repository>/<manifests|blobs>/<reference>` of `req` on the registry at `base`.
+fn request_url(req: &Request<'_>, base: &str) -> Result<Url, Failure> {
+    let reference = &req.access.reference;
+    let url = format!(
+        "{base}/v2/{}/{}/{}",
+        reference.repository,
+        req.kind.path(),
+        req.reference_part
+    );
+    Url::parse(&url).map_err(|e| {
+        Failure::Fatal(FetchError::bad_input_by(
+            format!("{}: bad URL", req.what),
+            e,
+        ))
+    })
+}
+
+/// What an answer other than 200 (its status, `Retry-After` and body) means.
+fn refusal_of(
+    req: &Request<'_>,
+    status: StatusCode,
+    retry_after: Option<std::time::Duration>,
+    body: &[u8],
+) -> Failure {
+    let detail = summarize_error_body(body, req.credentials());
+    let message = format!("{} (HTTP {}{})", req.what, status.as_u16(), colon(&detail));
+    match status.as_u16() {
+        404 => Failure::Fatal(FetchError::NotFound(message)),
+        401 | 403 => Failure::Fatal(FetchError::unavailable(format!(
+            "{message}: not authorized; check --creds, --authfile, or log in with 'podman login'"
+        ))),
+        s if is_retryable_status(s) => {
+            Failure::Retry(FetchError::unavailable(message), retry_after)
         }
+        _ => Failure::Fatal(FetchError::unavailable(message)),
     }
 }
 

@@ -19,16 +19,16 @@ use crate::source::{BlobFile, BlobStream, FetchError, Fetched, Source};
 /// One client shared by every reference of a run: connections and tokens are reused,
 /// requests are bounded by a semaphore, and manifests/configs are fetched once per
 /// (repository, digest) — existence in one repository proves nothing about another.
-/// Registries are learned as they are used: each is probed for plain HTTP on first use.
+/// Registries are learned as they are used: the first request to each tells its scheme.
 pub struct RegistryClient {
     requests: Arc<Requests>,
     cache: FetchCache,
 }
 
 impl RegistryClient {
-    /// Builds the client; the run's deadline (`--timeout`) starts now. No registry is
-    /// contacted until a request needs it: loopback hosts, and every host when `tls_verify`
-    /// is off, are then probed once for plain HTTP.
+    /// Builds the client; the run's deadline (`--timeout`) counts from `clock_start` (or
+    /// now). No registry is contacted until a request needs it: loopback hosts, and every
+    /// host when `tls_verify` is off, may then speak plain HTTP (the first request tells).
     pub fn new(options: &ClientOptions, auth: AuthStore) -> RegistryClient {
         RegistryClient {
             requests: Arc::new(Requests::new(options, auth)),
@@ -42,8 +42,8 @@ impl RegistryClient {
         self.requests.sender.auth.tokens.expect(references);
     }
 
-    /// When the run's work must be over (`--timeout`), if it has a deadline: fixed when the
-    /// client was made, for layouts and local work as for requests.
+    /// When the run's work must be over (`--timeout`), if it has a deadline: counted from
+    /// the run's start, for layouts and local work as for requests.
     pub fn deadline(&self) -> Option<std::time::Instant> {
         self.requests.link().deadline
     }

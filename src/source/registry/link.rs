@@ -12,7 +12,7 @@ use crate::source::FetchError;
 /// The run's options, deadline, counters and HTTP clients.
 pub(super) struct Link {
     pub(super) options: ClientOptions,
-    /// When the run's registry work must be over (`--timeout`), fixed when the client is made.
+    /// When the run's work must be over (`--timeout`), counted from the run's start.
     pub(super) deadline: Option<Instant>,
     pub(super) stats: Stats,
     pub(super) http: HttpClients,
@@ -23,7 +23,7 @@ impl Link {
     pub(super) fn new(options: &ClientOptions) -> Link {
         Link {
             options: options.clone(),
-            deadline: options.deadline.map(|d| Instant::now() + d),
+            deadline: options.ends_at(),
             stats: Stats::default(),
             http: HttpClients::new(options),
         }

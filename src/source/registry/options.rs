@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How to reach registries.
 #[derive(Debug, Clone)]
@@ -17,8 +17,12 @@ pub struct ClientOptions {
     /// Longest wait for an answer, or for the next piece of its body, before the request
     /// counts as stalled (and is retried).
     pub request_timeout: Duration,
-    /// `--timeout`: the whole run's registry work must finish within this.
+    /// `--timeout`: the whole run's work must finish within this, counted from
+    /// `clock_start`.
     pub deadline: Option<Duration>,
+    /// When the run started (its clock for `--timeout`: reading the inputs counts too);
+    /// `None`: when the client is made.
+    pub clock_start: Option<Instant>,
     /// Retries after the first attempt, for faults that may heal.
     pub retries: u32,
     /// First backoff step; each retry doubles it (with jitter).
@@ -33,9 +37,18 @@ impl Default for ClientOptions {
             cert_dir: None,
             request_timeout: Duration::from_secs(30),
             deadline: None,
+            clock_start: None,
             retries: 4,
             backoff: Duration::from_millis(200),
         }
+    }
+}
+
+impl ClientOptions {
+    /// When the run's work must be over: `deadline` after `clock_start` (or after now).
+    pub fn ends_at(&self) -> Option<Instant> {
+        self.deadline
+            .map(|d| self.clock_start.unwrap_or_else(Instant::now) + d)
     }
 }
 

@@ -1,13 +1,17 @@
-//! Which scheme each registry speaks, learned the first time the registry is used: loopback
-//! hosts, and every host when TLS verification is off, are probed once for plain HTTP on
-//! `/v2/` (concurrent first users wait for the one probe); every other host is HTTPS.
+//! Which scheme each registry speaks, learned the first time the registry is used. Every
+//! host is HTTPS but loopback hosts (and every host when TLS verification is off), which may
+//! speak plain HTTP. For a read, the first real request is the probe: it is sent over plain
+//! HTTP, and its answer tells the scheme as an answer to `/v2/` would (and brings the auth
+//! challenge with it), so a cold run takes no round trip of its own for the probe. A write
+//! probes `/v2/` first, as it did. Concurrent first users of a registry wait for the one
+//! that probes.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reqwest::{StatusCode, Url};
-use tokio::sync::OnceCell;
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
 use super::body::read_small;
 use super::failure::{backoff, error_chain, is_retryable_status};
@@ -17,32 +21,113 @@ use super::options::Stats;
 use super::request::api_host;
 use crate::reference::RegistryRef;
 
+/// What is known of a registry's scheme: `Some(true)` plain HTTP, `Some(false)` HTTPS,
+/// `None` not learned yet.
+type Known = Option<bool>;
+
 /// Whether each probed registry speaks plain HTTP, by registry.
 #[derive(Default)]
 pub(super) struct Schemes {
-    probed: Mutex<HashMap<String, Arc<OnceCell<bool>>>>,
+    probed: Mutex<HashMap<String, Arc<AsyncMutex<Known>>>>,
+}
+
+/// Where a request goes: a base URL already known, or the plain-HTTP base of a registry
+/// whose scheme the request itself is to find out.
+pub(super) enum Base {
+    /// `scheme://host`, known.
+    Known(String),
+    /// The registry may speak plain HTTP and has not been asked yet: the holder sends its
+    /// request to `plain` first and tells what the answer showed ([`Probing::learned`]);
+    /// other first users of the registry wait until it has.
+    Probing(Probing),
+}
+
+/// The right to find out a registry's scheme with a real request (see [`Base::Probing`]).
+pub(super) struct Probing {
+    known: OwnedMutexGuard<Known>,
+    host: String,
+    /// Whether an attempt ended in a fault that may heal before the scheme was learned.
+    faults: bool,
+}
+
+impl Probing {
+    /// `http://host`, where the probing request goes.
+    pub(super) fn plain(&self) -> String {
+        format!("http://{}", self.host)
+    }
+
+    /// `https://host`.
+    pub(super) fn tls(&self) -> String {
+        format!("https://{}", self.host)
+    }
+
+    /// Records what an answer showed: `true` plain HTTP, `false` HTTPS. Later requests
+    /// (and the waiting first users) go there.
+    pub(super) fn learned(&mut self, plain: bool) {
+        *self.known = Some(plain);
+    }
+
+    /// Whether the scheme is learned yet, and which.
+    pub(super) fn known(&self) -> Known {
+        *self.known
+    }
+
+    /// Notes that an attempt ended in a fault that may heal, the scheme still unknown.
+    pub(super) fn fault(&mut self) {
+        self.faults = true;
+    }
+
+    /// After the last attempt: when faults that may heal kept the scheme unknown, the answer
+    /// is HTTPS, as for a `/v2/` probe none of whose faults healed. `Some(https://host)` then.
+    pub(super) fn give_up(&mut self) -> Option<String> {
+        (self.known.is_none() && self.faults).then(|| {
+            self.learned(false);
+            self.tls()
+        })
+    }
 }
 
 impl Schemes {
-    /// `scheme://host` for the API host of `reference`'s registry, its registry probed for
-    /// plain HTTP first when it is one to probe and has not been probed yet.
+    /// `scheme://host` for the API host of `reference`'s registry, its registry probed on
+    /// `/v2/` for plain HTTP first when it is one to probe and has not been probed yet (for
+    /// writes; reads use [`Schemes::base`]).
     pub(super) async fn base_url(&self, link: &Link, reference: &RegistryRef) -> String {
+        match self.base(link, reference).await {
+            Base::Known(base) => base,
+            Base::Probing(mut probing) => {
+                let plain = probe(link, &probing.host).await;
+                probing.learned(plain);
+                match plain {
+                    true => probing.plain(),
+                    false => probing.tls(),
+                }
+            }
+        }
+    }
+
+    /// Where a request to `reference`'s registry goes: its known base, or the right to learn
+    /// the scheme with this request (while the caller holds it, other first users wait).
+    pub(super) async fn base(&self, link: &Link, reference: &RegistryRef) -> Base {
         let registry = &reference.registry;
         let host = api_host(registry);
         // The answer is the registry's own: Docker Hub's API host is never taken for plain
-        // HTTP from a probe of `docker.io`.
-        let plain = (reference.is_loopback() || !link.options.tls_verify)
-            && self.speaks_plain_http(link, registry).await
-            && host == registry;
-        let scheme = if plain { "http" } else { "https" };
-        format!("{scheme}://{host}")
-    }
-
-    /// Does `registry` answer plain HTTP? Probed once; later callers (and concurrent ones)
-    /// get the first probe's answer.
-    async fn speaks_plain_http(&self, link: &Link, registry: &str) -> bool {
+        // HTTP because `docker.io` is asked for.
+        let may_be_plain =
+            (reference.is_loopback() || !link.options.tls_verify) && host == registry;
+        if !may_be_plain {
+            return Base::Known(format!("https://{host}"));
+        }
         let cell = Arc::clone(lock(&self.probed).entry(registry.to_string()).or_default());
-        *cell.get_or_init(|| probe(link, registry)).await
+        let known = cell.lock_owned().await;
+        match *known {
+            Some(true) => Base::Known(format!("http://{host}")),
+            Some(false) => Base::Known(format!("https://{host}")),
+            None => Base::Probing(Probing {
+                known,
+                host: host.to_string(),
+                faults: false,
+            }),
+        }
     }
 }
 
@@ -98,5 +183,11 @@ async fn probe(link: &Link, host: &str) -> bool {
 async fn answers_plain_http(resp: reqwest::Response, timeout: Duration) -> bool {
     let status = resp.status();
     let body = read_small(resp, timeout).await;
-    !(status == StatusCode::BAD_REQUEST && String::from_utf8_lossy(&body).contains("HTTPS server"))
+    !is_tls_only_answer(status, &body)
+}
+
+/// Is this Go's answer to a plain-HTTP request on a TLS port ("client sent an HTTP request
+/// to an HTTPS server", 400)?
+pub(super) fn is_tls_only_answer(status: StatusCode, body: &[u8]) -> bool {
+    status == StatusCode::BAD_REQUEST && String::from_utf8_lossy(body).contains("HTTPS server")
 }

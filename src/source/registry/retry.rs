@@ -5,13 +5,14 @@
 
 use std::time::{Duration, Instant};
 
-use tokio::sync::Semaphore;
+use tokio::sync::{Mutex as AsyncMutex, Semaphore};
 
 use super::attempt::Sender;
 use super::body::Body;
 use super::failure::{Failure, backoff, error_chain, gave_up};
 use super::link::Link;
 use super::options::{ClientOptions, Stats};
+use super::ping::Base;
 use super::request::{Kind, Request};
 use crate::auth::AuthStore;
 use crate::source::FetchError;
@@ -37,16 +38,41 @@ impl Requests {
     }
 
     /// One GET with retries. Each attempt takes a request slot, is bounded by the
-    /// per-request timeout (and what is left of the deadline), and is counted.
-    /// The registry's scheme is learned (probed) before the first attempt, outside the slots.
+    /// per-request timeout (and what is left of the deadline), and is counted. On a
+    /// registry's first use, the request itself finds out its scheme (see [`Base`]).
     pub(super) async fn fetch(&self, req: &Request<'_>) -> Result<Body, FetchError> {
-        let base = self.sender.base_url(&req.access.reference).await;
         let stats = &self.link().stats;
-        self.retrying(&req.what, || async {
+        let count = || {
             Stats::count(match req.kind {
                 Kind::Manifest => &stats.manifest_requests,
                 Kind::Blob | Kind::BlobHead => &stats.blob_requests,
-            });
+            })
+        };
+        let probing = match self.sender.base(&req.access.reference).await {
+            Base::Known(base) => {
+                return self
+                    .retrying(&req.what, || async {
+                        count();
+                        self.sender.attempt(req, &base).await
+                    })
+                    .await;
+            }
+            Base::Probing(probing) => AsyncMutex::new(probing),
+        };
+        let learning = self
+            .retrying(&req.what, || async {
+                count();
+                let mut probing = probing.lock().await;
+                self.sender.attempt_learning(req, &mut probing).await
+            })
+            .await;
+        // Faults that never healed on plain HTTP: HTTPS, as after a `/v2/` probe that
+        // never had an answer.
+        let Some(base) = probing.into_inner().give_up() else {
+            return learning;
+        };
+        self.retrying(&req.what, || async {
+            count();
             self.sender.attempt(req, &base).await
         })
         .await
