@@ -13,8 +13,8 @@ done
 cp "$root"/policies/*.yaml corpus/policy/
 i=0
 for r in quay.io/org/img:tag docker://quay.io/org/img:tag busybox 127.0.0.1:5000/csi/driver:v1 \
-  "host:5000/org/img@sha256:4bb86335fae3d5fa05bb6d5cfa1f1bbdb2e0e5a8c3b5f1ebb3c6f1f3d0d2a111" \
-  oci:fixtures/layouts/good oci:dir:tag "oci:dir@sha256:4bb86335fae3d5fa05bb6d5cfa1f1bbdb2e0e5a8c3b5f1ebb3c6f1f3d0d2a111"; do
+  "host:5000/org/img@sha256:56589d3b6f54d5fa05bb6d5cfa1f1bbdb2e0e5a8c3b5f1ebb3c6f1f3d0d2a111" \
+  oci:fixtures/layouts/good oci:dir:tag "oci:dir@sha256:56589d3b6f54d5fa05bb6d5cfa1f1bbdb2e0e5a8c3b5f1ebb3c6f1f3d0d2a111"; do
   printf '%s' "$r" > "corpus/reference/seed-$i"; i=$((i+1))
 done
 i=0

@@ -25,6 +25,7 @@ import io
 import json
 import os
 import shutil
+import struct
 import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -170,8 +171,22 @@ def windows_base_layer(build, tag=""):
     return make_tar(entries, tarfile.PAX_FORMAT)
 
 
+def pe32plus_amd64(note):
+    """The headers of a PE32+ AMD64 console program (Microsoft's "PE Format": MS-DOS stub with
+    e_lfanew at 0x3c, the PE signature, the COFF file header, the optional header with its 16
+    data directories), no sections and no imports, followed by `note`: what `verify --deep`
+    reads of an entrypoint, without shipping a real program."""
+    dos = b"MZ" + bytes(0x3A) + struct.pack("<I", 0x40)
+    coff = struct.pack("<HHIIIHH", 0x8664, 0, 0, 0, 0, 240, 0x0022)
+    optional = bytearray(240)
+    struct.pack_into("<H", optional, 0, 0x20B)  # PE32+
+    struct.pack_into("<H", optional, 68, 3)  # Subsystem: Windows console
+    struct.pack_into("<I", optional, 108, 16)  # NumberOfRvaAndSizes
+    return dos + b"PE\0\0" + coff + bytes(optional) + note
+
+
 def windows_top_layer(build, tag="", legacy=False):
-    exe = ("MZ imgcheck fixture csi.exe for %s%s\n" % (winver(build), tag)).encode()
+    exe = pe32plus_amd64(("imgcheck fixture csi.exe for %s%s\n" % (winver(build), tag)).encode())
     if legacy:
         # What Buildah < 1.44 writes for COPY in a Windows stage: a plain Linux
         # layer, file at the root, no Files/ prefix, no PAX records.

@@ -136,8 +136,8 @@ fn path(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
 
-const W17763: &str = "sha256:1ad013b9a54258102621a04e7a93682913ae33d6dbdc7311e2a725b347ea7c78";
-const W20348: &str = "sha256:e684e61f21acb02e853ac43b5ff531d4596f45a396bacd0de431f1cb5e70b83e";
+const W17763: &str = "sha256:a41a56813feb41490c49d16e773932b1b976e7ea274765a1ba60d9676e655d9f";
+const W20348: &str = "sha256:8888abdb127247b9029b295a056efda3ab86a1b275850c397f6d51b1be2b1b58";
 
 #[test]
 fn a_full_mirror_passes_under_idms() {
@@ -513,7 +513,7 @@ fn corrupted_content_in_the_mirror_is_a_digest_mismatch() {
     let pair = Pair::new("good");
     pair.mirror_all("mirror/csi/driver");
     // The ltsc2019 config, one byte changed (the corrupt-config fixture's bytes).
-    let config = "sha256:b5993c229bcc01835c8a0edc6605a6eff971f9691ba84d99fa4e84a6c1996263";
+    let config = "sha256:52f494f71f21814d735cd17c637a3d1161b081c9d00aca7f1943bc2151a945cd";
     let hex = config.trim_start_matches("sha256:");
     let corrupt = std::fs::read(fixture("corrupt-config").join("blobs/sha256").join(hex))
         .expect("corrupt bytes");

@@ -200,7 +200,7 @@ fn registries_conf(dir: &Path) -> PathBuf {
     path
 }
 
-const PINNED: &str = "sha256:4bb86335fae3faeb0cbd30e6128e0281cce2c369f4cf978de5e400a133b2501b";
+const PINNED: &str = "sha256:56589d3b6f541617d83962b4fe319ad3760f178e8ad6eef8731d6c27cf7f8661";
 
 #[test]
 fn mirror_check_json_and_konflux_conform() {

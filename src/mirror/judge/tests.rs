@@ -8,8 +8,8 @@ use crate::mirror::resolve::resolve;
 use crate::mirror::testing::{all_present, config, fixture, ids, reg, rule_ids};
 use crate::source::FetchError;
 
-const W17763: &str = "sha256:1ad013b9a54258102621a04e7a93682913ae33d6dbdc7311e2a725b347ea7c78";
-const W20348: &str = "sha256:e684e61f21acb02e853ac43b5ff531d4596f45a396bacd0de431f1cb5e70b83e";
+const W17763: &str = "sha256:a41a56813feb41490c49d16e773932b1b976e7ea274765a1ba60d9676e655d9f";
+const W20348: &str = "sha256:8888abdb127247b9029b295a056efda3ab86a1b275850c397f6d51b1be2b1b58";
 
 #[tokio::test]
 async fn a_complete_mirror_has_no_findings() {
