@@ -15,6 +15,7 @@ mod auth;
 mod batch;
 mod build;
 mod cluster;
+mod content;
 mod deep;
 mod faults;
 mod generate;
