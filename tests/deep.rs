@@ -340,7 +340,9 @@ fn foreign_layers_are_reported_as_not_checked() {
         &["--policy", "openshift"],
         MINUTE,
     );
-    assert_eq!(code, 0, "{doc:#}");
+    // The fixture's csi.exe is a 48-byte placeholder, no PE image: the program check fails
+    // it (binary-platform-mismatch) while the foreign layers stay unchecked.
+    assert_eq!(code, 1, "{doc:#}");
     let rules: Vec<String> = doc["images"][0]["findings"]
         .as_array()
         .unwrap()
@@ -348,6 +350,10 @@ fn foreign_layers_are_reported_as_not_checked() {
         .map(|f| f["rule"].as_str().unwrap().to_string())
         .collect();
     assert!(rules.iter().any(|r| r == "layer-not-checked"), "{doc:#}");
+    assert!(
+        rules.iter().any(|r| r == "binary-platform-mismatch"),
+        "{doc:#}"
+    );
 }
 
 /// A layer body that breaks off half-way is asked for again and the bytes already checked

@@ -57,10 +57,15 @@ const ROWS: &[Row] = &[
     row("legacy-buildah", Verdict::Pass, &[], &[]),
     Row {
         deep: true,
+        // The old layout puts csi.exe outside Files/: no Windows path reaches it.
         ..row(
             "legacy-buildah",
             Verdict::Fail,
-            &[Rule::WindowsLayerFormat],
+            &[
+                Rule::WindowsLayerFormat,
+                Rule::EntrypointMissing,
+                Rule::NoSourceRevision,
+            ],
             &[],
         )
     },
@@ -68,10 +73,17 @@ const ROWS: &[Row] = &[
     row("foreign-layer", Verdict::Pass, &[Rule::ForeignLayer], &[]),
     Row {
         deep: true,
+        // The fixtures' csi.exe is a 48-byte placeholder ("MZ imgcheck fixture…"), no PE
+        // image: a node could not start it.
         ..row(
             "foreign-layer",
-            Verdict::Pass,
-            &[Rule::ForeignLayer, Rule::LayerNotChecked],
+            Verdict::Fail,
+            &[
+                Rule::ForeignLayer,
+                Rule::LayerNotChecked,
+                Rule::BinaryPlatformMismatch,
+                Rule::NoSourceRevision,
+            ],
             &[],
         )
     },
@@ -277,6 +289,44 @@ async fn unreachable_child() -> Graph {
     g
 }
 
+/// Gives every Windows image of `g` (read with `--deep`) a found PE program importing
+/// NETAPI32.dll, which it lacks, and a revision label of its own.
+fn deep_program_with_a_missing_dll_and_skewed_labels(g: &mut Graph) {
+    let Content::Index { children, .. } = &mut g.root.content else {
+        panic!("good is an index")
+    };
+    for (i, child) in children.iter_mut().flatten().enumerate() {
+        let Content::Image(image) = &mut child.content else {
+            continue;
+        };
+        let Ok(config) = &mut image.config else {
+            continue;
+        };
+        config.run.labels.insert(
+            "org.opencontainers.image.revision".into(),
+            format!("{i}{i}{i}{i}{i}{i}{i}"),
+        );
+        let Some(entry) = &mut image.entry else {
+            continue;
+        };
+        let binary = imgcheck::binary::BinaryInfo {
+            format: imgcheck::binary::Format::Pe(imgcheck::binary::PeInfo {
+                machine: 0x8664,
+                magic: Some(0x20b),
+                subsystem: Some(3),
+                imports: vec!["NETAPI32.dll".into()],
+            }),
+            go: None,
+            incomplete: vec![],
+        };
+        entry.programs[0].outcome = imgcheck::graph::Outcome::Found {
+            path: "C:\\csi.exe".into(),
+            binary,
+            dlls: Some(Ok(vec!["NETAPI32.dll".into()])),
+        };
+    }
+}
+
 /// The report for `good` pinned to a digest the layout does not hold.
 async fn not_found_report() -> ImageReport {
     let digest = format!("sha256:{}", "0".repeat(64));
@@ -371,6 +421,18 @@ async fn every_fixture_layout_gives_its_rules_and_verdict() {
         &[],
     );
     covered.extend(check(absent_component.layout, &lacking, &absent_component));
+
+    // `--deep` results no layout holds: a PE program importing a DLL the image lacks, and
+    // entries labelled with different source revisions.
+    let mut g = graph("good", true).await;
+    deep_program_with_a_missing_dll_and_skewed_labels(&mut g);
+    let skewed = row(
+        "good, a program lacking a DLL, skewed labels",
+        Verdict::Fail,
+        &[Rule::DllMissing, Rule::SourceSkew],
+        &[],
+    );
+    covered.extend(check(skewed.layout, &judge_default(&g), &skewed));
 
     let verify_rules: BTreeSet<Rule> = Rule::ALL.into_iter().filter(|r| !r.is_mirror()).collect();
     let missing: Vec<&Rule> = verify_rules.difference(&covered).collect();
