@@ -321,7 +321,7 @@ fn deep_program_with_a_missing_dll_and_skewed_labels(g: &mut Graph) {
         };
         entry.programs[0].outcome = imgcheck::graph::Outcome::Found {
             path: "C:\\csi.exe".into(),
-            binary,
+            binary: Box::new(binary),
             dlls: Some(Ok(vec!["NETAPI32.dll".into()])),
         };
     }

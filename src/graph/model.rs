@@ -118,7 +118,7 @@ pub enum Outcome {
         /// Its path in the image (`C:\app\driver.exe`, `/usr/bin/driver`).
         path: String,
         /// Its format, machine, imports and Go build information.
-        binary: BinaryInfo,
+        binary: Box<BinaryInfo>,
         /// For a PE program: the imported DLLs the image does not provide (empty: all of
         /// them are there), or why that could not be told; `None` for other formats.
         dlls: Option<Result<Vec<String>, String>>,

@@ -464,7 +464,7 @@ pub fn resolve(
                 Outcome::Found {
                     path: plan.shown(&key),
                     dlls: missing_dlls(plan, &view, &key, binary),
-                    binary: binary.clone(),
+                    binary: Box::new(binary.clone()),
                 }
             }
         };

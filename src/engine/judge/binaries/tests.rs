@@ -54,7 +54,7 @@ fn program(outcome: Outcome) -> Program {
 fn found(binary: BinaryInfo, dlls: Option<Result<Vec<String>, String>>) -> Outcome {
     Outcome::Found {
         path: "/driver".into(),
-        binary,
+        binary: Box::new(binary),
         dlls,
     }
 }
@@ -183,6 +183,9 @@ fn each_program_outcome_gives_its_finding() {
     }
 }
 
+/// A list, the policy's extra lines, the findings it must give.
+type SkewRow = (Graph, &'static str, Vec<(Rule, Severity)>);
+
 #[test]
 fn revisions_that_disagree_are_source_skew() {
     let linux = |labels: &str, go: Option<&str>| {
@@ -200,7 +203,7 @@ fn revisions_that_disagree_are_source_skew() {
         )
     };
     let rev = |r: &str| format!(r#""org.opencontainers.image.revision":"{r}""#);
-    let rows: Vec<(Graph, &str, Vec<(Rule, Severity)>)> = vec![
+    let rows: Vec<SkewRow> = vec![
         (
             list(vec![linux(&rev("abc1234"), None), windows(&rev("abc1234"))]),
             "",

@@ -82,279 +82,297 @@ fn first(check: &EntryCheck) -> String {
     }
 }
 
+/// One lookup row: what, the entrypoint, the environment, the working directory, the layers
+/// (each a list of entries in [`entry`] notation) and how the lookup must end.
+struct Row {
+    what: &'static str,
+    entrypoint: &'static [&'static str],
+    env: &'static [&'static str],
+    wd: &'static str,
+    layers: &'static [&'static [&'static str]],
+    want: &'static str,
+}
+
+/// An entry in a short notation: `KEY` a file, `KEY -> TARGET` a symbolic link,
+/// `KEY => TARGET` a hard link, `-KEY` a whiteout, `KEY/` an opaque directory.
+fn entry(text: &str) -> (String, Kind) {
+    if let Some((key, target)) = text.split_once(" -> ") {
+        return (key.into(), Kind::Symlink(target.into()));
+    }
+    if let Some((key, target)) = text.split_once(" => ") {
+        return (key.into(), Kind::Hardlink(target.into()));
+    }
+    if let Some(key) = text.strip_prefix('-') {
+        return (key.into(), Kind::Whiteout);
+    }
+    if let Some(key) = text.strip_suffix('/') {
+        return (key.into(), Kind::Opaque);
+    }
+    (text.into(), Kind::File)
+}
+
+fn check_rows(os: &str, rows: &[Row], info: &BinaryInfo) {
+    for row in rows {
+        let plan = Plan::new(os, &run(row.entrypoint, row.env, row.wd));
+        let layers: Vec<LayerState> = row
+            .layers
+            .iter()
+            .map(|l| {
+                let entries: Vec<(String, Kind)> = l.iter().map(|e| entry(e)).collect();
+                let borrowed: Vec<(&str, Kind)> = entries
+                    .iter()
+                    .map(|(k, kind)| (k.as_str(), kind.clone()))
+                    .collect();
+                layer(&borrowed, info)
+            })
+            .collect();
+        let got = first(&done(resolve(&plan, &layers, &BTreeMap::new())));
+        assert!(got.starts_with(row.want), "{}: {got}", row.what);
+    }
+}
+
 /// Linux rows: runc `libcontainer/standard_init_linux.go` (`linuxStandardInit.Init` calls
 /// `exec.LookPath(Args[0])`), Go `os/exec/lp_unix.go` (`LookPath`: a name with a slash is
 /// used as is, else each `PATH` element, empty meaning the working directory), containerd
 /// `oci/spec_opts.go` (`WithImageConfigArgs`: `defaultUnixEnv` when the image has no
 /// environment; the working directory `/` when unset), the OCI image spec "Whiteouts".
+const LINUX_ROWS: &[Row] = &[
+    Row {
+        what: "absolute path",
+        entrypoint: &["/usr/bin/driver"],
+        env: &[],
+        wd: "",
+        layers: &[&["usr/bin/driver"]],
+        want: "found /usr/bin/driver",
+    },
+    Row {
+        what: "bare name, image PATH",
+        entrypoint: &["driver"],
+        env: &["PATH=/opt:/usr/bin"],
+        wd: "",
+        layers: &[&["usr/bin/driver"]],
+        want: "found /usr/bin/driver",
+    },
+    Row {
+        what: "no environment: containerd's default PATH",
+        entrypoint: &["driver"],
+        env: &[],
+        wd: "",
+        layers: &[&["usr/local/bin/driver"]],
+        want: "found /usr/local/bin/driver",
+    },
+    Row {
+        what: "environment without PATH: nothing searched",
+        entrypoint: &["driver"],
+        env: &["A=b"],
+        wd: "",
+        layers: &[&["usr/bin/driver"]],
+        want: "missing",
+    },
+    Row {
+        what: "relative path against WorkingDir",
+        entrypoint: &["./bin/driver"],
+        env: &[],
+        wd: "/app",
+        layers: &[&["app/bin/driver"]],
+        want: "found /app/bin/driver",
+    },
+    Row {
+        what: "empty PATH element: the working directory",
+        entrypoint: &["driver"],
+        env: &["PATH=:/usr/bin"],
+        wd: "/app",
+        layers: &[&["app/driver"]],
+        want: "found /app/driver",
+    },
+    Row {
+        what: "whiteout in an upper layer",
+        entrypoint: &["/driver"],
+        env: &[],
+        wd: "",
+        layers: &[&["driver"], &["-driver"]],
+        want: "missing",
+    },
+    Row {
+        what: "whiteout of a directory above",
+        entrypoint: &["/opt/x/driver"],
+        env: &[],
+        wd: "",
+        layers: &[&["opt/x/driver"], &["-opt/x"]],
+        want: "missing",
+    },
+    Row {
+        what: "opaque directory hides lower files",
+        entrypoint: &["/opt/driver"],
+        env: &[],
+        wd: "",
+        layers: &[&["opt/driver"], &["opt/"]],
+        want: "missing",
+    },
+    Row {
+        what: "opaque directory keeps its own layer's",
+        entrypoint: &["/opt/driver"],
+        env: &[],
+        wd: "",
+        layers: &[&["opt/driver"], &["opt/", "opt/driver"]],
+        want: "found /opt/driver",
+    },
+    Row {
+        what: "merged /usr: /bin links to usr/bin",
+        entrypoint: &["/bin/driver"],
+        env: &[],
+        wd: "",
+        layers: &[&["bin -> usr/bin", "usr/bin/driver"]],
+        want: "found /usr/bin/driver",
+    },
+    Row {
+        what: "absolute link",
+        entrypoint: &["/driver"],
+        env: &[],
+        wd: "",
+        layers: &[&["driver -> /opt/real", "opt/real"]],
+        want: "found /opt/real",
+    },
+    Row {
+        what: "relative link with ..",
+        entrypoint: &["/usr/bin/driver"],
+        env: &[],
+        wd: "",
+        layers: &[&["usr/bin/driver -> ../lib/d/driver", "usr/lib/d/driver"]],
+        want: "found /usr/lib/d/driver",
+    },
+    Row {
+        what: "dangling link",
+        entrypoint: &["/driver"],
+        env: &[],
+        wd: "",
+        layers: &[&["driver -> /nowhere"]],
+        want: "missing",
+    },
+    Row {
+        what: "link loop ends at the hop limit",
+        entrypoint: &["/a"],
+        env: &[],
+        wd: "",
+        layers: &[&["a -> b", "b -> a"]],
+        want: "not-checked: more than 40 links",
+    },
+    Row {
+        what: "hard link",
+        entrypoint: &["/driver"],
+        env: &[],
+        wd: "",
+        layers: &[&["opt/real", "driver => opt/real"]],
+        want: "found /opt/real",
+    },
+];
+
 #[test]
 fn linux_lookups() {
-    let f = Kind::File;
-    let sym = |t: &str| Kind::Symlink(t.into());
-    type Row<'a> = (
-        &'a str,
-        Vec<&'a str>,
-        Vec<&'a str>,
-        &'a str,
-        Vec<Vec<(&'a str, Kind)>>,
-        &'a str,
-    );
-    let rows: Vec<Row> = vec![
-        (
-            "absolute path",
-            vec!["/usr/bin/driver"],
-            vec![],
-            "",
-            vec![vec![("usr/bin/driver", f.clone())]],
-            "found /usr/bin/driver",
-        ),
-        (
-            "bare name, image PATH",
-            vec!["driver"],
-            vec!["PATH=/opt:/usr/bin"],
-            "",
-            vec![vec![("usr/bin/driver", f.clone())]],
-            "found /usr/bin/driver",
-        ),
-        (
-            "bare name, no environment: containerd's default PATH",
-            vec!["driver"],
-            vec![],
-            "",
-            vec![vec![("usr/local/bin/driver", f.clone())]],
-            "found /usr/local/bin/driver",
-        ),
-        (
-            "bare name, environment without PATH: nothing searched",
-            vec!["driver"],
-            vec!["A=b"],
-            "",
-            vec![vec![("usr/bin/driver", f.clone())]],
-            "missing",
-        ),
-        (
-            "relative path against WorkingDir",
-            vec!["./bin/driver"],
-            vec![],
-            "/app",
-            vec![vec![("app/bin/driver", f.clone())]],
-            "found /app/bin/driver",
-        ),
-        (
-            "empty PATH element is the working directory",
-            vec!["driver"],
-            vec!["PATH=:/usr/bin"],
-            "/app",
-            vec![vec![("app/driver", f.clone())]],
-            "found /app/driver",
-        ),
-        (
-            "whiteout in an upper layer",
-            vec!["/driver"],
-            vec![],
-            "",
-            vec![
-                vec![("driver", f.clone())],
-                vec![("driver", Kind::Whiteout)],
-            ],
-            "missing",
-        ),
-        (
-            "whiteout of a directory above",
-            vec!["/opt/x/driver"],
-            vec![],
-            "",
-            vec![
-                vec![("opt/x/driver", f.clone())],
-                vec![("opt/x", Kind::Whiteout)],
-            ],
-            "missing",
-        ),
-        (
-            "opaque directory hides the lower layer's files",
-            vec!["/opt/driver"],
-            vec![],
-            "",
-            vec![vec![("opt/driver", f.clone())], vec![("opt", Kind::Opaque)]],
-            "missing",
-        ),
-        (
-            "opaque directory keeps its own layer's files",
-            vec!["/opt/driver"],
-            vec![],
-            "",
-            vec![
-                vec![("opt/driver", f.clone())],
-                vec![("opt", Kind::Opaque), ("opt/driver", f.clone())],
-            ],
-            "found /opt/driver",
-        ),
-        (
-            "merged /usr: /bin is a link to usr/bin",
-            vec!["/bin/driver"],
-            vec![],
-            "",
-            vec![vec![("bin", sym("usr/bin")), ("usr/bin/driver", f.clone())]],
-            "found /usr/bin/driver",
-        ),
-        (
-            "absolute link",
-            vec!["/driver"],
-            vec![],
-            "",
-            vec![vec![("driver", sym("/opt/real")), ("opt/real", f.clone())]],
-            "found /opt/real",
-        ),
-        (
-            "relative link with ..",
-            vec!["/usr/bin/driver"],
-            vec![],
-            "",
-            vec![vec![
-                ("usr/bin/driver", sym("../lib/d/driver")),
-                ("usr/lib/d/driver", f.clone()),
-            ]],
-            "found /usr/lib/d/driver",
-        ),
-        (
-            "dangling link",
-            vec!["/driver"],
-            vec![],
-            "",
-            vec![vec![("driver", sym("/nowhere"))]],
-            "missing",
-        ),
-        (
-            "link loop ends at the hop limit",
-            vec!["/a"],
-            vec![],
-            "",
-            vec![vec![("a", sym("b")), ("b", sym("a"))]],
-            "not-checked: more than 40 links",
-        ),
-        (
-            "a hard link names another file",
-            vec!["/driver"],
-            vec![],
-            "",
-            vec![vec![
-                ("opt/real", f.clone()),
-                ("driver", Kind::Hardlink("opt/real".into())),
-            ]],
-            "found /opt/real",
-        ),
-    ];
-    for (what, entrypoint, env, wd, layers, want) in rows {
-        let plan = Plan::new("linux", &run(&entrypoint, &env, wd));
-        let layers: Vec<LayerState> = layers.iter().map(|l| layer(l, &elf())).collect();
-        let got = first(&done(resolve(&plan, &layers, &BTreeMap::new())));
-        assert!(got.starts_with(want), "{what}: {got}");
-    }
+    check_rows("linux", LINUX_ROWS, &elf());
 }
 
 /// Windows rows: Microsoft "CreateProcessW" (`lpCommandLine`: `.exe` appended to a name
 /// without an extension; a bare name searched in the current directory, System32, System,
 /// the Windows directory, then `PATH`), names compared case-insensitively, `C:\X` is
 /// `Files/X` of a Windows layer (hcsshim `pkg/ociwclayer`: layer files under `Files/`).
+const WINDOWS_ROWS: &[Row] = &[
+    Row {
+        what: "drive path",
+        entrypoint: &["C:\\app\\driver.exe"],
+        env: &[],
+        wd: "",
+        layers: &[&["app/driver.exe"]],
+        want: "found C:\\app\\driver.exe",
+    },
+    Row {
+        what: "root path with slashes",
+        entrypoint: &["/driver.exe"],
+        env: &[],
+        wd: "",
+        layers: &[&["driver.exe"]],
+        want: "found C:\\driver.exe",
+    },
+    Row {
+        what: ".exe implied",
+        entrypoint: &["C:\\app\\driver"],
+        env: &[],
+        wd: "",
+        layers: &[&["app/driver.exe"]],
+        want: "found C:\\app\\driver.exe",
+    },
+    Row {
+        what: "an extension given: nothing appended",
+        entrypoint: &["C:\\app\\driver.v2"],
+        env: &[],
+        wd: "",
+        layers: &[&["app/driver.v2.exe"]],
+        want: "missing",
+    },
+    Row {
+        what: "case-insensitive",
+        entrypoint: &["C:\\APP\\Driver.EXE"],
+        env: &[],
+        wd: "",
+        layers: &[&["app/driver.exe"]],
+        want: "found C:\\app\\driver.exe",
+    },
+    Row {
+        what: "bare name in WorkingDir",
+        entrypoint: &["driver"],
+        env: &[],
+        wd: "C:\\app",
+        layers: &[&["app/driver.exe"]],
+        want: "found C:\\app\\driver.exe",
+    },
+    Row {
+        what: "shell form: cmd in System32",
+        entrypoint: &["cmd", "/S", "/C", "x"],
+        env: &[],
+        wd: "",
+        layers: &[&["windows/system32/cmd.exe"]],
+        want: "found C:\\windows\\system32\\cmd.exe",
+    },
+    Row {
+        what: "PATH, %SystemRoot% expanded",
+        entrypoint: &["tool"],
+        env: &["Path=%SystemRoot%\\tools;C:\\bin"],
+        wd: "",
+        layers: &[&["windows/tools/tool.exe"]],
+        want: "found C:\\windows\\tools\\tool.exe",
+    },
+    Row {
+        what: "relative path against WorkingDir",
+        entrypoint: &["bin\\driver.exe"],
+        env: &[],
+        wd: "C:\\app",
+        layers: &[&["app/bin/driver.exe"]],
+        want: "found C:\\app\\bin\\driver.exe",
+    },
+    Row {
+        what: "missing",
+        entrypoint: &["C:\\app\\driver.exe"],
+        env: &[],
+        wd: "",
+        layers: &[&["app/other.exe"]],
+        want: "missing",
+    },
+    Row {
+        what: "a hard link (base layers use them)",
+        entrypoint: &["cmd"],
+        env: &[],
+        wd: "",
+        layers: &[&[
+            "windows/winsxs/cmd.exe",
+            "windows/system32/cmd.exe => windows/winsxs/cmd.exe",
+        ]],
+        want: "found C:\\windows\\winsxs\\cmd.exe",
+    },
+];
+
 #[test]
 fn windows_lookups() {
-    let f = Kind::File;
-    type Row<'a> = (
-        &'a str,
-        Vec<&'a str>,
-        Vec<&'a str>,
-        &'a str,
-        Vec<(&'a str, Kind)>,
-        &'a str,
-    );
-    let rows: Vec<Row> = vec![
-        (
-            "drive path",
-            vec!["C:\\app\\driver.exe"],
-            vec![],
-            "",
-            vec![("app/driver.exe", f.clone())],
-            "found C:\\app\\driver.exe",
-        ),
-        (
-            "root path with slashes",
-            vec!["/driver.exe"],
-            vec![],
-            "",
-            vec![("driver.exe", f.clone())],
-            "found C:\\driver.exe",
-        ),
-        (
-            ".exe implied",
-            vec!["C:\\app\\driver"],
-            vec![],
-            "",
-            vec![("app/driver.exe", f.clone())],
-            "found C:\\app\\driver.exe",
-        ),
-        (
-            "an extension given: nothing appended",
-            vec!["C:\\app\\driver.v2"],
-            vec![],
-            "",
-            vec![("app/driver.v2.exe", f.clone())],
-            "missing",
-        ),
-        (
-            "case-insensitive",
-            vec!["C:\\APP\\Driver.EXE"],
-            vec![],
-            "",
-            vec![("app/driver.exe", f.clone())],
-            "found C:\\app\\driver.exe",
-        ),
-        (
-            "bare name in WorkingDir",
-            vec!["driver"],
-            vec![],
-            "C:\\app",
-            vec![("app/driver.exe", f.clone())],
-            "found C:\\app\\driver.exe",
-        ),
-        (
-            "bare name in System32 (shell form: cmd)",
-            vec!["cmd", "/S", "/C", "x"],
-            vec![],
-            "",
-            vec![("windows/system32/cmd.exe", f.clone())],
-            "found C:\\windows\\system32\\cmd.exe",
-        ),
-        (
-            "bare name in PATH, %SystemRoot% expanded",
-            vec!["tool"],
-            vec!["Path=%SystemRoot%\\tools;C:\\bin"],
-            "",
-            vec![("windows/tools/tool.exe", f.clone())],
-            "found C:\\windows\\tools\\tool.exe",
-        ),
-        (
-            "relative path against WorkingDir",
-            vec!["bin\\driver.exe"],
-            vec![],
-            "C:\\app",
-            vec![("app/bin/driver.exe", f.clone())],
-            "found C:\\app\\bin\\driver.exe",
-        ),
-        (
-            "missing",
-            vec!["C:\\app\\driver.exe"],
-            vec![],
-            "",
-            vec![("app/other.exe", f.clone())],
-            "missing",
-        ),
-    ];
-    for (what, entrypoint, env, wd, entries, want) in rows {
-        let plan = Plan::new("windows", &run(&entrypoint, &env, wd));
-        let layers = vec![layer(&entries, &pe(&[]))];
-        let got = first(&done(resolve(&plan, &layers, &BTreeMap::new())));
-        assert!(got.starts_with(want), "{what}: {got}");
-    }
+    check_rows("windows", WINDOWS_ROWS, &pe(&[]));
 }
 
 /// A layer not read (a foreign base) leaves a program below or in it unknown, never missing.
