@@ -55,10 +55,11 @@ fn program_findings(node: &Node, image: &Image, program: &Program) -> Vec<Findin
                 return out;
             };
             let variant = config.variant.as_deref().filter(|v| !v.is_empty());
-            if let Some(why) = binary.platform_mismatch(&config.os, &config.architecture, variant) {
+            let os = config.os.to_ascii_lowercase();
+            if let Some(why) = binary.platform_mismatch(&os, &config.architecture, variant) {
                 out.push(Finding::new(
                     Rule::BinaryPlatformMismatch,
-                    format!("{who} runs {path}: {} ({why})", binary.describe()),
+                    format!("{who} runs {path}: {why}"),
                     digest,
                 ));
             }
