@@ -545,6 +545,14 @@ fn a_stream_that_ends_early_is_named() {
     );
 }
 
+/// One platform_mismatch row: name, probed file, entry platform, expected reason (a part).
+type MismatchRow<'a> = (
+    &'a str,
+    &'a BinaryInfo,
+    (&'a str, &'a str, Option<&'a str>),
+    Option<&'a str>,
+);
+
 #[test]
 fn platform_mismatch_rows() {
     let amd64 = parse(&pe_image(0x8664, 3, &[]));
@@ -561,7 +569,7 @@ fn platform_mismatch_rows() {
     );
     let script = parse(b"#!/bin/sh\n");
     let text = parse(b"hello");
-    let rows: Vec<(&str, &BinaryInfo, (&str, &str, Option<&str>), Option<&str>)> = vec![
+    let rows: Vec<MismatchRow> = vec![
         (
             "PE AMD64 on windows/amd64",
             &amd64,
