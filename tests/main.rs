@@ -13,6 +13,7 @@ mod common;
 mod assemble;
 mod auth;
 mod batch;
+mod binary;
 mod build;
 mod cluster;
 mod content;

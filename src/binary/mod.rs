@@ -28,4 +28,6 @@ pub fn parse(bytes: &[u8]) -> BinaryInfo {
 }
 
 #[cfg(test)]
+mod props;
+#[cfg(test)]
 mod tests;

@@ -123,6 +123,11 @@ impl Probe {
         self.open().next().is_some()
     }
 
+    /// The bytes this probe holds (at most [`MAX_KEPT`]).
+    pub fn kept(&self) -> u64 {
+        self.kept
+    }
+
     /// What the probe found out. Never panics; a file that ended before a range it needed is
     /// reported in `incomplete`.
     pub fn finish(mut self) -> BinaryInfo {
@@ -133,14 +138,6 @@ impl Probe {
             ));
         }
         self.advance(true);
-        if let Format::Elf(info) = &mut self.format
-            && info.machine == elf::EM_ARM
-            && info.arm_arch.is_none()
-            && !self.incomplete.iter().any(|p| p.contains("ARM attributes"))
-        {
-            self.incomplete
-                .push("no ARM attributes (Tag_CPU_arch) were found".to_string());
-        }
         BinaryInfo {
             format: self.format,
             go: self.go,
@@ -188,6 +185,9 @@ impl Probe {
     /// as incomplete otherwise. Answers whether anything will be kept.
     fn want(&mut self, purpose: Purpose, start: u64, len: u64) -> bool {
         let what = purpose.what();
+        if len == 0 {
+            return false;
+        }
         if start >= self.size {
             self.incomplete.push(format!(
                 "{what} at offset {start} lies past the end of the file ({} bytes)",
@@ -350,10 +350,8 @@ impl Probe {
             self.want(Purpose::ElfProgs, h.phoff, h.phdrs_len());
         }
         if h.machine == elf::EM_ARM {
-            if h.shoff == 0 || h.shnum == 0 {
-                self.incomplete
-                    .push("no section headers: the ARM attributes were not read".to_string());
-            } else {
+            // No section headers (a stripped ELF may have none): no attributes to read.
+            if h.shoff != 0 && h.shnum != 0 {
                 let from = h.shoff.saturating_sub(ELF_TAIL);
                 let len = h.shoff - from + h.shdrs_len();
                 self.want(Purpose::ElfTail { start: h.shoff }, from, len);
