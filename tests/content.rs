@@ -9,6 +9,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use crate::common::{Registry, imgcheck, sha256_digest};
+use crate::schema::assert_conforms;
 use serde_json::{Value, json};
 
 const TAR: &str = "application/vnd.oci.image.layer.v1.tar";
@@ -230,6 +231,7 @@ fn verify(registry: &Registry, dir: &Path, layout: &Path, policy: &str) -> (i32,
     assert!(!stderr.contains("panicked"), "{stderr}");
     let doc: Value = serde_json::from_slice(&json_out.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {stderr}"));
+    assert_conforms("imagesReport", &name, &doc);
     let text = String::from_utf8_lossy(&run("text").stdout).into_owned();
     (json_out.status.code().unwrap(), doc, text)
 }
