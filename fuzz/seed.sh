@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 root=..
-mkdir -p corpus/manifest corpus/policy corpus/reference corpus/platform
+mkdir -p corpus/manifest corpus/policy corpus/reference corpus/platform corpus/binary
 for layout in "$root"/fixtures/layouts/*/; do
   cp "$layout"index.json "corpus/manifest/$(basename "$layout")-index.json"
   for blob in "$layout"blobs/sha256/*; do
@@ -22,4 +22,19 @@ for p in windows/amd64:10.0.17763 windows/amd64:10.0.20348.2461 linux/arm64/v8 l
   10.0.26100.1 10.0.17763; do
   printf '%s' "$p" > "corpus/platform/seed-$i"; i=$((i+1))
 done
-echo "seed corpora: $(ls corpus/manifest | wc -l) manifest, $(ls corpus/policy | wc -l) policy, $(ls corpus/reference | wc -l) reference, $(ls corpus/platform | wc -l) platform"
+# binary: a chunk-size byte, then a file: the headers of this machine's ELF programs, a small
+# Windows program importing NETAPI32.dll (when gcc-mingw-w64-x86-64 is installed), #! lines.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if command -v x86_64-w64-mingw32-gcc >/dev/null; then
+  printf '#include <windows.h>\n#include <lm.h>\nint main(void){return NetApiBufferFree(0);}\n' > "$tmp/n.c"
+  x86_64-w64-mingw32-gcc -s -o "$tmp/n.exe" "$tmp/n.c" -lnetapi32
+fi
+i=0
+for f in /bin/sh /bin/ls "$tmp"/n.exe; do
+  [ -f "$f" ] && { printf '\x40'; head -c 65536 "$f"; } > "corpus/binary/seed-$i" && i=$((i+1)) || true
+done
+for s in '#!/bin/sh' '#! /usr/bin/env python3 -u' '#!/bin/bash\r'; do
+  printf '\x07%s\n' "$s" > "corpus/binary/seed-$i"; i=$((i+1))
+done
+echo "seed corpora: $(ls corpus/manifest | wc -l) manifest, $(ls corpus/policy | wc -l) policy, $(ls corpus/reference | wc -l) reference, $(ls corpus/platform | wc -l) platform, $(ls corpus/binary | wc -l) binary"

@@ -10,6 +10,7 @@
 
 pub mod assemble;
 pub mod auth;
+pub mod binary;
 pub mod build;
 pub mod cluster;
 pub mod digest;

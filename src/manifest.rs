@@ -159,6 +159,79 @@ pub struct ImageConfig {
     /// OS features.
     #[serde(rename = "os.features", default)]
     pub os_features: Option<Vec<String>>,
+    /// The run settings (`config`: entrypoint, command, environment, labels), read leniently:
+    /// a field of the wrong shape is left out, never a reason to refuse the config.
+    #[serde(rename = "config", default, deserialize_with = "lenient_run_config")]
+    pub run: RunConfig,
+}
+
+/// The run settings of an image config (its `config` object; OCI image spec, "Properties"),
+/// as far as `--deep` needs them to find the program a container starts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunConfig {
+    /// `Entrypoint`.
+    pub entrypoint: Vec<String>,
+    /// `Cmd`.
+    pub cmd: Vec<String>,
+    /// `Env`, `NAME=value` each.
+    pub env: Vec<String>,
+    /// `WorkingDir` (empty when unset).
+    pub working_dir: String,
+    /// `Labels`.
+    pub labels: BTreeMap<String, String>,
+}
+
+impl RunConfig {
+    /// The command a container runs: `Entrypoint` then `Cmd` (what containerd's
+    /// `WithImageConfig` and moby's container creation put in the process args).
+    pub fn argv(&self) -> Vec<String> {
+        self.entrypoint.iter().chain(&self.cmd).cloned().collect()
+    }
+
+    /// The value of the environment variable `name` (case-insensitive when `fold`, as
+    /// Windows compares names); the last assignment wins.
+    pub fn env_var(&self, name: &str, fold: bool) -> Option<&str> {
+        self.env.iter().rev().find_map(|kv| {
+            let (k, v) = kv.split_once('=')?;
+            let same = if fold {
+                k.eq_ignore_ascii_case(name)
+            } else {
+                k == name
+            };
+            same.then_some(v)
+        })
+    }
+}
+
+fn lenient_run_config<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RunConfig, D::Error> {
+    let value = serde_json::Value::deserialize(d)?;
+    let strings = |key: &str| -> Vec<String> {
+        match value.get(key) {
+            Some(serde_json::Value::Array(items)) => items
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let labels = match value.get("Labels") {
+        Some(serde_json::Value::Object(map)) => map
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+            .collect(),
+        _ => Default::default(),
+    };
+    Ok(RunConfig {
+        entrypoint: strings("Entrypoint"),
+        cmd: strings("Cmd"),
+        env: strings("Env"),
+        working_dir: value
+            .get("WorkingDir")
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+            .to_string(),
+        labels,
+    })
 }
 
 impl ImageConfig {

@@ -223,10 +223,37 @@ pub struct Policy {
     /// What `--from-release` verifies of a release payload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub release: Option<ReleasePolicy>,
+    /// What `verify --deep` reads beyond the Windows layers (`deep: {linux: true}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deep: Option<DeepPolicy>,
+    /// How serious entries of one list built from different source revisions are
+    /// (`source-skew`; default `warning`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_skew: Option<SkewSeverity>,
     /// The hosts read from a cluster (`--nodes`), or a scope's hosts, replacing those the
     /// sections name.
     #[serde(skip)]
     pub node_hosts: Option<Vec<Host>>,
+}
+
+/// The `deep:` section: what `verify --deep` reads beyond the Windows layers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeepPolicy {
+    /// Also read the layers of Linux entries, to find and check their entrypoint.
+    #[serde(default)]
+    pub linux: bool,
+}
+
+/// The severity of a `source-skew` finding (`source_skew:`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SkewSeverity {
+    /// Reported, the verdict unchanged (the default).
+    #[default]
+    Warning,
+    /// The list fails.
+    Error,
 }
 
 /// The `release:` section: the components of an OpenShift release payload the policy is about.
@@ -363,6 +390,11 @@ impl Policy {
             ));
         }
         Ok(policy)
+    }
+
+    /// Does `verify --deep` read the layers of Linux entries too (`deep.linux`)?
+    pub fn deep_linux(&self) -> bool {
+        self.deep.is_some_and(|d| d.linux)
     }
 
     /// Finds a policy: an embedded name, else a file path.

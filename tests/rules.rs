@@ -57,10 +57,15 @@ const ROWS: &[Row] = &[
     row("legacy-buildah", Verdict::Pass, &[], &[]),
     Row {
         deep: true,
+        // The old layout puts csi.exe outside Files/: no Windows path reaches it.
         ..row(
             "legacy-buildah",
             Verdict::Fail,
-            &[Rule::WindowsLayerFormat],
+            &[
+                Rule::WindowsLayerFormat,
+                Rule::EntrypointMissing,
+                Rule::NoSourceRevision,
+            ],
             &[],
         )
     },
@@ -68,10 +73,15 @@ const ROWS: &[Row] = &[
     row("foreign-layer", Verdict::Pass, &[Rule::ForeignLayer], &[]),
     Row {
         deep: true,
+        // csi.exe is read from the top layer; the foreign base layers are not.
         ..row(
             "foreign-layer",
             Verdict::Pass,
-            &[Rule::ForeignLayer, Rule::LayerNotChecked],
+            &[
+                Rule::ForeignLayer,
+                Rule::LayerNotChecked,
+                Rule::NoSourceRevision,
+            ],
             &[],
         )
     },
@@ -277,6 +287,75 @@ async fn unreachable_child() -> Graph {
     g
 }
 
+/// Gives every Windows image of `g` (read with `--deep`) a found PE program importing
+/// NETAPI32.dll, which it lacks, and a revision label of its own.
+fn deep_program_with_a_missing_dll_and_skewed_labels(g: &mut Graph) {
+    let Content::Index { children, .. } = &mut g.root.content else {
+        panic!("good is an index")
+    };
+    for (i, child) in children.iter_mut().flatten().enumerate() {
+        let Content::Image(image) = &mut child.content else {
+            continue;
+        };
+        let Ok(config) = &mut image.config else {
+            continue;
+        };
+        config.run.labels.insert(
+            "org.opencontainers.image.revision".into(),
+            format!("{i}{i}{i}{i}{i}{i}{i}"),
+        );
+        let Some(entry) = &mut image.entry else {
+            continue;
+        };
+        let binary = imgcheck::binary::BinaryInfo {
+            format: imgcheck::binary::Format::Pe(imgcheck::binary::PeInfo {
+                machine: 0x8664,
+                magic: Some(0x20b),
+                subsystem: Some(3),
+                imports: vec!["NETAPI32.dll".into()],
+            }),
+            go: None,
+            incomplete: vec![],
+        };
+        entry.programs[0].outcome = imgcheck::graph::Outcome::Found {
+            path: "C:\\csi.exe".into(),
+            binary: Box::new(binary),
+            dlls: Some(Ok(vec!["NETAPI32.dll".into()])),
+        };
+    }
+}
+
+/// Gives every Windows image of `g` (read with `--deep`) a found program that is a Linux
+/// x86-64 ELF: what a cross-compile without `GOOS=windows` ships.
+fn deep_program_built_for_linux(g: &mut Graph) {
+    let Content::Index { children, .. } = &mut g.root.content else {
+        panic!("good is an index")
+    };
+    for child in children.iter_mut().flatten() {
+        let Content::Image(image) = &mut child.content else {
+            continue;
+        };
+        let Some(entry) = &mut image.entry else {
+            continue;
+        };
+        let binary = imgcheck::binary::BinaryInfo {
+            format: imgcheck::binary::Format::Elf(imgcheck::binary::ElfInfo {
+                class: imgcheck::binary::ElfClass::Elf64,
+                endian: imgcheck::binary::Endian::Little,
+                machine: 62,
+                arm_arch: None,
+            }),
+            go: None,
+            incomplete: vec![],
+        };
+        entry.programs[0].outcome = imgcheck::graph::Outcome::Found {
+            path: "C:\\csi.exe".into(),
+            binary: Box::new(binary),
+            dlls: None,
+        };
+    }
+}
+
 /// The report for `good` pinned to a digest the layout does not hold.
 async fn not_found_report() -> ImageReport {
     let digest = format!("sha256:{}", "0".repeat(64));
@@ -372,6 +451,27 @@ async fn every_fixture_layout_gives_its_rules_and_verdict() {
         &[],
     );
     covered.extend(check(absent_component.layout, &lacking, &absent_component));
+
+    // `--deep` results no layout holds: a PE program importing a DLL the image lacks, and
+    // entries labelled with different source revisions.
+    let mut g = graph("good", true).await;
+    deep_program_with_a_missing_dll_and_skewed_labels(&mut g);
+    let skewed = row(
+        "good, a program lacking a DLL, skewed labels",
+        Verdict::Fail,
+        &[Rule::DllMissing, Rule::SourceSkew],
+        &[],
+    );
+    covered.extend(check(skewed.layout, &judge_default(&g), &skewed));
+    let mut g = graph("good", true).await;
+    deep_program_built_for_linux(&mut g);
+    let elf = row(
+        "good, a Linux ELF as the Windows entries' program",
+        Verdict::Fail,
+        &[Rule::BinaryPlatformMismatch, Rule::NoSourceRevision],
+        &[],
+    );
+    covered.extend(check(elf.layout, &judge_default(&g), &elf));
 
     let verify_rules: BTreeSet<Rule> = Rule::ALL.into_iter().filter(|r| !r.is_mirror()).collect();
     let missing: Vec<&Rule> = verify_rules.difference(&covered).collect();

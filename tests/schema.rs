@@ -44,7 +44,7 @@ fn violations(v: &Validator, instance: &Value) -> Vec<String> {
 }
 
 #[track_caller]
-fn assert_conforms(def: &str, what: &str, instance: &Value) {
+pub(crate) fn assert_conforms(def: &str, what: &str, instance: &Value) {
     for v in [validator(Some(def)), validator(None)] {
         let errors = violations(&v, instance);
         assert!(

@@ -227,7 +227,14 @@ pub async fn verify_list(
 ) -> Result<ImageReport, VerifyError> {
     let reference = ImageRef::Registry(list.clone());
     let graph = session
-        .graph(&reference, WalkOptions { jobs: 8, deep })
+        .graph(
+            &reference,
+            WalkOptions {
+                jobs: 8,
+                deep,
+                deep_linux: deep && policy.deep_linux(),
+            },
+        )
         .await
         .map_err(|e| VerifyError {
             list: list.to_string(),

@@ -134,7 +134,11 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
         policy: gathered.settings.policy.clone(),
         configured,
         pre: args.pre,
-        walk: WalkOptions { jobs, deep: false },
+        walk: WalkOptions {
+            jobs,
+            deep: false,
+            deep_linux: false,
+        },
         images_in_flight: jobs,
     };
     let session = gathered.session(&all_refs);

@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+use super::binaries::BinaryEntry;
 use super::rules::Rule;
 use super::severity::Severity;
 use crate::digest::Digest;
@@ -290,6 +291,9 @@ pub struct ImageReport {
     pub findings: Vec<Finding>,
     /// The host matrix.
     pub hosts: Vec<HostResult>,
+    /// With `--deep`: per image, the program it runs (absent from JSON when empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub binaries: Vec<BinaryEntry>,
 }
 
 impl ImageReport {
@@ -302,6 +306,7 @@ impl ImageReport {
             verdict: Verdict::Error,
             findings: vec![Finding::new(Rule::FetchError, message.to_string(), None)],
             hosts: vec![],
+            binaries: vec![],
         }
     }
 
@@ -315,6 +320,7 @@ impl ImageReport {
             verdict: verdict_of(&findings),
             findings,
             hosts: vec![],
+            binaries: vec![],
         }
     }
 
@@ -329,6 +335,7 @@ impl ImageReport {
             verdict: verdict_of(&findings),
             findings,
             hosts: vec![],
+            binaries: vec![],
         }
     }
 

@@ -7,10 +7,12 @@
 //!   produces;
 //! - [`resolve`]: which manifest one host pulls, with every candidate's story;
 //! - [`judge`]: the findings of one graph (content, host matrix, entries, layers);
+//! - [`BinaryEntry`]: the `binaries` block of a report (`--deep`);
 //! - [`inspect`]: the entries of a graph as `inspect` shows them (rendered by `report`).
 //!
 //! This file only declares and re-exports: the files below import each other, never it.
 
+mod binaries;
 mod finding;
 mod inspect;
 mod judge;
@@ -18,6 +20,7 @@ mod resolve;
 mod rules;
 mod severity;
 
+pub use binaries::{BinaryEntry, GoReport, ProgramReport, REVISION_LABELS, Revision};
 pub use finding::{Finding, HostResult, HostStatus, ImageReport, Origin, Verdict, verdict_of};
 pub use inspect::{EntryView, InspectView, inspect};
 pub use judge::judge;

@@ -57,6 +57,16 @@ pub enum Rule {
     /// The pods that use the image can land on none of the hosts judged (`--from-manifests`):
     /// only its content was checked.
     NoHostInScope,
+    /// With `--deep`, the program an entry's command names is in none of its layers.
+    EntrypointMissing,
+    /// With `--deep`, the program an entry runs is built for another platform.
+    BinaryPlatformMismatch,
+    /// With `--deep`, a Windows program imports a DLL the image does not provide.
+    DllMissing,
+    /// With `--deep`, the entries of one list come from different source revisions.
+    SourceSkew,
+    /// With `--deep`, entries of a list that name no source revision.
+    NoSourceRevision,
     /// No mirror configuration entry covers the reference (mirror-check).
     MirrorNotConfigured,
     /// A tag reference whose mirrors serve digest pulls only (mirror-check).
@@ -246,6 +256,41 @@ const RULES: &[RuleInfo] = &[
         severity: Severity::Warning,
         command: Command::Verify,
         hint: "check the pod's nodeSelector/affinity and the node list: no node imgcheck judged can run these pods, so only the image's content was checked",
+    },
+    RuleInfo {
+        rule: Rule::EntrypointMissing,
+        id: "entrypoint-missing",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "copy the program into the image at the path the entrypoint names (or fix ENTRYPOINT/CMD, WorkingDir or PATH): the container cannot start",
+    },
+    RuleInfo {
+        rule: Rule::BinaryPlatformMismatch,
+        id: "binary-platform-mismatch",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "build the program for the entry's platform (Go: GOOS/GOARCH/GOARM as the entry says) and rebuild the image: a node cannot run it",
+    },
+    RuleInfo {
+        rule: Rule::DllMissing,
+        id: "dll-missing",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "copy the DLL next to the program or into Windows\\System32 (e.g. from servercore into a nanoserver image, as buildah/azurefile-csi does), or build on a base that has it",
+    },
+    RuleInfo {
+        rule: Rule::SourceSkew,
+        id: "source-skew",
+        severity: Severity::Warning,
+        command: Command::Verify,
+        hint: "build every entry of the list from the same commit (one revision label, one vcs.revision) and re-assemble the list",
+    },
+    RuleInfo {
+        rule: Rule::NoSourceRevision,
+        id: "no-source-revision",
+        severity: Severity::Info,
+        command: Command::Verify,
+        hint: "label the images with org.opencontainers.image.revision (buildah build --label, docker build --label) so a list can be traced to one commit",
     },
     RuleInfo {
         rule: Rule::MirrorNotConfigured,
@@ -449,22 +494,27 @@ mod tests {
             Rule::LayerNotChecked => 17,
             Rule::ReleaseImageMissing => 18,
             Rule::NoHostInScope => 19,
-            Rule::MirrorNotConfigured => 20,
-            Rule::MirrorTagIgnored => 21,
-            Rule::MirrorMissing => 22,
-            Rule::MirrorDigestDiffers => 23,
-            Rule::MirrorChildMissing => 24,
-            Rule::MirrorWindowsDropped => 25,
-            Rule::MirrorWindowsPath => 26,
-            Rule::ForeignLayerNotMirrored => 27,
-            Rule::MirrorResolved => 28,
-            Rule::MirrorTargetMoved => 29,
+            Rule::EntrypointMissing => 20,
+            Rule::BinaryPlatformMismatch => 21,
+            Rule::DllMissing => 22,
+            Rule::SourceSkew => 23,
+            Rule::NoSourceRevision => 24,
+            Rule::MirrorNotConfigured => 25,
+            Rule::MirrorTagIgnored => 26,
+            Rule::MirrorMissing => 27,
+            Rule::MirrorDigestDiffers => 28,
+            Rule::MirrorChildMissing => 29,
+            Rule::MirrorWindowsDropped => 30,
+            Rule::MirrorWindowsPath => 31,
+            Rule::ForeignLayerNotMirrored => 32,
+            Rule::MirrorResolved => 33,
+            Rule::MirrorTargetMoved => 34,
         };
         for (i, r) in Rule::ALL.iter().enumerate() {
             assert_eq!(position(*r), i, "{r:?}");
             assert_eq!(r.to_string(), r.id());
             assert_eq!(serde_json::to_value(r).unwrap(), r.id());
-            assert_eq!(r.is_mirror(), i >= 20, "{r}");
+            assert_eq!(r.is_mirror(), i >= 25, "{r}");
         }
         let ids: BTreeSet<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
         assert_eq!(ids.len(), Rule::ALL.len());
@@ -474,7 +524,7 @@ mod tests {
     #[test]
     fn the_table_has_one_row_per_rule_with_a_kebab_case_id_and_a_hint() {
         assert_eq!(RULES.len(), Rule::ALL.len());
-        assert_eq!(Rule::ALL.len(), 30);
+        assert_eq!(Rule::ALL.len(), 35);
         for (i, row) in RULES.iter().enumerate() {
             assert_eq!(row.rule as usize, i, "{row:?}");
             assert_eq!(row.rule.info().id, row.id);
@@ -498,8 +548,12 @@ mod tests {
                 | Rule::LayerNotChecked
                 | Rule::MirrorTagIgnored
                 | Rule::NoHostInScope
+                | Rule::SourceSkew
                 | Rule::OsVersionNotInConfig => Severity::Warning,
-                Rule::UnsupportedBuild | Rule::Attestation | Rule::MirrorResolved => Severity::Info,
+                Rule::UnsupportedBuild
+                | Rule::Attestation
+                | Rule::MirrorResolved
+                | Rule::NoSourceRevision => Severity::Info,
                 _ => Severity::Error,
             };
             assert_eq!(r.severity(), want, "{r}");

@@ -7,13 +7,18 @@
 //! relative to the compressed size (decompression bombs) and the work ends at the run's
 //! deadline (`read.rs`). [`fetch`] feeds a source's blob stream in and checks its digest.
 //! [`find_file`] reads one file out of a layer the same way (`--from-release`).
+//! `program.rs` reads an image's layers for `--deep`: the layout check and, on the same
+//! stream, what `scan.rs` keeps to find the program the image runs (`resolve.rs`).
 //!
 //! This file only declares and re-exports: the files below import each other, never it.
 
 mod entries;
 pub mod fetch;
 mod find;
+pub(super) mod program;
 mod read;
+mod resolve;
+mod scan;
 
 pub use find::{FileInLayer, find_file};
 pub use read::{

@@ -1,6 +1,7 @@
 //! What the walk finds: the [`Graph`] of [`Node`]s, each an index, an [`Image`] (with its
 //! [`Layer`]s) or a [`Problem`].
 
+use crate::binary::BinaryInfo;
 use crate::digest::Digest;
 use crate::manifest::{Descriptor, ImageConfig, ImageManifest, Index};
 use crate::source::FetchError;
@@ -83,6 +84,50 @@ pub struct Image {
     pub config: Result<ImageConfig, Problem>,
     /// Layers, base first.
     pub layers: Vec<Layer>,
+    /// With `--deep`: the program the image runs, found in its layers and read (Windows
+    /// images; Linux images when the policy's `deep.linux` says so).
+    pub entry: Option<EntryCheck>,
+}
+
+/// What `--deep` found out about the program an image's container starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryCheck {
+    /// The command (`Entrypoint` then `Cmd`); empty when the config names none.
+    pub command: Vec<String>,
+    /// The program, then the interpreter of each script on the way (`#!`).
+    pub programs: Vec<Program>,
+}
+
+/// One program of an [`EntryCheck`]: the command's first word, or a script's interpreter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Program {
+    /// The name as the command (or the `#!` line) gives it.
+    pub name: String,
+    /// Every path looked up, in the runtime's order, as the image names them
+    /// (`C:\app\driver.exe`, `/usr/bin/driver`).
+    pub looked_up: Vec<String>,
+    /// What was found.
+    pub outcome: Outcome,
+}
+
+/// Where a [`Program`] lookup ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The file, with what its headers say.
+    Found {
+        /// Its path in the image (`C:\app\driver.exe`, `/usr/bin/driver`).
+        path: String,
+        /// Its format, machine, imports and Go build information.
+        binary: Box<BinaryInfo>,
+        /// For a PE program: the imported DLLs the image does not provide (empty: all of
+        /// them are there), or why that could not be told; `None` for other formats.
+        dlls: Option<Result<Vec<String>, String>>,
+    },
+    /// No layer has it: the container cannot start.
+    Missing,
+    /// It could not be told (a layer that was not read could hold or replace it, a layer
+    /// that could not be read, a file too odd to follow), and why.
+    NotChecked(String),
 }
 
 /// What a node turned out to be.

@@ -4,8 +4,8 @@
 use futures::StreamExt;
 use futures::future::BoxFuture;
 
-use super::layer::fetch;
-use super::model::{Content, Graph, Image, Layer, LayerFormat, Node, Problem};
+use super::layer::program;
+use super::model::{Content, Graph, Image, Layer, Node, Problem};
 use crate::digest::Digest;
 use crate::manifest::{
     Descriptor, ImageConfig, ImageManifest, MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES, Manifest,
@@ -23,8 +23,10 @@ pub const MAX_LAYER_BYTES: u64 = 2 * 1024 * 1024 * 1024;
 pub struct WalkOptions {
     /// Fetches in flight at once.
     pub jobs: usize,
-    /// Also read Windows image layers to check their format.
+    /// Also read Windows image layers to check their format and the program the entry runs.
     pub deep: bool,
+    /// With `deep`, read the layers of Linux images too (the policy's `deep.linux`).
+    pub deep_linux: bool,
 }
 
 impl Default for WalkOptions {
@@ -32,6 +34,7 @@ impl Default for WalkOptions {
         WalkOptions {
             jobs: 8,
             deep: false,
+            deep_linux: false,
         }
     }
 }
@@ -187,47 +190,43 @@ async fn load_image<S: Source>(source: &S, options: WalkOptions, manifest: Image
             .map_err(|e| Problem::Bad(format!("config {d}: {}", e.with_causes())))
     }
     .await;
-    let check_layers = options.deep
-        && config
-            .as_ref()
-            .is_ok_and(|c| c.os.eq_ignore_ascii_case("windows"));
-    let pending: Vec<BoxFuture<'_, Layer>> = manifest
+    let deep_os = match &config {
+        Ok(c) if options.deep && c.os.eq_ignore_ascii_case("windows") => Some(c),
+        Ok(c) if options.deep_linux && c.os.eq_ignore_ascii_case("linux") => Some(c),
+        _ => None,
+    };
+    let Some(deep) = deep_os else {
+        let layers = manifest
+            .layers
+            .iter()
+            .map(|d| Layer {
+                descriptor: d.clone(),
+                format: None,
+            })
+            .collect();
+        return Image {
+            manifest,
+            config,
+            layers,
+            entry: None,
+        };
+    };
+    let read =
+        program::read_image(source, &manifest.layers, &deep.os, &deep.run, options.jobs).await;
+    let layers = manifest
         .layers
         .iter()
-        .map(|d| -> BoxFuture<'_, Layer> {
-            Box::pin(async move {
-                let format = if check_layers {
-                    Some(layer_format(source, d).await)
-                } else {
-                    None
-                };
-                Layer {
-                    descriptor: d.clone(),
-                    format,
-                }
-            })
+        .zip(read.formats)
+        .map(|(d, format)| Layer {
+            descriptor: d.clone(),
+            format,
         })
         .collect();
-    let layers = futures::stream::iter(pending)
-        .buffered(options.jobs.max(1))
-        .collect::<Vec<_>>()
-        .await;
     Image {
         manifest,
         config,
         layers,
-    }
-}
-
-async fn layer_format<S: Source>(source: &S, d: &Descriptor) -> LayerFormat {
-    if d.is_foreign_layer() {
-        return LayerFormat::NotChecked(
-            "foreign layer: --deep does not fetch it from its urls".to_string(),
-        );
-    }
-    match d.digest() {
-        Ok(digest) => fetch::check_blob(source, d, &digest).await,
-        Err(e) => LayerFormat::Failed(Problem::Bad(e.with_causes())),
+        entry: Some(read.entry),
     }
 }
 

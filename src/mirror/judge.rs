@@ -401,6 +401,7 @@ fn report(reference: &str, digest: Option<&Digest>, mut findings: Vec<Finding>) 
     ImageReport {
         reference: reference.to_string(),
         origins: vec![],
+        binaries: vec![],
         digest: digest.map(ToString::to_string),
         verdict: verdict_of(&findings),
         findings,

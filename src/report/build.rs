@@ -186,6 +186,7 @@ mod tests {
         Box::new(ImageReport {
             reference: "r".into(),
             origins: vec![],
+            binaries: vec![],
             digest: None,
             verdict,
             findings: rules

@@ -81,6 +81,7 @@ pub(crate) mod tests {
         ImageReport {
             reference: format!("r-{verdict:?}"),
             origins: vec![],
+            binaries: vec![],
             digest: Some("sha256:0123456789abcdef".into()),
             verdict,
             findings: severities

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::engine::{HostResult, ImageReport, Severity, Verdict};
+use crate::engine::{BinaryEntry, HostResult, ImageReport, Severity, Verdict};
 
 use super::escape::escape;
 use super::labels::{error_rules, short};
@@ -25,6 +25,9 @@ pub fn text(reports: &[ImageReport]) -> String {
             let _ = writeln!(out, "  from {}", escape(&origin.to_string()));
         }
         matrix(&mut out, &r.hosts);
+        for b in &r.binaries {
+            let _ = writeln!(out, "  program  {}", escape(&program_line(b)));
+        }
         findings(&mut out, r);
     }
     if reports.len() > 1 {
@@ -41,8 +44,7 @@ pub fn text_with(reports: &[ImageReport], placements: &[NodePlacement]) -> Strin
     if !failing.is_empty() {
         let _ = writeln!(
             out,
-            "
-failing placements ({} of {}):",
+            "\nfailing placements ({} of {}):",
             failing.len(),
             placements.len()
         );
@@ -51,6 +53,29 @@ failing placements ({} of {}):",
         }
     }
     out
+}
+
+/// One line per image read with `--deep`: its platform, each program on the way (path and
+/// what its headers say, or why not), and the revisions it names.
+fn program_line(b: &BinaryEntry) -> String {
+    let programs: Vec<String> = b
+        .programs
+        .iter()
+        .map(|p| match (&p.path, &p.description) {
+            (Some(path), Some(d)) => format!("{path} ({d})"),
+            _ => format!("{} {}", p.name, p.status),
+        })
+        .collect();
+    let mut line = match programs.is_empty() {
+        true => format!("{}  no command", b.entry),
+        false => format!("{}  {}", b.entry, programs.join(" -> ")),
+    };
+    let mut revisions: Vec<&str> = b.revisions.iter().map(|r| r.revision.as_str()).collect();
+    revisions.dedup();
+    if !revisions.is_empty() {
+        line.push_str(&format!("  revision {}", revisions.join(", ")));
+    }
+    line
 }
 
 fn verdict_word(verdict: Verdict) -> &'static str {

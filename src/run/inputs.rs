@@ -190,6 +190,7 @@ impl Inputs {
         let walk = WalkOptions {
             jobs: self.jobs,
             deep: self.deep,
+            deep_linux: self.deep && policy.deep_linux(),
         };
         Ok(Plan {
             settings: Settings {

@@ -4,14 +4,17 @@
 //! - [`hosts`]: what each host of the policy pulls under each runtime profile (the host matrix);
 //! - [`entries`]: what each entry of the top list claims;
 //! - [`layers`]: foreign layers and, with `--deep`, the Windows layer layout;
+//! - [`binaries`]: with `--deep`, the program each image runs and the list's source revisions;
 //! - [`text`]: wording the judges share.
 
+mod binaries;
 mod content;
 pub(super) mod entries;
 mod hosts;
 mod layers;
 mod text;
 
+use super::binaries::binaries;
 use super::finding::{ImageReport, verdict_of};
 use crate::graph::Graph;
 use crate::platform::RuntimeProfile;
@@ -24,6 +27,7 @@ pub fn judge(graph: &Graph, policy: &Policy, runtimes: &[RuntimeProfile]) -> Ima
     findings.extend(matrix.findings);
     findings.extend(entries::findings(&graph.root, policy, &matrix.selected));
     findings.extend(layers::findings(graph));
+    findings.extend(binaries::findings(graph, policy));
     findings.sort_by_key(|f| f.severity);
     ImageReport {
         reference: graph.reference.clone(),
@@ -32,5 +36,6 @@ pub fn judge(graph: &Graph, policy: &Policy, runtimes: &[RuntimeProfile]) -> Ima
         verdict: verdict_of(&findings),
         findings,
         hosts: matrix.results,
+        binaries: binaries(&graph.nodes()),
     }
 }

@@ -206,6 +206,8 @@ fn format_of(b: &[u8; BLOCK]) -> Option<Format> {
 struct Header {
     format: Format,
     name: Vec<u8>,
+    /// The link name (`linkname` field), for hard and symbolic links.
+    link: Vec<u8>,
     flag: u8,
     size: i64,
     /// An old GNU sparse header says extension blocks follow it.
@@ -263,6 +265,7 @@ fn parse_header(b: &[u8; BLOCK], at: u64) -> Result<Header, TarError> {
     Ok(Header {
         format,
         name,
+        link: c_string(&b[157..257]).to_vec(),
         flag: b[156],
         size,
         extended: b[482] != 0,
@@ -290,12 +293,16 @@ fn read_record(r: &mut impl Read, size: i64) -> Result<Vec<u8>, TarError> {
 struct Pending {
     pax: Records,
     long_name: Option<Vec<u8>>,
+    long_link: Option<Vec<u8>>,
 }
 
 /// One entry of a tar stream, as [`for_each_entry`] hands it on.
 pub(super) struct Entry<'a> {
     /// The name, PAX and long-name records applied, not normalised.
     pub name: &'a [u8],
+    /// The link target of a hard (`1`) or symbolic (`2`) link, PAX `linkpath` and GNU long
+    /// link records applied (as Go's `Reader.next`); empty for other entries.
+    pub link: &'a [u8],
     /// The type flag (`0` regular file, `2` symbolic link, `5` directory…); NUL is `0`, or
     /// `5` when the name ends with `/`.
     pub flag: u8,
@@ -358,6 +365,7 @@ fn meta(header: &Header, record: &[u8], pending: &mut Pending) -> Result<(), Tar
             *pending = Pending::default();
         }
         b'L' => pending.long_name = Some(c_string(record).to_vec()),
+        b'K' => pending.long_link = Some(c_string(record).to_vec()),
         _ => {}
     }
     Ok(())
@@ -366,6 +374,7 @@ fn meta(header: &Header, record: &[u8], pending: &mut Pending) -> Result<(), Tar
 /// An entry with its records applied.
 struct Resolved {
     name: Vec<u8>,
+    link: Vec<u8>,
     flag: u8,
     sparse: bool,
     /// Data bytes in the stream (padding follows them).
@@ -376,6 +385,7 @@ impl Resolved {
     fn as_entry(&self) -> Entry<'_> {
         Entry {
             name: &self.name,
+            link: &self.link,
             flag: self.flag,
             size: self.data,
             sparse: self.sparse,
@@ -393,6 +403,13 @@ fn resolve(header: Header, pending: Pending) -> Result<Resolved, TarError> {
         .map_err(TarError::Corrupt)?;
     if let Some(long) = pending.long_name.filter(|n| !n.is_empty()) {
         name = long;
+    }
+    let mut link = header.link;
+    if let Some(path) = pending.pax.link_path() {
+        link = path.to_vec();
+    }
+    if let Some(long) = pending.long_link.filter(|n| !n.is_empty()) {
+        link = long;
     }
     let flag = match header.flag {
         0 if name.ends_with(b"/") => b'5',
@@ -420,6 +437,7 @@ fn resolve(header: Header, pending: Pending) -> Result<Resolved, TarError> {
     };
     Ok(Resolved {
         name,
+        link,
         flag,
         sparse,
         data,

@@ -1,7 +1,7 @@
 //! A layer from a source to the check: the source's blob stream is hashed and counted as it
 //! passes (it must hash to the layer's digest and have the descriptor's size, whatever its
-//! entries look like) and handed through a small bounded channel to [`check_layer`] on
-//! the blocking pool. At most [`layer_slots`] layers are read at once in the process, so the
+//! entries look like) and handed through a small bounded channel to the reader (the layout
+//! check and the program scan of `program.rs`) on the blocking pool. At most [`layer_slots`] layers are read at once in the process, so the
 //! memory `--deep` takes depends neither on layer sizes nor on `--jobs`.
 
 use std::io::{self, Read};
@@ -13,10 +13,9 @@ use futures::StreamExt;
 use futures::stream::BoxStream;
 use tokio::sync::{Semaphore, mpsc};
 
-use super::read::{Limits, check_layer};
+use super::read::Limits;
 use crate::digest::{Digest, Hasher};
-use crate::graph::model::{LayerFormat, Problem};
-use crate::manifest::Descriptor;
+use crate::graph::model::Problem;
 use crate::source::{FetchError, Source};
 
 /// Largest layer `--deep` streams (memory does not grow with it; `--timeout` bounds the time).
@@ -42,17 +41,6 @@ impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         self.0.store(true, Ordering::Relaxed);
     }
-}
-
-/// Streams the layer `d` from `source` and checks its format and its digest.
-pub(crate) async fn check_blob<S: Source>(
-    source: &S,
-    d: &Descriptor,
-    digest: &Digest,
-) -> LayerFormat {
-    read_blob(source, digest, u64::try_from(d.size).ok(), check_layer)
-        .await
-        .unwrap_or_else(LayerFormat::Failed)
 }
 
 /// Streams the blob `digest` (of `size` bytes, when the descriptor says) from `source` to
@@ -188,7 +176,17 @@ impl Read for ChannelReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::layer::read::check_layer;
+    use crate::graph::model::LayerFormat;
+    use crate::manifest::Descriptor;
     use crate::source::Fetched;
+
+    /// Streams the layer `d` from `source` and checks its format and its digest.
+    async fn check_blob<S: Source>(source: &S, d: &Descriptor, digest: &Digest) -> LayerFormat {
+        read_blob(source, digest, u64::try_from(d.size).ok(), check_layer)
+            .await
+            .unwrap_or_else(LayerFormat::Failed)
+    }
 
     /// Serves the same bytes for every blob, through the default `blob_stream`.
     struct Blob(Vec<u8>);

@@ -150,9 +150,19 @@ pub(super) fn walk_layer(
 /// Reads a tar layer (gzip, zstd or uncompressed) from `reader` and checks every entry is in
 /// the Windows layout, within `limits`.
 pub fn check_layer(reader: impl Read, limits: Limits) -> LayerFormat {
+    check_layer_with(reader, limits, |_, _| Ok(()))
+}
+
+/// [`check_layer`], also handing every entry and a reader of its data to `also` (what
+/// `--deep` keeps of the layer to find the image's program: `scan.rs`).
+pub(super) fn check_layer_with(
+    reader: impl Read,
+    limits: Limits,
+    mut also: impl FnMut(&entries::Entry<'_>, &mut dyn Read) -> Result<(), entries::TarError>,
+) -> LayerFormat {
     let mut outside = 0;
     let mut examples = Vec::new();
-    let walked = walk_layer(reader, limits, |entry, _| {
+    let walked = walk_layer(reader, limits, |entry, data| {
         let name = String::from_utf8_lossy(entry.name);
         if !is_windows_layout_path(&name) {
             outside += 1;
@@ -160,7 +170,7 @@ pub fn check_layer(reader: impl Read, limits: Limits) -> LayerFormat {
                 examples.push(name.into_owned());
             }
         }
-        Ok(())
+        also(&entry, data)
     });
     match walked {
         Err(p) => LayerFormat::Failed(p),

@@ -133,6 +133,11 @@ impl Records {
         Ok(())
     }
 
+    /// The `linkpath` record, when one is set (it wins over the header's link name).
+    pub(super) fn link_path(&self) -> Option<&[u8]> {
+        Some(self.get("linkpath")).filter(|v| !v.is_empty())
+    }
+
     /// When the records make the entry a GNU sparse file (`readGNUSparsePAXHeaders`: versions
     /// 0.0, 0.1 and 1.0, or a sparse map without a version), its `GNU.sparse.name` (may be
     /// empty: the name stays).

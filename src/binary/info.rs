@@ -1,0 +1,232 @@
+//! What a probe found out about one file: the types the rest of
+//! imgcheck reads, and their short human description.
+
+/// The result of probing one file: its executable format, the Go build information when it
+/// is a Go program, and what could not be read (never guessed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BinaryInfo {
+    /// The file's executable format.
+    pub format: Format,
+    /// The Go build information, when the file is a Go program whose buildinfo blob was read.
+    pub go: Option<GoBuildInfo>,
+    /// Each thing the probe could not read, in words (a truncated header, an import table past
+    /// the per-file cap, an old-format Go buildinfo…). Empty when everything needed was read.
+    pub incomplete: Vec<String>,
+}
+
+/// An executable format, as far as the file's first bytes and headers tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Format {
+    /// A Windows PE/COFF image (`MZ` … `PE\0\0`).
+    Pe(PeInfo),
+    /// An ELF file (`\x7fELF`).
+    Elf(ElfInfo),
+    /// A script that the kernel runs through its `#!` interpreter.
+    Script {
+        /// The interpreter path, as written after `#!`.
+        interpreter: String,
+        /// The rest of the `#!` line (Linux passes it as one argument), when there is one.
+        args: Option<String>,
+    },
+    /// Anything else: not an executable, or a header too broken to name a machine.
+    Other {
+        /// Why, in words (e.g. "empty file", "MZ header without a PE signature").
+        reason: String,
+    },
+}
+
+/// The PE facts imgcheck checks (PE Format: COFF file header, optional header, import directory).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeInfo {
+    /// The COFF header's `Machine` (0x8664 AMD64, 0xaa64 ARM64, 0x14c I386, 0x1c4 ARMNT…).
+    pub machine: u16,
+    /// The optional header's magic: 0x10b PE32, 0x20b PE32+; `None` when it was not read.
+    pub magic: Option<u16>,
+    /// The optional header's `Subsystem` (2 GUI, 3 console…); `None` when it was not read.
+    pub subsystem: Option<u16>,
+    /// The DLL names of the import directory table, in table order, each once (compared
+    /// case-insensitively), as written in the file.
+    pub imports: Vec<String>,
+}
+
+/// ELF class (`e_ident[EI_CLASS]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElfClass {
+    /// ELFCLASS32.
+    Elf32,
+    /// ELFCLASS64.
+    Elf64,
+}
+
+/// Byte order (`e_ident[EI_DATA]` for ELF).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endian {
+    /// ELFDATA2LSB: little-endian.
+    Little,
+    /// ELFDATA2MSB: big-endian.
+    Big,
+}
+
+/// The ELF facts imgcheck checks (gABI ELF header; the ARM build attributes for EM_ARM).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElfInfo {
+    /// 32- or 64-bit.
+    pub class: ElfClass,
+    /// Byte order.
+    pub endian: Endian,
+    /// `e_machine` (62 x86-64, 183 AArch64, 40 ARM, 21 PPC64, 22 S390, 243 RISC-V, 3 i386…).
+    pub machine: u16,
+    /// For EM_ARM: the `Tag_CPU_arch` of the `.ARM.attributes` section, when it was read.
+    pub arm_arch: Option<ArmArch>,
+}
+
+/// An ARM EABI `Tag_CPU_arch` value (ARM IHI 0045, "Addenda to the ABI for the ARM
+/// Architecture", section 3.3.5.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ArmArch(pub u64);
+
+/// The Go build information of a Go program (Go's `debug/buildinfo` blob and the
+/// `runtime/debug` build settings it holds).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GoBuildInfo {
+    /// The toolchain version, e.g. `go1.19.8`.
+    pub go_version: String,
+    /// The main package path (`path` line), empty when the binary was built without modules.
+    pub path: String,
+    /// The main module (`mod` line: path), when recorded.
+    pub main_module: Option<String>,
+    /// The main module's version (`mod` line), when recorded.
+    pub main_version: Option<String>,
+    /// The `GOOS` build setting.
+    pub goos: Option<String>,
+    /// The `GOARCH` build setting.
+    pub goarch: Option<String>,
+    /// The `GOARM` build setting (GOARCH=arm only).
+    pub goarm: Option<String>,
+    /// The `vcs.revision` build setting (the commit the binary was built from).
+    pub revision: Option<String>,
+    /// The `vcs.modified` build setting (the work tree had uncommitted changes).
+    pub modified: Option<bool>,
+}
+
+impl ArmArch {
+    /// The OCI `variant` this architecture version needs at least (`v5`, `v6`, `v7`, `v8`),
+    /// `None` for values this table does not know (M-profile cores, future values).
+    pub fn variant(self) -> Option<&'static str> {
+        match self.0 {
+            1..=5 => Some("v5"),
+            6..=9 => Some("v6"),
+            10 => Some("v7"),
+            14 | 18..=20 | 22 => Some("v8"),
+            _ => None,
+        }
+    }
+}
+
+/// The name of a PE `Machine` value (PE Format, "Machine Types").
+pub fn pe_machine_name(machine: u16) -> Option<&'static str> {
+    Some(match machine {
+        0x8664 => "AMD64",
+        0xaa64 => "ARM64",
+        0x14c => "I386",
+        0x1c0 => "ARM",
+        0x1c4 => "ARMNT",
+        0xa641 => "ARM64EC",
+        0x200 => "IA64",
+        _ => return None,
+    })
+}
+
+/// The name of an ELF `e_machine` value (gABI, "ELF Header").
+pub fn elf_machine_name(machine: u16) -> Option<&'static str> {
+    Some(match machine {
+        3 => "Intel 80386",
+        8 => "MIPS",
+        20 => "PowerPC",
+        21 => "64-bit PowerPC",
+        22 => "IBM S/390",
+        40 => "ARM",
+        62 => "x86-64",
+        183 => "AArch64",
+        243 => "RISC-V",
+        258 => "LoongArch",
+        _ => return None,
+    })
+}
+
+fn subsystem_name(subsystem: u16) -> Option<&'static str> {
+    Some(match subsystem {
+        1 => "native",
+        2 => "GUI",
+        3 => "console",
+        _ => return None,
+    })
+}
+
+impl PeInfo {
+    /// "PE32+ AMD64 console".
+    pub fn describe(&self) -> String {
+        let kind = match self.magic {
+            Some(0x20b) => "PE32+",
+            _ => "PE32",
+        };
+        let machine = match pe_machine_name(self.machine) {
+            Some(name) => name.to_string(),
+            None => format!("machine 0x{:x}", self.machine),
+        };
+        let mut text = format!("{kind} {machine}");
+        if let Some(s) = self.subsystem {
+            match subsystem_name(s) {
+                Some(name) => text.push_str(&format!(" {name}")),
+                None => text.push_str(&format!(" subsystem {s}")),
+            }
+        }
+        text
+    }
+}
+
+impl ElfInfo {
+    /// "ELF 64-bit LSB x86-64", "ELF 32-bit LSB ARM v7".
+    pub fn describe(&self) -> String {
+        let bits = match self.class {
+            ElfClass::Elf32 => "32-bit",
+            ElfClass::Elf64 => "64-bit",
+        };
+        let order = match self.endian {
+            Endian::Little => "LSB",
+            Endian::Big => "MSB",
+        };
+        let machine = match elf_machine_name(self.machine) {
+            Some(name) => name.to_string(),
+            None => format!("machine {}", self.machine),
+        };
+        let mut text = format!("ELF {bits} {order} {machine}");
+        if let Some(v) = self.arm_arch.and_then(ArmArch::variant) {
+            text.push(' ');
+            text.push_str(v);
+        }
+        text
+    }
+}
+
+impl BinaryInfo {
+    /// A short human description: "ELF 64-bit LSB x86-64", "PE32+ AMD64 console",
+    /// "script #!/bin/sh", "not an executable: empty file"; a Go program adds
+    /// "(Go go1.19.8 linux/amd64)".
+    pub fn describe(&self) -> String {
+        let mut text = match &self.format {
+            Format::Pe(pe) => pe.describe(),
+            Format::Elf(elf) => elf.describe(),
+            Format::Script { interpreter, .. } => format!("script #!{interpreter}"),
+            Format::Other { reason } => format!("not an executable: {reason}"),
+        };
+        if let Some(go) = &self.go {
+            text.push_str(&format!(" (Go {}", go.go_version));
+            if let (Some(os), Some(arch)) = (&go.goos, &go.goarch) {
+                text.push_str(&format!(" {os}/{arch}"));
+            }
+            text.push(')');
+        }
+        text
+    }
+}
