@@ -718,3 +718,4 @@ fn dll_rows() {
         .into();
     assert!(dll::missing(&imports, &all).is_empty());
 }
+
