@@ -283,6 +283,7 @@ fn formats_and_descriptions() {
     for (name, bytes, want) in pe_description_rows()
         .into_iter()
         .chain(other_description_rows())
+        .chain(script_description_rows())
     {
         assert_eq!(parse(&bytes).describe(), want, "{name}");
     }
