@@ -138,10 +138,12 @@ const OPT: usize = COFF + 20;
 const SECT: usize = OPT + 240;
 const IDATA: usize = 0x200;
 
-#[test]
-fn formats_and_descriptions() {
+/// Description rows: name (the specification section), file, `describe()`.
+type DescriptionRow = (&'static str, Vec<u8>, &'static str);
+
+fn pe_description_rows() -> Vec<DescriptionRow> {
     let amd64 = pe_image(0x8664, 3, &["KERNEL32.dll"]);
-    let rows: Vec<(&str, Vec<u8>, &str)> = vec![
+    vec![
         ("empty file", vec![], "not an executable: empty file"),
         (
             "PE Format: Machine 0x8664, PE32+ magic 0x20b, Subsystem 3",
@@ -183,6 +185,11 @@ fn formats_and_descriptions() {
             amd64[..0x50].to_vec(),
             "not an executable: COFF file header truncated (16 of 24 bytes)",
         ),
+    ]
+}
+
+fn other_description_rows() -> Vec<DescriptionRow> {
+    vec![
         (
             "gABI: ELFCLASS64 ELFDATA2LSB EM_X86_64 62",
             elf_header(2, 1, 62),
@@ -238,6 +245,11 @@ fn formats_and_descriptions() {
             b"\x7fELF".to_vec(),
             "not an executable: ELF identification truncated",
         ),
+    ]
+}
+
+fn script_description_rows() -> Vec<DescriptionRow> {
+    vec![
         (
             "binfmt_script",
             b"#!/bin/sh -e\necho\n".to_vec(),
@@ -263,8 +275,16 @@ fn formats_and_descriptions() {
             b"\0\x01\x02\x03 data".to_vec(),
             "not an executable: not PE, ELF or a #! script (starts with 00 01 02 03)",
         ),
-    ];
-    for (name, bytes, want) in rows {
+    ]
+}
+
+#[test]
+fn formats_and_descriptions() {
+    for (name, bytes, want) in pe_description_rows()
+        .into_iter()
+        .chain(other_description_rows())
+        .chain(script_description_rows())
+    {
         assert_eq!(parse(&bytes).describe(), want, "{name}");
     }
 }
@@ -553,8 +573,19 @@ type MismatchRow<'a> = (
     Option<&'a str>,
 );
 
-#[test]
-fn platform_mismatch_rows() {
+/// Probed files the platform_mismatch rows check.
+struct Infos {
+    amd64: BinaryInfo,
+    elf_x86: BinaryInfo,
+    arm7: BinaryInfo,
+    go7: BinaryInfo,
+    go6: BinaryInfo,
+    gowin: BinaryInfo,
+    script: BinaryInfo,
+    text: BinaryInfo,
+}
+
+fn infos() -> Infos {
     let amd64 = parse(&pe_image(0x8664, 3, &[]));
     let elf_x86 = parse(&elf_header(2, 1, 62));
     let arm7 = parse(&elf_arm(Some(10), &[]));
@@ -569,95 +600,76 @@ fn platform_mismatch_rows() {
     );
     let script = parse(b"#!/bin/sh\n");
     let text = parse(b"hello");
+    Infos {
+        amd64,
+        elf_x86,
+        arm7,
+        go7,
+        go6,
+        gowin,
+        script,
+        text,
+    }
+}
+
+#[test]
+fn platform_mismatch_windows_and_format_rows() {
+    let i = infos();
     let rows: Vec<MismatchRow> = vec![
         (
             "PE AMD64 on windows/amd64",
-            &amd64,
+            &i.amd64,
             ("windows", "amd64", None),
             None,
         ),
         (
             "PE AMD64 on windows/arm64",
-            &amd64,
+            &i.amd64,
             ("windows", "arm64", None),
             Some("PE32+ AMD64 console: PE machine is not ARM64 (arm64)"),
         ),
         (
             "ELF on windows",
-            &elf_x86,
+            &i.elf_x86,
             ("windows", "amd64", None),
             Some("ELF 64-bit LSB x86-64: not a Windows PE executable"),
         ),
         (
             "PE on linux",
-            &amd64,
+            &i.amd64,
             ("linux", "amd64", None),
             Some("PE32+ AMD64 console: not a Linux ELF executable"),
         ),
+    ];
+    check_mismatch(rows);
+}
+
+#[test]
+fn platform_mismatch_linux_rows() {
+    let i = infos();
+    let rows: Vec<MismatchRow> = vec![
         (
             "ELF x86-64 on linux/amd64",
-            &elf_x86,
+            &i.elf_x86,
             ("linux", "amd64", None),
             None,
         ),
         (
             "ELF x86-64 on linux/arm64",
-            &elf_x86,
+            &i.elf_x86,
             ("linux", "arm64", None),
             Some("ELF 64-bit LSB x86-64: arm64 needs ELF 64-bit LSB AArch64"),
         ),
         (
             "ELF x86-64 on linux/s390x",
-            &elf_x86,
+            &i.elf_x86,
             ("linux", "s390x", None),
             Some("ELF 64-bit LSB x86-64: s390x needs ELF 64-bit MSB IBM S/390"),
         ),
-        (
-            "ARM v7 on linux/arm/v7",
-            &arm7,
-            ("linux", "arm", Some("v7")),
-            None,
-        ),
-        (
-            "ARM v7 on linux/arm (v7 by default)",
-            &arm7,
-            ("linux", "arm", None),
-            None,
-        ),
-        (
-            "ARM v7 on linux/arm/v8",
-            &arm7,
-            ("linux", "arm", Some("v8")),
-            None,
-        ),
-        (
-            "ARM v7 on linux/arm/v6",
-            &arm7,
-            ("linux", "arm", Some("v6")),
-            Some("ELF 32-bit LSB ARM v7: built for ARM v7, the entry is v6"),
-        ),
-        (
-            "Go linux/arm GOARM=7 on linux/arm/v6",
-            &go7,
-            ("linux", "arm", Some("v6")),
-            Some("Go build with GOARM=7, the entry is v6"),
-        ),
-        (
-            "Go linux/arm GOARM=6 on linux/arm/v7",
-            &go6,
-            ("linux", "arm", Some("v7")),
-            None,
-        ),
-        (
-            "Go GOOS=windows inside an ARM ELF",
-            &gowin,
-            ("linux", "arm", None),
-            Some("Go build for windows/arm"),
-        ),
-        ("script", &script, ("windows", "amd64", None), None),
+        ("script", &i.script, ("windows", "amd64", None), None),
         (
             "text file on linux",
-            &text,
+            &i.text,
             ("linux", "amd64", None),
             Some(
                 "not an executable: not PE, ELF or a #! script (starts with 68 65 6c 6c): not a Linux ELF executable",
@@ -665,17 +677,71 @@ fn platform_mismatch_rows() {
         ),
         (
             "an OS this check does not know",
-            &elf_x86,
+            &i.elf_x86,
             ("freebsd", "amd64", None),
             None,
         ),
         (
             "an architecture this check does not know",
-            &elf_x86,
+            &i.elf_x86,
             ("linux", "sparc64", None),
             None,
         ),
     ];
+    check_mismatch(rows);
+}
+
+#[test]
+fn platform_mismatch_arm_and_go_rows() {
+    let i = infos();
+    let rows: Vec<MismatchRow> = vec![
+        (
+            "ARM v7 on linux/arm/v7",
+            &i.arm7,
+            ("linux", "arm", Some("v7")),
+            None,
+        ),
+        (
+            "ARM v7 on linux/arm (v7 by default)",
+            &i.arm7,
+            ("linux", "arm", None),
+            None,
+        ),
+        (
+            "ARM v7 on linux/arm/v8",
+            &i.arm7,
+            ("linux", "arm", Some("v8")),
+            None,
+        ),
+        (
+            "ARM v7 on linux/arm/v6",
+            &i.arm7,
+            ("linux", "arm", Some("v6")),
+            Some("ELF 32-bit LSB ARM v7: built for ARM v7, the entry is v6"),
+        ),
+        (
+            "Go linux/arm GOARM=7 on linux/arm/v6",
+            &i.go7,
+            ("linux", "arm", Some("v6")),
+            Some("Go build with GOARM=7, the entry is v6"),
+        ),
+        (
+            "Go linux/arm GOARM=6 on linux/arm/v7",
+            &i.go6,
+            ("linux", "arm", Some("v7")),
+            None,
+        ),
+        (
+            "Go GOOS=windows inside an ARM ELF",
+            &i.gowin,
+            ("linux", "arm", None),
+            Some("Go build for windows/arm"),
+        ),
+    ];
+    check_mismatch(rows);
+}
+
+fn check_mismatch(rows: Vec<MismatchRow>) {
     for (name, info, (os, arch, variant), want) in rows {
         let got = info.platform_mismatch(os, arch, variant);
         match want {
