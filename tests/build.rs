@@ -184,9 +184,9 @@ ARG WINDOWS_BASE
 FROM --platform=linux/amd64 ${BUILDER} AS builder
 ARG TARGETARCH
 ARG OSVERSION
-COPY version.txt /src/version.txt
-RUN mkdir -p /out && \
-    echo "csi.exe for windows/${TARGETARCH} ${OSVERSION} $(cat /src/version.txt)" > /out/csi.exe
+COPY version.txt pe-header.bin /src/
+RUN mkdir -p /out && cat /src/pe-header.bin > /out/csi.exe && \
+    echo "csi.exe for windows/${TARGETARCH} ${OSVERSION} $(cat /src/version.txt)" >> /out/csi.exe
 
 FROM ${WINDOWS_BASE}
 COPY --from=builder /out/csi.exe /csi.exe
@@ -207,6 +207,29 @@ COPY --from=builder /out/csi /csi
 ENTRYPOINT ["/csi"]
 "#;
 
+/// The headers of a PE32+ AMD64 console program with no sections and no imports (Microsoft's
+/// "PE Format": MS-DOS header with `e_lfanew` at 0x3c, the PE signature, the COFF file header,
+/// the PE32+ optional header with 16 data directories): what the "cross-compiled" csi.exe starts
+/// with, so `verify --deep` (which the build runs) reads a Windows program.
+fn pe_header() -> Vec<u8> {
+    let mut pe = b"MZ".to_vec();
+    pe.resize(0x3c, 0);
+    pe.extend(0x40u32.to_le_bytes());
+    pe.extend(b"PE\0\0");
+    for half in [0x8664u16, 0] {
+        pe.extend(half.to_le_bytes()); // Machine AMD64, no sections
+    }
+    pe.extend([0u8; 12]); // time stamp, symbol table, symbol count
+    pe.extend(240u16.to_le_bytes()); // SizeOfOptionalHeader
+    pe.extend(0x22u16.to_le_bytes()); // executable, large-address aware
+    let mut optional = [0u8; 240];
+    optional[..2].copy_from_slice(&0x20bu16.to_le_bytes()); // PE32+
+    optional[68..70].copy_from_slice(&3u16.to_le_bytes()); // console subsystem
+    optional[108..112].copy_from_slice(&16u32.to_le_bytes()); // data directories
+    pe.extend(optional);
+    pe
+}
+
 /// Writes the test plan (one image, `driver`, plus optional extra YAML images) into `dir`.
 fn write_plan(
     dir: &Path,
@@ -217,6 +240,7 @@ fn write_plan(
     fs::create_dir_all(dir.join("driver")).unwrap();
     fs::create_dir_all(dir.join("src")).unwrap();
     fs::write(dir.join("src/version.txt"), "v1.2.3-test\n").unwrap();
+    fs::write(dir.join("src/pe-header.bin"), pe_header()).unwrap();
     fs::write(
         dir.join("driver/Containerfile.windows"),
         WINDOWS_CONTAINERFILE,
@@ -386,10 +410,9 @@ fn check_windows_child(reg: &Registry, base_digest: &str, child: &str, osversion
         .iter()
         .find(|e| e.name == "Files/csi.exe")
         .unwrap_or_else(|| panic!("no Files/csi.exe in {top}: {names:?}"));
-    assert_eq!(
-        String::from_utf8_lossy(&exe.bytes),
-        format!("csi.exe for windows/amd64 {osversion} v1.2.3-test\n")
-    );
+    let mut want = pe_header();
+    want.extend(format!("csi.exe for windows/amd64 {osversion} v1.2.3-test\n").bytes());
+    assert_eq!(exe.bytes, want);
     assert_eq!(exe.pax["MSWINDOWS.fileattr"], "32");
     let (_, config) = reg.get_blob("csi/driver", m["config"]["digest"].as_str().unwrap());
     let config: Value = serde_json::from_slice(&config).unwrap();
