@@ -447,7 +447,7 @@ pub fn runtime_profile(version: &str) -> Result<(RuntimeProfile, Option<String>)
         return Err("is not RUNTIME://VERSION".to_string());
     };
     match scheme {
-        "cri-o" => return Ok((RuntimeProfile::CriO, None)),
+        "cri-o" => return Ok((RuntimeProfile::CRI_O, None)),
         "containerd" => {}
         "docker" => {
             return Err(
