@@ -1340,7 +1340,7 @@ mod tests {
         for p in RuntimeProfile::ALL {
             assert_eq!(p.name().parse::<RuntimeProfile>().unwrap(), p);
         }
-        let err = "containerd-1.5".parse::<RuntimeProfile>().unwrap_err();
+        let err = "containerd-0.1".parse::<RuntimeProfile>().unwrap_err();
         assert!(err.contains("containerd-2.3"), "{err}");
     }
 
