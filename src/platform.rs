@@ -291,7 +291,7 @@ fn accepts(
     entry: &Platform,
     stage: Stage,
 ) -> Option<usize> {
-    if profile == RuntimeProfile::CriO {
+    if profile == RuntimeProfile::CRI_O {
         let variant = entry.variant.as_deref().unwrap_or("");
         return crio_wanted(host).iter().position(|(os, arch, v)| {
             *os == entry.os && *arch == entry.architecture && v == variant
@@ -467,7 +467,7 @@ fn ranked(
     format: ListFormat,
     candidates: &[Candidate],
 ) -> Vec<(usize, Rank)> {
-    let crio = profile == RuntimeProfile::CriO;
+    let crio = profile == RuntimeProfile::CRI_O;
     let mut ranked: Vec<(usize, Rank, usize)> = candidates
         .iter()
         .enumerate()
@@ -522,7 +522,7 @@ fn consider(
             true,
             "selected: a nested index without platform; it is walked in turn",
         ),
-        Rank::NoPlatform if first && profile == RuntimeProfile::CriO => (
+        Rank::NoPlatform if first && profile == RuntimeProfile::CRI_O => (
             true,
             true,
             "selected: no platform, nothing better; containers/image does not read its config",
@@ -566,7 +566,6 @@ crate::error::input_errors!(PlatformError);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use RuntimeProfile::*;
     use proptest::prelude::*;
 
     fn pick(profile: RuntimeProfile, host: &Platform, list: &[Candidate]) -> Selection {
@@ -656,14 +655,14 @@ mod tests {
         }
         // Major/minor must agree.
         let v = |s| WindowsVersion::parse(s).unwrap();
-        assert!(!Containerd23.compatible(v("10.0.20348"), v("6.3.20348")));
-        assert!(!Containerd23.compatible(v("10.1.20348"), v("10.0.20348")));
+        assert!(!RuntimeProfile::CONTAINERD_2_3.compatible(v("10.0.20348"), v("6.3.20348")));
+        assert!(!RuntimeProfile::CONTAINERD_2_3.compatible(v("10.1.20348"), v("10.0.20348")));
     }
 
     #[test]
     fn matching_rules() {
         let h = host(17763);
-        let p = Containerd23;
+        let p = RuntimeProfile::CONTAINERD_2_3;
         assert!(matches(p, &h, &win("10.0.17763.5830")));
         assert!(!matches(p, &h, &win("10.0.20348.2461")));
         // No os.version: matches every Windows host.
@@ -733,7 +732,7 @@ mod tests {
         }
         let mut h_hv = h.clone();
         h_hv.os_features = vec!["hyperv".into()];
-        assert!(matches(Containerd23, &h_hv, &other));
+        assert!(matches(RuntimeProfile::CONTAINERD_2_3, &h_hv, &other));
         assert_eq!(
             RuntimeProfile::CONTAINERD.map(|p| p.checks_features()),
             [false, false, false, false, false, true, true]
@@ -775,7 +774,11 @@ mod tests {
             ),
         ];
         for (h, list, want) in cases {
-            for profile in [Containerd22, Containerd23, ContainerdNext] {
+            for profile in [
+                RuntimeProfile::CONTAINERD_2_2,
+                RuntimeProfile::CONTAINERD_2_3,
+                RuntimeProfile::CONTAINERD_NEXT,
+            ] {
                 let sel = pick(profile, &win(h), &cands(&list));
                 assert_eq!(sel.selected, Some(want), "{profile} host {h}");
             }
@@ -803,15 +806,27 @@ mod tests {
         assert_eq!(got, vec![2, 1, 1, 1, 2, 2, 2]);
         // String order, not numeric: "10.0.20348.999" > "10.0.20348.2227".
         let list = cands(&[Some(win("10.0.20348.2227")), Some(win("10.0.20348.999"))]);
-        assert_eq!(pick(Containerd23, &host(20348), &list).selected, Some(1));
-        assert_eq!(pick(Containerd16, &host(20348), &list).selected, Some(0));
+        assert_eq!(
+            pick(RuntimeProfile::CONTAINERD_2_3, &host(20348), &list).selected,
+            Some(1)
+        );
+        assert_eq!(
+            pick(RuntimeProfile::CONTAINERD_1_6, &host(20348), &list).selected,
+            Some(0)
+        );
         // Empty os.version sorts last among matches in 2.2+.
         let list = cands(&[
             Some(Platform::new("windows", "amd64")),
             Some(win("10.0.20348.1")),
         ]);
-        assert_eq!(pick(Containerd23, &host(20348), &list).selected, Some(1));
-        assert_eq!(pick(Containerd17, &host(20348), &list).selected, Some(0));
+        assert_eq!(
+            pick(RuntimeProfile::CONTAINERD_2_3, &host(20348), &list).selected,
+            Some(1)
+        );
+        assert_eq!(
+            pick(RuntimeProfile::CONTAINERD_1_7, &host(20348), &list).selected,
+            Some(0)
+        );
     }
 
     #[test]
@@ -820,23 +835,32 @@ mod tests {
             Some(Platform::new("linux", "amd64")),
             Some(win("10.0.20348.1")),
         ]);
-        let sel = pick(Containerd23, &host(17763), &list);
+        let sel = pick(RuntimeProfile::CONTAINERD_2_3, &host(17763), &list);
         assert_eq!(sel.selected, None);
         assert_eq!(sel.considered.len(), 2);
         assert!(sel.considered.iter().all(|c| !c.matched));
 
         // A platform-less entry is tried only when it comes first, and then by its config.
         let mut list = cands(&[None, Some(win("10.0.20348.1"))]);
-        assert_eq!(pick(Containerd23, &host(20348), &list).selected, Some(1));
-        let sel = pick(Containerd23, &host(17763), &list);
+        assert_eq!(
+            pick(RuntimeProfile::CONTAINERD_2_3, &host(20348), &list).selected,
+            Some(1)
+        );
+        let sel = pick(RuntimeProfile::CONTAINERD_2_3, &host(17763), &list);
         assert_eq!(sel.selected, None, "config unknown: the pull fails");
         list[0].config_platform = Some(win("10.0.17763.1"));
-        assert_eq!(pick(Containerd23, &host(17763), &list).selected, Some(0));
+        assert_eq!(
+            pick(RuntimeProfile::CONTAINERD_2_3, &host(17763), &list).selected,
+            Some(0)
+        );
         // Two platform-less entries: only the first is tried.
         let mut list = cands(&[None, None]);
         list[0].config_platform = Some(Platform::new("linux", "amd64"));
         list[1].config_platform = Some(win("10.0.17763.1"));
-        assert_eq!(pick(Containerd23, &host(17763), &list).selected, None);
+        assert_eq!(
+            pick(RuntimeProfile::CONTAINERD_2_3, &host(17763), &list).selected,
+            None
+        );
     }
 
     /// One row per disagreement class of issue 12 ("node-truth"): a list, a host, a runtime,
@@ -905,14 +929,14 @@ mod tests {
         vec![
             row(
                 "containerd/platforms compare.go platformVector/Only: amd64 also takes 386",
-                Containerd23,
+                RuntimeProfile::CONTAINERD_2_3,
                 linux("amd64", None),
                 vec![entry(linux("arm64", None)), entry(linux("386", None))],
                 Some(1),
             ),
             row(
                 "containerd/platforms compare.go platformVector/Only: arm64 takes arm/v8..v5",
-                Containerd17,
+                RuntimeProfile::CONTAINERD_1_7,
                 linux("arm64", None),
                 vec![entry(linux("amd64", None)), entry(linux("arm", Some("v7")))],
                 Some(1),
@@ -920,7 +944,7 @@ mod tests {
             row(
                 "containerd/platforms compare.go orderedPlatformComparer.Less + core/images \
                  handlers.go LimitManifests sort: arm/v7 over arm/v6 whatever the order",
-                Containerd23,
+                RuntimeProfile::CONTAINERD_2_3,
                 linux("arm", Some("v7")),
                 vec![
                     entry(linux("arm", Some("v6"))),
@@ -931,14 +955,14 @@ mod tests {
             row(
                 "containerd v1.7 images/image.go Manifest: a platform-less entry's config is \
                  matched by OS and architecture only",
-                Containerd17,
+                RuntimeProfile::CONTAINERD_1_7,
                 host(17763),
                 vec![platformless(Some(win("10.0.20348.1")))],
                 Some(0),
             ),
             row(
                 "containerd v2.0 core/images/image.go Manifest (ConfigPlatform): the full matcher",
-                Containerd20,
+                RuntimeProfile::CONTAINERD_2_0,
                 host(17763),
                 vec![platformless(Some(win("10.0.20348.1")))],
                 None,
@@ -946,7 +970,7 @@ mod tests {
             row(
                 "containerd core/images/image.go Manifest: a platform-less child index is taken \
                  (limit 1) and walked",
-                Containerd23,
+                RuntimeProfile::CONTAINERD_2_3,
                 host(17763),
                 vec![entry(linux("amd64", None)), nested],
                 Some(1),
@@ -965,7 +989,7 @@ mod tests {
             row(
                 "containerd/platforms platforms.go Normalize (sort, compact) before \
                  matcher.Match: win32k twice is win32k once, and it is set aside (issue 22, item 10)",
-                Containerd23,
+                RuntimeProfile::CONTAINERD_2_3,
                 host(20348),
                 vec![entry(win32k2.clone())],
                 Some(0),
@@ -973,14 +997,14 @@ mod tests {
             row(
                 "containerd/platforms platforms.go matcher.Match: a feature other than win32k \
                  is still not a subset of a default host's",
-                ContainerdNext,
+                RuntimeProfile::CONTAINERD_NEXT,
                 host(20348),
                 vec![entry(win32k_hyperv)],
                 None,
             ),
             row(
                 "containerd/platforms rc.2 (2.2): os.features not checked",
-                Containerd22,
+                RuntimeProfile::CONTAINERD_2_2,
                 host(20348),
                 vec![entry(win32k2)],
                 Some(0),
@@ -995,7 +1019,7 @@ mod tests {
             row(
                 "containers/image internal/pkg/platform platform_matcher.go WantedPlatforms: \
                  no 386 fallback for amd64",
-                CriO,
+                RuntimeProfile::CRI_O,
                 linux("amd64", None),
                 vec![entry(linux("386", None))],
                 None,
@@ -1003,7 +1027,7 @@ mod tests {
             row(
                 "containers/image platform_matcher.go MatchesPlatform: exact strings, no \
                  normalisation",
-                CriO,
+                RuntimeProfile::CRI_O,
                 linux("amd64", None),
                 vec![entry(linux("x86_64", None)), entry(linux("amd64", None))],
                 Some(1),
@@ -1011,7 +1035,7 @@ mod tests {
             row(
                 "containers/image platform_matcher.go WantedPlatforms: arm64 detected v8 comes \
                  before the empty variant",
-                CriO,
+                RuntimeProfile::CRI_O,
                 linux("arm64", None),
                 vec![
                     entry(linux("arm64", None)),
@@ -1022,7 +1046,7 @@ mod tests {
             row(
                 "containers/image internal/manifest oci_index.go chooseInstance/isPreferredOver: \
                  the zstd instance wins over its gzip twin",
-                CriO,
+                RuntimeProfile::CRI_O,
                 linux("amd64", None),
                 vec![entry(linux("amd64", None)), zstd(linux("amd64", None))],
                 Some(1),
@@ -1030,7 +1054,7 @@ mod tests {
             row(
                 "containers/image oci_index.go chooseInstance: a platform-less entry is a \
                  candidate ranked last, its config unread",
-                CriO,
+                RuntimeProfile::CRI_O,
                 linux("amd64", None),
                 vec![
                     entry(linux("arm64", None)),
@@ -1043,7 +1067,7 @@ mod tests {
                 ..row(
                     "containers/image internal/manifest docker_schema2_list.go chooseInstance: \
                      first exact match in list order; compression and platform-less ignored",
-                    CriO,
+                    RuntimeProfile::CRI_O,
                     linux("amd64", None),
                     vec![
                         platformless(Some(linux("amd64", None))),
@@ -1064,14 +1088,14 @@ mod tests {
             row(
                 "containerd 1.6 (issue 22 differential run): the entry's OS is compared as \
                  written, Windows is not windows",
-                Containerd16,
+                RuntimeProfile::CONTAINERD_1_6,
                 host(17763),
                 vec![entry(upper.clone())],
                 None,
             ),
             row(
                 "containerd/platforms v0.2 (1.7) platforms.go Normalize lower-cases the OS",
-                Containerd17,
+                RuntimeProfile::CONTAINERD_1_7,
                 host(17763),
                 vec![entry(upper)],
                 Some(0),
@@ -1079,7 +1103,7 @@ mod tests {
             row(
                 "containerd 1.6 platforms/defaults_windows.go revision (strconv.Atoi) and \
                  windowsmatcher.Less: a -1 revision sorts below 0",
-                Containerd16,
+                RuntimeProfile::CONTAINERD_1_6,
                 host(17763),
                 vec![entry(win("10.0.17763.-1")), entry(win("10.0.17763"))],
                 Some(1),
@@ -1087,21 +1111,21 @@ mod tests {
             row(
                 "containerd/platforms v0.2 (1.7) defaults_windows.go getOSVersion \
                  (strconv.Atoi): a leading + is a number",
-                Containerd17,
+                RuntimeProfile::CONTAINERD_1_7,
                 host(17763),
                 vec![entry(win("10.0.+17763.1"))],
                 Some(0),
             ),
             row(
                 "containerd 1.6 platforms/defaults_windows.go GetOsVersion (strconv.Atoi): the same",
-                Containerd16,
+                RuntimeProfile::CONTAINERD_1_6,
                 host(17763),
                 vec![entry(win("+10.0.17763.1"))],
                 Some(0),
             ),
             row(
                 "containerd/platforms v0.2 (1.7) getOSVersion: uint16(build) keeps the low 16 bits",
-                Containerd17,
+                RuntimeProfile::CONTAINERD_1_7,
                 host(17763),
                 vec![entry(win("10.0.83299.1"))],
                 Some(0),
@@ -1109,7 +1133,7 @@ mod tests {
             row(
                 "containerd/platforms platform_windows_compat.go getWindowsOSVersion \
                  (strconv.ParseUint): a leading + or a build above 65535 is 0.0.0",
-                Containerd20,
+                RuntimeProfile::CONTAINERD_2_0,
                 host(17763),
                 vec![entry(win("10.0.+17763.1")), entry(win("10.0.83299.1"))],
                 None,
@@ -1130,7 +1154,7 @@ mod tests {
                 "containerd 1.6.0-1.6.17 platforms/defaults_windows.go windowsmatcher.Match: \
                  HasPrefix(\"\", \"10.0.17763\") is false, a HostProcess entry without \
                  os.version matches nothing",
-                Containerd16Early,
+                RuntimeProfile::CONTAINERD_1_6_0,
                 host(17763),
                 vec![entry(linux("amd64", None)), entry(bare.clone())],
                 None,
@@ -1138,7 +1162,7 @@ mod tests {
             row(
                 "containerd 1.6.18+ (containerd#7431) platforms/defaults_windows.go \
                  windowsmatcher.Match: return p.OSVersion == \"\"",
-                Containerd16,
+                RuntimeProfile::CONTAINERD_1_6,
                 host(17763),
                 vec![entry(linux("amd64", None)), entry(bare)],
                 Some(1),
@@ -1146,7 +1170,7 @@ mod tests {
             row(
                 "containerd 1.6.0-1.6.17 windowsmatcher.Match: the prefix of the host's \
                  build, no LTSC window (a WS2022-era host takes only 20348 entries)",
-                Containerd16Early,
+                RuntimeProfile::CONTAINERD_1_6_0,
                 host(22621),
                 vec![entry(win("10.0.20348.1")), entry(win("10.0.22621.5"))],
                 Some(1),
@@ -1154,14 +1178,14 @@ mod tests {
             row(
                 "containerd 1.6.0-1.6.17 windowsmatcher.Match: the prefix of the host's \
                  build, no LTSC window (an older entry is not taken)",
-                Containerd16Early,
+                RuntimeProfile::CONTAINERD_1_6_0,
                 host(22621),
                 vec![entry(win("10.0.20348.1"))],
                 None,
             ),
             row(
                 "containerd 1.6.0-1.6.17 windowsmatcher.Less: the larger revision first",
-                Containerd16Early,
+                RuntimeProfile::CONTAINERD_1_6_0,
                 host(17763),
                 vec![entry(win("10.0.17763.1")), entry(win("10.0.17763.5830"))],
                 Some(1),
@@ -1245,7 +1269,11 @@ mod tests {
             ["riscv64/rva22", "riscv64/"]
         );
         // cri-o ignores os.version and os.features.
-        assert!(matches(CriO, &host(17763), &win("10.0.20348.1")));
+        assert!(matches(
+            RuntimeProfile::CRI_O,
+            &host(17763),
+            &win("10.0.20348.1")
+        ));
     }
 
     /// Issue 22, item 11: selection goes by platform only. A buildx attestation's
@@ -1312,7 +1340,7 @@ mod tests {
         for p in RuntimeProfile::ALL {
             assert_eq!(p.name().parse::<RuntimeProfile>().unwrap(), p);
         }
-        let err = "containerd-1.5".parse::<RuntimeProfile>().unwrap_err();
+        let err = "containerd-0.1".parse::<RuntimeProfile>().unwrap_err();
         assert!(err.contains("containerd-2.3"), "{err}");
     }
 

@@ -366,7 +366,7 @@ impl Policy {
         if policy.name.trim().is_empty() {
             return Err(err("'name' must not be empty".to_string()));
         }
-        if policy.runtimes.contains(&RuntimeProfile::CriO) {
+        if policy.runtimes.contains(&RuntimeProfile::CRI_O) {
             return Err(err(
                 "'runtimes' lists the Windows nodes' runtimes and cri-o runs no Windows nodes: \
                  list it under 'linux: runtimes:'"
@@ -619,23 +619,23 @@ mod tests {
         assert_eq!(
             p.runtimes,
             [
-                RuntimeProfile::Containerd17,
-                RuntimeProfile::Containerd20,
-                RuntimeProfile::Containerd22,
-                RuntimeProfile::Containerd23
+                RuntimeProfile::CONTAINERD_1_7,
+                RuntimeProfile::CONTAINERD_2_0,
+                RuntimeProfile::CONTAINERD_2_2,
+                RuntimeProfile::CONTAINERD_2_3
             ]
         );
         // Issue 12: OpenShift's Linux nodes run CRI-O; pods are process-isolated unless the
         // HostProcess policy says otherwise; plain-Kubernetes policies keep containerd.
-        assert_eq!(p.linux_runtimes(), [RuntimeProfile::CriO]);
+        assert_eq!(p.linux_runtimes(), [RuntimeProfile::CRI_O]);
         assert_eq!(p.isolation(), Isolation::Process);
         let hp = Policy::load("openshift-hostprocess").unwrap();
         assert_eq!(hp.isolation(), Isolation::Hostprocess);
         assert_eq!(hp.hosts(), p.hosts());
-        assert_eq!(hp.linux_runtimes(), [RuntimeProfile::CriO]);
+        assert_eq!(hp.linux_runtimes(), [RuntimeProfile::CRI_O]);
         assert_eq!(
             Policy::load("linux-only").unwrap().linux_runtimes(),
-            [RuntimeProfile::Containerd23]
+            [RuntimeProfile::CONTAINERD_2_3]
         );
         assert!(hp.to_yaml().contains("isolation: hostprocess"));
         assert!(p.to_yaml().contains("# 17763: Windows Server 2019"));
@@ -732,7 +732,7 @@ mod tests {
         .unwrap();
         let p = Policy::load(path.to_str().unwrap()).unwrap();
         assert_eq!(p.windows_builds(), [26100]);
-        assert_eq!(p.runtimes, [RuntimeProfile::Containerd23]);
+        assert_eq!(p.runtimes, [RuntimeProfile::CONTAINERD_2_3]);
         let err = Policy::load("no-such-policy").unwrap_err().to_string();
         assert!(
             err.contains("no-such-policy") && err.contains("openshift"),
@@ -766,7 +766,7 @@ mod tests {
         assert_eq!(one_build.windows_builds(), [20348]);
         let linux = p.scoped(|h| !h.platform.is_windows(), Isolation::Process);
         assert!(linux.windows.is_none());
-        assert_eq!(linux.linux_runtimes(), [RuntimeProfile::CriO]);
+        assert_eq!(linux.linux_runtimes(), [RuntimeProfile::CRI_O]);
         let nothing = p.scoped(|_| false, Isolation::Process);
         assert!(nothing.hosts().is_empty());
         assert!(
@@ -792,11 +792,11 @@ mod tests {
         let hosts = vec![
             node(
                 Platform::new("linux", "arm64"),
-                RuntimeProfile::CriO,
+                RuntimeProfile::CRI_O,
                 &["a"],
             ),
-            node(w(26100), RuntimeProfile::Containerd17, &["w1", "w2"]),
-            node(w(20348), RuntimeProfile::Containerd22, &["w3"]),
+            node(w(26100), RuntimeProfile::CONTAINERD_1_7, &["w1", "w2"]),
+            node(w(20348), RuntimeProfile::CONTAINERD_2_2, &["w3"]),
         ];
         let hp = Policy::load("openshift-hostprocess")
             .unwrap()
@@ -806,9 +806,12 @@ mod tests {
         assert_eq!(hp.windows_builds(), [20348, 26100]);
         assert_eq!(
             hp.runtimes,
-            [RuntimeProfile::Containerd17, RuntimeProfile::Containerd22]
+            [
+                RuntimeProfile::CONTAINERD_1_7,
+                RuntimeProfile::CONTAINERD_2_2
+            ]
         );
-        assert_eq!(hp.linux_runtimes(), [RuntimeProfile::CriO]);
+        assert_eq!(hp.linux_runtimes(), [RuntimeProfile::CRI_O]);
         assert_eq!(
             hp.linux.as_ref().unwrap().architectures[0].to_string(),
             "arm64"

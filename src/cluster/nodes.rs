@@ -43,8 +43,9 @@ pub struct NodeHosts {
     /// The nodes whose runtime or Windows build cannot be read, in the list's order: no row
     /// holds them.
     pub skipped: Vec<SkippedNode>,
-    /// What pod placement reads of each node the rows hold (labels, taints, cordon), in the
-    /// list's order.
+    /// What pod placement reads of each node (labels, taints, cordon), in the list's order: the
+    /// nodes the rows hold, and the nodes skipped (marked so) whose labels and taints can be
+    /// read.
     pub nodes: Vec<NodeFacts>,
 }
 
@@ -188,6 +189,12 @@ pub fn parse_nodes(text: &str, origin: &str, odd: OddNodes) -> Result<NodeHosts,
         let (platform, runtime, note) = match node_host(&node, i) {
             Ok(host) => host,
             Err(Unusable::Odd(s)) if odd == OddNodes::Skip => {
+                if let Ok(f) = node_facts(&node) {
+                    facts.push(NodeFacts {
+                        skipped: Some(s.to_string()),
+                        ..f
+                    });
+                }
                 skipped.push(s);
                 continue;
             }
@@ -263,6 +270,7 @@ fn node_facts(node: &Node) -> Result<NodeFacts, String> {
             .collect(),
         taints,
         unschedulable: node.spec.unschedulable.unwrap_or(false),
+        skipped: None,
         name,
     })
 }
@@ -447,7 +455,7 @@ pub fn runtime_profile(version: &str) -> Result<(RuntimeProfile, Option<String>)
         return Err("is not RUNTIME://VERSION".to_string());
     };
     match scheme {
-        "cri-o" => return Ok((RuntimeProfile::CriO, None)),
+        "cri-o" => return Ok((RuntimeProfile::CRI_O, None)),
         "containerd" => {}
         "docker" => {
             return Err(

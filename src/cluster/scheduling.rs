@@ -198,6 +198,10 @@ pub struct NodeFacts {
     pub taints: Vec<Taint>,
     /// `spec.unschedulable` (cordoned).
     pub unschedulable: bool,
+    /// Why the node is skipped (its runtime or Windows build cannot be read): no host row
+    /// holds it, and a pod that can land only on such nodes is judged on no host. `None` for
+    /// the nodes judged.
+    pub skipped: Option<String>,
 }
 
 #[cfg(test)]

@@ -3,9 +3,9 @@
 //! the containerd releases each profile stands for.
 //!
 //! Adding a containerd release whose matcher an existing profile already describes is a change
-//! to that row's releases; a release with new rules is one variant of [`RuntimeProfile`] and
-//! one row, in the same place of both (a compile-time check holds the table to the declaration
-//! order).
+//! to that row's releases; a release with new rules is one new row (a profile is its row: its
+//! name, its parsing, its releases and the lists of profiles come from the table), plus the
+//! lines the schema and docs must show, which a test names when they are missing.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -16,29 +16,59 @@ use serde::{Deserialize, Serialize};
 use super::windows::{BUILD_WS2022, BUILD_WS2025, WindowsVersion, go_revision};
 
 /// Which runtime's matcher to emulate (see `docs/matching.md`): a containerd generation, or
-/// CRI-O (containers/image), which runs Linux nodes only. Its row of the profile table says
-/// the rest; declaration order is the table's order: the containerd generations oldest first,
-/// then CRI-O.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum RuntimeProfile {
+/// CRI-O (containers/image), which runs Linux nodes only. A profile is a row of the profile
+/// table, which says the rest; the table's order (the containerd generations oldest first,
+/// then CRI-O) is the profiles' order.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RuntimeProfile(u8);
+
+impl RuntimeProfile {
     /// containerd 1.6.0 – 1.6.17: a Windows entry matches only when its `os.version` starts
     /// with the host's `major.minor.build` (no fallback for entries without one).
-    Containerd16Early,
+    pub const CONTAINERD_1_6_0: RuntimeProfile = named("containerd-1.6.0");
     /// containerd 1.6.23 – 1.6.39.
-    Containerd16,
+    pub const CONTAINERD_1_6: RuntimeProfile = named("containerd-1.6");
     /// containerd 1.7.x.
-    Containerd17,
+    pub const CONTAINERD_1_7: RuntimeProfile = named("containerd-1.7");
     /// containerd 2.0.x, 2.1.0 – 2.1.5 (containerd/platforms rc.1).
-    Containerd20,
+    pub const CONTAINERD_2_0: RuntimeProfile = named("containerd-2.0");
     /// containerd 2.1.6 – 2.2.x (containerd/platforms rc.2).
-    Containerd22,
-    /// containerd 2.3.x (containerd/platforms rc.4), the newest release.
-    Containerd23,
+    pub const CONTAINERD_2_2: RuntimeProfile = named("containerd-2.2");
+    /// containerd 2.3.x (containerd/platforms rc.4).
+    pub const CONTAINERD_2_3: RuntimeProfile = named("containerd-2.3");
     /// containerd main, unreleased (containerd/platforms rc.5).
-    ContainerdNext,
+    pub const CONTAINERD_NEXT: RuntimeProfile = named("containerd-next");
     /// CRI-O, which pulls through containers/image (`ChooseInstanceByCompression`); Linux
     /// nodes only (OpenShift's Linux runtime).
-    CriO,
+    pub const CRI_O: RuntimeProfile = named("cri-o");
+}
+
+/// The profile whose row is named `name`; a name no row has fails the build.
+const fn named(name: &str) -> RuntimeProfile {
+    let mut i = 0;
+    while i < PROFILES.len() {
+        if str_eq(PROFILES[i].name, name) {
+            return RuntimeProfile(i as u8);
+        }
+        i += 1;
+    }
+    panic!("no row of PROFILES has that name")
+}
+
+/// `a == b`, in a constant.
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// A containerd version, `(major, minor, patch)`.
@@ -121,8 +151,6 @@ enum OsCompare {
 /// One row of the profile table.
 #[derive(Debug)]
 struct ProfileInfo {
-    /// The profile the row describes (its place in the table is its declaration order).
-    profile: RuntimeProfile,
     /// The name users type (`runtimes:`, `--runtime`) and reports show.
     name: &'static str,
     /// containerd (which releases) or CRI-O.
@@ -147,10 +175,11 @@ struct ProfileInfo {
     full_config_check: bool,
 }
 
-/// The profile table: one row per [`RuntimeProfile`], in declaration order.
+/// The profile table: one row per [`RuntimeProfile`], the containerd generations oldest first,
+/// then CRI-O. Adding a profile is adding a row here (see `docs/matching.md`, "Adding a
+/// profile").
 const PROFILES: &[ProfileInfo] = &[
     ProfileInfo {
-        profile: RuntimeProfile::Containerd16Early,
         name: "containerd-1.6.0",
         runtime: Runtime::Containerd {
             first: (1, 6, 0),
@@ -167,7 +196,6 @@ const PROFILES: &[ProfileInfo] = &[
         full_config_check: false,
     },
     ProfileInfo {
-        profile: RuntimeProfile::Containerd16,
         name: "containerd-1.6",
         runtime: Runtime::Containerd {
             first: (1, 6, 23),
@@ -183,7 +211,6 @@ const PROFILES: &[ProfileInfo] = &[
         full_config_check: false,
     },
     ProfileInfo {
-        profile: RuntimeProfile::Containerd17,
         name: "containerd-1.7",
         runtime: Runtime::Containerd {
             first: (1, 7, 0),
@@ -199,7 +226,6 @@ const PROFILES: &[ProfileInfo] = &[
         full_config_check: false,
     },
     ProfileInfo {
-        profile: RuntimeProfile::Containerd20,
         name: "containerd-2.0",
         runtime: Runtime::Containerd {
             first: (2, 0, 0),
@@ -215,7 +241,6 @@ const PROFILES: &[ProfileInfo] = &[
         full_config_check: true,
     },
     ProfileInfo {
-        profile: RuntimeProfile::Containerd22,
         name: "containerd-2.2",
         runtime: Runtime::Containerd {
             first: (2, 1, 6),
@@ -231,7 +256,6 @@ const PROFILES: &[ProfileInfo] = &[
         full_config_check: true,
     },
     ProfileInfo {
-        profile: RuntimeProfile::Containerd23,
         name: "containerd-2.3",
         runtime: Runtime::Containerd {
             first: (2, 3, 0),
@@ -247,7 +271,6 @@ const PROFILES: &[ProfileInfo] = &[
         full_config_check: true,
     },
     ProfileInfo {
-        profile: RuntimeProfile::ContainerdNext,
         name: "containerd-next",
         runtime: Runtime::ContainerdMain,
         ltsc: &[BUILD_WS2022, BUILD_WS2025],
@@ -260,7 +283,6 @@ const PROFILES: &[ProfileInfo] = &[
         full_config_check: true,
     },
     ProfileInfo {
-        profile: RuntimeProfile::CriO,
         name: "cri-o",
         runtime: Runtime::CriO,
         // CRI-O runs no Windows node: the Windows columns are never used.
@@ -275,18 +297,8 @@ const PROFILES: &[ProfileInfo] = &[
     },
 ];
 
-// Row `i` describes the profile declared `i`-th, so a profile finds its row by its
-// discriminant.
-const _: () = {
-    let mut i = 0;
-    while i < PROFILES.len() {
-        assert!(
-            PROFILES[i].profile as usize == i,
-            "PROFILES is not in RuntimeProfile's declaration order"
-        );
-        i += 1;
-    }
-};
+// A profile is its row's index: the table must fit the index's type.
+const _: () = assert!(PROFILES.len() <= u8::MAX as usize);
 
 /// How many rows are containerd generations (released or not).
 const CONTAINERD_ROWS: usize = {
@@ -304,10 +316,10 @@ const CONTAINERD_ROWS: usize = {
 impl RuntimeProfile {
     /// Every profile: the containerd generations oldest first, then CRI-O.
     pub const ALL: [RuntimeProfile; PROFILES.len()] = {
-        let mut all = [RuntimeProfile::CriO; PROFILES.len()];
+        let mut all = [RuntimeProfile(0); PROFILES.len()];
         let mut i = 0;
         while i < PROFILES.len() {
-            all[i] = PROFILES[i].profile;
+            all[i] = RuntimeProfile(i as u8);
             i += 1;
         }
         all
@@ -315,11 +327,11 @@ impl RuntimeProfile {
 
     /// The containerd generations, oldest first: the profiles that run Windows nodes.
     pub const CONTAINERD: [RuntimeProfile; CONTAINERD_ROWS] = {
-        let mut all = [RuntimeProfile::CriO; CONTAINERD_ROWS];
+        let mut all = [RuntimeProfile(0); CONTAINERD_ROWS];
         let (mut i, mut n) = (0, 0);
         while i < PROFILES.len() {
             if !matches!(PROFILES[i].runtime, Runtime::CriO) {
-                all[n] = PROFILES[i].profile;
+                all[n] = RuntimeProfile(i as u8);
                 n += 1;
             }
             i += 1;
@@ -333,7 +345,7 @@ impl RuntimeProfile {
         let mut i = 0;
         while i < PROFILES.len() {
             if matches!(PROFILES[i].runtime, Runtime::Containerd { .. }) {
-                newest = Some(PROFILES[i].profile);
+                newest = Some(RuntimeProfile(i as u8));
             }
             i += 1;
         }
@@ -345,7 +357,7 @@ impl RuntimeProfile {
 
     /// The profile's row of [`PROFILES`].
     fn info(self) -> &'static ProfileInfo {
-        &PROFILES[self as usize]
+        &PROFILES[self.0 as usize]
     }
 
     /// The profile's name as users type it.
@@ -364,10 +376,10 @@ impl RuntimeProfile {
     /// else, for a series older than every row, the oldest profile; else containerd main's
     /// (`containerd-next`).
     pub fn of_containerd(version: ContainerdVersion) -> (RuntimeProfile, bool) {
-        let released: Vec<_> = PROFILES
-            .iter()
-            .filter_map(|row| match row.runtime {
-                Runtime::Containerd { first, last } => Some((row.profile, first, last)),
+        let released: Vec<_> = RuntimeProfile::ALL
+            .into_iter()
+            .filter_map(|p| match p.info().runtime {
+                Runtime::Containerd { first, last } => Some((p, first, last)),
                 Runtime::ContainerdMain | Runtime::CriO => None,
             })
             .collect();
@@ -397,11 +409,11 @@ impl RuntimeProfile {
         if series < (first.0, first.1) {
             return (oldest, false);
         }
-        let main = PROFILES
-            .iter()
-            .find(|row| row.runtime == Runtime::ContainerdMain)
+        let main = RuntimeProfile::ALL
+            .into_iter()
+            .find(|p| p.info().runtime == Runtime::ContainerdMain)
             .expect("a containerd main row");
-        (main.profile, false)
+        (main, false)
     }
 
     /// Whether a Windows entry matches only when its `os.version` starts with the host's
@@ -502,6 +514,12 @@ impl FromStr for RuntimeProfile {
     }
 }
 
+impl fmt::Debug for RuntimeProfile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl fmt::Display for RuntimeProfile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -526,38 +544,91 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
-    use RuntimeProfile::*;
 
     #[test]
     fn the_table_has_one_row_per_profile_with_a_unique_name() {
-        // Exhaustive: a new variant fails to compile here until it gets a place; its row in
-        // PROFILES (hence ALL) must sit at that place.
-        let position = |p: RuntimeProfile| match p {
-            Containerd16Early => 0,
-            Containerd16 => 1,
-            Containerd17 => 2,
-            Containerd20 => 3,
-            Containerd22 => 4,
-            Containerd23 => 5,
-            ContainerdNext => 6,
-            CriO => 7,
-        };
-        assert_eq!(PROFILES.len(), 8);
-        for (i, row) in PROFILES.iter().enumerate() {
-            assert_eq!(position(row.profile), i, "{row:?}");
-            assert_eq!(RuntimeProfile::ALL[i], row.profile);
+        assert_eq!(RuntimeProfile::ALL.len(), PROFILES.len());
+        for (i, p) in RuntimeProfile::ALL.into_iter().enumerate() {
+            assert_eq!(p.info().name, PROFILES[i].name);
+            assert_eq!(p.name().parse::<RuntimeProfile>(), Ok(p));
         }
         let names: BTreeSet<&str> = PROFILES.iter().map(|r| r.name).collect();
         assert_eq!(names.len(), PROFILES.len());
-        assert_eq!(RuntimeProfile::CONTAINERD.len(), 7);
-        assert!(RuntimeProfile::CONTAINERD.iter().all(|p| p.runs_windows()));
-        assert!(!CriO.runs_windows());
-        assert_eq!(RuntimeProfile::DEFAULT, Containerd23);
+        // The Windows runtimes are the containerd rows, in order; CRI-O comes last.
+        let containerd: Vec<_> = RuntimeProfile::ALL
+            .into_iter()
+            .filter(|p| p.runs_windows())
+            .collect();
+        assert_eq!(containerd, RuntimeProfile::CONTAINERD);
+        assert_eq!(RuntimeProfile::ALL.last(), Some(&RuntimeProfile::CRI_O));
+        assert!(!RuntimeProfile::CRI_O.runs_windows());
+        assert_eq!(RuntimeProfile::DEFAULT, RuntimeProfile::CONTAINERD_2_3);
         for row in PROFILES {
             assert!(
                 row.ltsc.is_sorted() && row.ltsc[0] == BUILD_WS2022,
                 "{row:?}"
             );
+        }
+    }
+
+    /// The files that must list the profiles do, in the table's order: a new row fails here,
+    /// naming the file and the row, until they say it too.
+    #[test]
+    fn every_row_is_in_the_schema_and_the_docs() {
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../docs/report.schema.json")).unwrap();
+        let listed: Vec<&str> = schema["$defs"]["runtimeProfile"]["enum"]
+            .as_array()
+            .expect("docs/report.schema.json: $defs.runtimeProfile.enum")
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        let names: Vec<&str> = RuntimeProfile::ALL.map(RuntimeProfile::name).to_vec();
+        for name in &names {
+            assert!(
+                listed.contains(name),
+                "docs/report.schema.json: $defs.runtimeProfile.enum lacks profile {name}"
+            );
+        }
+        assert_eq!(
+            listed, names,
+            "docs/report.schema.json: runtimeProfile enum"
+        );
+        let released = |p: &RuntimeProfile| matches!(p.info().runtime, Runtime::Containerd { .. });
+        let docs: [(&str, &str, &str, &[RuntimeProfile]); 4] = [
+            (
+                "README.md",
+                include_str!("../../README.md"),
+                "| `{}` |",
+                &RuntimeProfile::ALL,
+            ),
+            (
+                "docs/matching.md",
+                include_str!("../../docs/matching.md"),
+                "| `{}` |",
+                &RuntimeProfile::CONTAINERD,
+            ),
+            (
+                "docs/json-schema.md",
+                include_str!("../../docs/json-schema.md"),
+                "`{}`",
+                &RuntimeProfile::ALL,
+            ),
+            (
+                "docs/cluster.md",
+                include_str!("../../docs/cluster.md"),
+                "| `{}`",
+                &RuntimeProfile::ALL
+                    .into_iter()
+                    .filter(released)
+                    .collect::<Vec<_>>(),
+            ),
+        ];
+        for (file, text, shape, profiles) in docs {
+            for p in profiles {
+                let want = shape.replace("{}", p.name());
+                assert!(text.contains(&want), "{file}: no `{want}` for profile {p}");
+            }
         }
     }
 

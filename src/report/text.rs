@@ -256,15 +256,15 @@ mod tests {
         };
         let mut r = report(Verdict::Pass, &[]);
         r.hosts = vec![
-            row("linux/amd64", RuntimeProfile::CriO, None),
+            row("linux/amd64", RuntimeProfile::CRI_O, None),
             row(
                 "windows/amd64:10.0.17763",
-                RuntimeProfile::Containerd17,
+                RuntimeProfile::CONTAINERD_1_7,
                 Some(Isolation::Hostprocess),
             ),
             row(
                 "windows/amd64:10.0.17763",
-                RuntimeProfile::Containerd23,
+                RuntimeProfile::CONTAINERD_2_3,
                 Some(Isolation::Hostprocess),
             ),
         ];
@@ -299,8 +299,8 @@ mod tests {
         let no_match = HostStatus::Fails(crate::engine::Rule::NoMatch);
         let mut r = report(Verdict::Fail, &[]);
         r.hosts = vec![
-            row(RuntimeProfile::Containerd17, no_match, &["w-a", "w-b"]),
-            row(RuntimeProfile::Containerd22, no_match, &["w-c"]),
+            row(RuntimeProfile::CONTAINERD_1_7, no_match, &["w-a", "w-b"]),
+            row(RuntimeProfile::CONTAINERD_2_2, no_match, &["w-c"]),
         ];
         let out = text(&[r]);
         let lines: Vec<&str> = out.lines().collect();

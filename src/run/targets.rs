@@ -216,6 +216,8 @@ struct Placer<'a> {
     policy: &'a Policy,
     hosts: Vec<Host>,
     cluster: Option<BTreeMap<&'a str, &'a NodeFacts>>,
+    /// The nodes of `--nodes` skipped (no host row holds them), in the list's order.
+    skipped: Vec<&'a NodeFacts>,
 }
 
 impl<'a> Placer<'a> {
@@ -223,7 +225,17 @@ impl<'a> Placer<'a> {
         Placer {
             policy,
             hosts: policy.hosts(),
-            cluster: cluster.map(|c| c.iter().map(|n| (n.name.as_str(), n)).collect()),
+            cluster: cluster.map(|c| {
+                c.iter()
+                    .filter(|n| n.skipped.is_none())
+                    .map(|n| (n.name.as_str(), n))
+                    .collect()
+            }),
+            skipped: cluster
+                .into_iter()
+                .flatten()
+                .filter(|n| n.skipped.is_some())
+                .collect(),
         }
     }
 
@@ -289,6 +301,16 @@ impl<'a> Placer<'a> {
             false => Isolation::Process,
         };
         let placements: BTreeSet<String> = uses.iter().map(|u| u.placement.to_string()).collect();
+        let mut placement = placements.into_iter().collect::<Vec<_>>().join(" or ");
+        if kept.is_empty() {
+            let skipped = self.skipped_landings(uses);
+            if !skipped.is_empty() {
+                placement = format!(
+                    "{placement}; it lands only on nodes skipped: {}",
+                    skipped.join("; ")
+                );
+            }
+        }
         let policy = self.policy.scoped_to(
             |h| {
                 kept.iter()
@@ -300,12 +322,23 @@ impl<'a> Placer<'a> {
         Target {
             reference: reference.clone(),
             origins: uses.iter().map(|u| manifest_origin(u)).collect(),
-            scope: Some(Scope {
-                policy,
-                placement: placements.into_iter().collect::<Vec<_>>().join(" or "),
-            }),
+            scope: Some(Scope { policy, placement }),
             landings,
         }
+    }
+
+    /// The nodes skipped (`--nodes`: runtime or Windows build unreadable) some of `uses` would
+    /// land on, each with why it is skipped, in the list's order.
+    fn skipped_landings(&self, uses: &[&ImageUse]) -> Vec<String> {
+        self.skipped
+            .iter()
+            .filter_map(|node| {
+                let why = node.skipped.as_ref()?;
+                uses.iter()
+                    .any(|u| u.placement.lands_on(node).is_ok())
+                    .then(|| why.clone())
+            })
+            .collect()
     }
 
     /// One note per workload and taint (or cordon) that keeps its pods off hosts or nodes

@@ -16,6 +16,7 @@ fn node(name: &str, labels: &[&str], taints: &[&str], unschedulable: bool) -> No
             .collect::<BTreeMap<_, _>>(),
         taints: taints.iter().map(|t| t.parse().unwrap()).collect(),
         unschedulable,
+        skipped: None,
     }
 }
 

@@ -360,19 +360,24 @@ mod tests {
         ];
         for (cfg, want) in cases {
             let r = resolution(true, None, Some(cfg.clone()));
-            let (got, _) = status(&r, &amd64, RuntimeProfile::CriO, None);
+            let (got, _) = status(&r, &amd64, RuntimeProfile::CRI_O, None);
             assert_eq!(got, want, "{cfg}");
         }
     }
 
     #[test]
     fn windows_hosts_never_run_cri_o() {
-        use RuntimeProfile::*;
         let policy = Policy::default_policy();
         let cases: &[(&[RuntimeProfile], &[RuntimeProfile])] = &[
-            (&[Containerd16], &[Containerd16]),
-            (&[CriO, Containerd23], &[Containerd23]),
-            (&[CriO], &policy.runtimes),
+            (
+                &[RuntimeProfile::CONTAINERD_1_6],
+                &[RuntimeProfile::CONTAINERD_1_6],
+            ),
+            (
+                &[RuntimeProfile::CRI_O, RuntimeProfile::CONTAINERD_2_3],
+                &[RuntimeProfile::CONTAINERD_2_3],
+            ),
+            (&[RuntimeProfile::CRI_O], &policy.runtimes),
             (&[], &policy.runtimes),
         ];
         for (given, want) in cases {
@@ -393,16 +398,16 @@ mod tests {
         let linux = host("linux/amd64");
         let windows = host("windows/amd64:10.0.17763");
         let profiles = vec![
-            hit(RuntimeProfile::Containerd16, "10.0.20348.1 (x)", &[]),
-            hit(RuntimeProfile::Containerd23, "ignored", &[]),
+            hit(RuntimeProfile::CONTAINERD_1_6, "10.0.20348.1 (x)", &[]),
+            hit(RuntimeProfile::CONTAINERD_2_3, "ignored", &[]),
         ];
-        let nested = vec![hit(RuntimeProfile::Containerd23, "", &[D])];
+        let nested = vec![hit(RuntimeProfile::CONTAINERD_2_3, "", &[D])];
         let cases = [
             (
                 &linux,
                 Rule::NoMatch,
                 None,
-                vec![hit(RuntimeProfile::CriO, "", &[])],
+                vec![hit(RuntimeProfile::CRI_O, "", &[])],
                 // Issue 12: one space, not two, where a Windows host has its os.version.
                 "linux/amd64 would select nothing under cri-o: no matching manifest for linux/amd64 in the manifest list entries".to_string(),
                 LINUX_NO_MATCH_HINT,

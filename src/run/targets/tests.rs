@@ -375,3 +375,38 @@ fn the_sandbox_image_is_judged_for_the_windows_hosts() {
     let err = crate::error::one_line(&err);
     assert!(err.contains("windows.sandbox_image"), "{err}");
 }
+
+/// issue 21, item 4: a pod that can land only on nodes skipped (here a dockershim-era Windows
+/// node) is judged on no host (`no-host-in-scope`), and the finding names those nodes and why
+/// they were skipped.
+#[test]
+fn pods_landing_only_on_skipped_nodes_name_them() {
+    use crate::cluster::nodes::{OddNodes, parse_nodes};
+    let nodes = "kind: List\nitems:\n\
+        - kind: Node\n  metadata: {name: lin-1, labels: {kubernetes.io/os: linux}}\n  \
+          status: {nodeInfo: {architecture: amd64, operatingSystem: linux, \
+          containerRuntimeVersion: 'containerd://1.7.27'}}\n\
+        - kind: Node\n  metadata: {name: win-dockershim, labels: {kubernetes.io/os: windows}}\n  \
+          status: {nodeInfo: {architecture: amd64, operatingSystem: windows, \
+          kernelVersion: '10.0.17763.1757', containerRuntimeVersion: 'docker://19.3.14'}}\n";
+    let read = parse_nodes(nodes, "nodes.yaml", OddNodes::Skip).unwrap();
+    assert_eq!(read.skipped.len(), 1);
+    let policy = Policy::default_policy().with_hosts(read.hosts);
+    let uses = parse_manifests(&ds("w", "windows", true, A), "m.yaml").unwrap();
+    let (targets, _) = from_manifests(&uses, &policy, Some(&read.nodes));
+    let scope = targets[0].scope.as_ref().unwrap();
+    let f = scope.no_host().expect("no-host-in-scope");
+    assert_eq!(f.rule, Rule::NoHostInScope);
+    assert!(
+        f.message.contains(
+            "it lands only on nodes skipped: node win-dockershim: \
+             status.nodeInfo.containerRuntimeVersion 'docker://19.3.14' is Docker Engine"
+        ),
+        "{}",
+        f.message
+    );
+    // A Linux pod lands on lin-1: judged there, nothing said about skipped nodes.
+    let uses = parse_manifests(&ds("l", "linux", false, B), "m.yaml").unwrap();
+    let (targets, _) = from_manifests(&uses, &policy, Some(&read.nodes));
+    assert!(targets[0].scope.as_ref().unwrap().no_host().is_none());
+}
