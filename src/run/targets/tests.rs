@@ -250,9 +250,12 @@ fn merging_reads_each_identity_once() {
 /// deadline (`None`: none; seconds from now, negative: passed), when the merge falls behind
 /// (the target whose identity takes 300 ms), and the targets merged when it stopped
 /// (`None`: merged whole).
+/// Targets, deadline in seconds from now, the slow target, the targets merged when it stopped.
+type MergeRow = (usize, Option<f64>, Option<usize>, Option<usize>);
+
 #[test]
 fn the_merge_stops_once_the_deadline_has_passed() {
-    let rows: [(usize, Option<f64>, Option<usize>, Option<usize>); 6] = [
+    let rows: [MergeRow; 6] = [
         (10, None, None, None),
         (10, Some(3600.0), None, None),
         (10, Some(-1.0), None, Some(0)),
