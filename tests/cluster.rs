@@ -596,6 +596,100 @@ fn a_decoy_image_references_is_read_as_runtimes_read_it() {
     }
 }
 
+/// One raw USTAR symbolic link entry `name` -> `target`.
+fn raw_tar_link(name: &str, target: &str) -> Vec<u8> {
+    let mut h = tar::Header::new_ustar();
+    h.as_mut_bytes()[..name.len()].copy_from_slice(name.as_bytes());
+    h.as_mut_bytes()[157..157 + target.len()].copy_from_slice(target.as_bytes());
+    h.set_size(0);
+    h.set_mode(0o777);
+    h.set_entry_type(tar::EntryType::Symlink);
+    h.set_cksum();
+    h.as_bytes().to_vec()
+}
+
+/// Issue 22: a symbolic link at `release-manifests` or at `release-manifests/image-references`.
+/// The cluster-version operator reads the file from the release image's unpacked filesystem,
+/// where the OS follows the link; `oc adm release extract` takes only the regular files whose
+/// names start with `release-manifests/` (openshift/oc pkg/cli/admin/release/extract.go,
+/// `ExtractOptions.Run`: a mapping from `release-manifests/` with `OnlyFiles`). The two can
+/// read different lists, so imgcheck refuses the release, naming the link, and never reads the
+/// decoy written under the linked name ("link-then-decoy" passed before: the decoy was read).
+#[test]
+fn a_symbolic_link_in_the_release_manifests_path_is_refused() {
+    let registry = Registry::start();
+    let mut pinned = Vec::new();
+    for layout in ["linux-only-list", "good"] {
+        let digest = registry.push_layout(&fixture(layout), "ocp/vsphere-csi-driver", layout);
+        pinned.push(format!(
+            "{}/ocp/vsphere-csi-driver@{digest}",
+            registry.host()
+        ));
+    }
+    let refs = |image: &str| common::release::image_references(&[("vsphere-csi-driver", image)]);
+    let (failing, decoy) = (refs(&pinned[0]), refs(&pinned[1]));
+    let zero = vec![0u8; 512];
+    let end = [zero.clone(), zero].concat();
+    let base = common::release::tar_of(&[("etc/os-release", b"ID=rhel\n")]);
+    let cases: [(&str, Vec<u8>, Vec<u8>, &str); 3] = [
+        (
+            "link-then-decoy",
+            base.clone(),
+            [
+                raw_tar_link("release-manifests", "payload"),
+                raw_tar_entry("release-manifests/image-references", &decoy),
+                raw_tar_entry("payload/image-references", &failing),
+                end.clone(),
+            ]
+            .concat(),
+            "release-manifests",
+        ),
+        (
+            "link-in-a-lower-layer",
+            [
+                raw_tar_link("release-manifests", "/payload"),
+                raw_tar_entry("payload/image-references", &failing),
+                end.clone(),
+            ]
+            .concat(),
+            common::release::tar_of(&[("etc/motd", b"hello\n")]),
+            "release-manifests",
+        ),
+        (
+            "link-at-the-file",
+            common::release::tar_of(&[("payload/image-references", &failing)]),
+            [
+                raw_tar_link(
+                    "release-manifests/image-references",
+                    "../payload/image-references",
+                ),
+                end.clone(),
+            ]
+            .concat(),
+            "release-manifests/image-references",
+        ),
+    ];
+    for (tag, lower, top, link) in cases {
+        let release =
+            common::release::push_release_tars(&registry, "ocp/release", tag, &[lower, top]);
+        let out = run(&[
+            "verify",
+            "--from-release",
+            &release,
+            "--release-image",
+            "vsphere-csi-driver",
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(2), "{tag}: {stdout}{stderr}");
+        assert!(
+            stderr.contains(&format!("\"{link}\" is a symbolic link"))
+                && stderr.contains("pkg/cli/admin/release/extract.go"),
+            "{tag}: {stderr}"
+        );
+    }
+}
+
 /// Release, pod templates and nodes together: the DaemonSet uses the release's driver image,
 /// so it is one report with both origins, judged for every host (a release component is
 /// judged for all of them); the host rows name the cluster's nodes.

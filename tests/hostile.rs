@@ -390,3 +390,52 @@ fn timeout_stops_a_run_reading_a_pipe_that_never_ends() {
         );
     }
 }
+
+/// `--timeout` bounds merging the references into one target per image (issue 22, item 3):
+/// 200,000 listed references are read, then gathered with the run's deadline already past
+/// (the inputs took it all). The merge stops at once with the timeout error (exit 3) naming
+/// what it was doing, instead of merging all of them first.
+#[tokio::test]
+async fn timeout_stops_merging_a_long_reference_list() {
+    use imgcheck::error::{Blame, Fault};
+    use imgcheck::run::{Connection, Inputs, RunError};
+    use imgcheck::source::registry::ClientOptions;
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("refs.txt");
+    let refs: String = (1..=200_000)
+        .map(|i| format!("imgcheck-merge.invalid/r{i}:v1\n"))
+        .collect();
+    std::fs::write(&list, refs).unwrap();
+    let inputs = Inputs {
+        from_files: vec![list.display().to_string()],
+        ..Inputs::default()
+    };
+    let plan = inputs.plan(&()).expect("the list is read");
+    let limit = Duration::from_secs(1);
+    let connection = Connection {
+        options: ClientOptions {
+            deadline: Some(limit),
+            clock_start: Some(Instant::now() - 2 * limit),
+            ..ClientOptions::default()
+        },
+        auth: imgcheck::auth::AuthStore::anonymous(),
+    };
+    let started = Instant::now();
+    let err = match plan.gather(connection).await {
+        Ok(g) => panic!("merged {} targets past the deadline", g.targets.len()),
+        Err(e) => e,
+    };
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(matches!(err, RunError::Timeout { limit: l, .. } if l == limit));
+    assert_eq!(err.fault(), Fault::Unavailable, "exit 3");
+    assert_eq!(
+        err.to_string(),
+        "--timeout 1s passed while merging 200000 references into one target per image \
+         (0 merged): stopped"
+    );
+}

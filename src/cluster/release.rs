@@ -10,7 +10,8 @@
 //! trusted (a file found early cannot be trusted on a layer cut short). Entries are read as
 //! Go's `archive/tar` reads them and applied as containers/storage applies them, so a decoy a
 //! Linux runtime never sees (after the end-of-archive marker, under a name with a backslash)
-//! is not read either. A whiteout of the file in a later layer means the release deleted it.
+//! is not read either. A whiteout of the file in a later layer means the release deleted it; a
+//! link at the file or at `release-manifests` is refused.
 //! See `docs/cluster.md`, "Release payloads".
 
 use std::collections::HashSet;

@@ -36,7 +36,8 @@ pub enum RunError {
     /// The release (`--from-release`) cannot be read.
     #[error(transparent)]
     Release(#[from] ReleaseError),
-    /// `--timeout` passed while the inputs were read (`what`: the one being read).
+    /// `--timeout` passed while the inputs were read (`what`: the one being read) or merged
+    /// into one target per image.
     #[error("--timeout {}s passed while {what}: stopped", .limit.as_secs_f64())]
     Timeout {
         /// What was being done (escaped for a terminal).

@@ -61,9 +61,11 @@ impl Plan {
 
     /// Every image the inputs name, one target each: typed and listed, the release's
     /// components (read through the run's session, made from `connection`), the pod
-    /// templates', the Windows nodes' sandbox image.
+    /// templates', the Windows nodes' sandbox image. The merge stops with
+    /// [`RunError::Timeout`] once the connection's deadline (`--timeout`) has passed.
     pub async fn gather(self, connection: Connection) -> Result<Gathered, RunError> {
         let mut link = Link::new(&connection);
+        let (deadline, limit) = (connection.options.ends_at(), connection.options.deadline);
         let mut all: Vec<Target> = self.listed;
         let mut missing = Vec::new();
         if let Some(plan) = &self.release {
@@ -74,8 +76,12 @@ impl Plan {
         }
         all.extend(self.from_manifests);
         all.extend(self.sandbox);
+        let targets = merge(all, deadline).map_err(|overdue| RunError::Timeout {
+            what: overdue.to_string(),
+            limit: limit.unwrap_or_default(),
+        })?;
         Ok(Gathered {
-            targets: merge(all),
+            targets,
             missing,
             settings: self.settings,
             notes: self.notes,

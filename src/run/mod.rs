@@ -53,5 +53,8 @@ pub use gather::{Connection, Gathered, Plan, Verified};
 pub use inputs::{Inputs, ReleaseInput};
 pub use outcome::Outcome;
 pub use progress::{Note, Progress};
-pub use targets::{Scope, Target, from_manifests, from_release, host_labels, merge};
+pub use targets::{
+    MERGE_CHECK_EVERY, MergeOverdue, Scope, Target, from_manifests, from_release, host_labels,
+    merge,
+};
 pub use verify::{Settings, verify_all};

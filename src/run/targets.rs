@@ -6,6 +6,7 @@
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::Hash;
+use std::time::Instant;
 
 use super::progress::Note;
 use crate::cluster::manifests::{ImageUse, ManifestOrigin, Refusal};
@@ -447,11 +448,28 @@ fn identity(reference: &ImageRef) -> String {
     }
 }
 
+/// How many targets [`merge`] merges between two looks at the deadline: a look costs about
+/// as much as merging a target, so the deadline is read rarely and the merge still stops
+/// within a few milliseconds of it.
+pub const MERGE_CHECK_EVERY: usize = 4096;
+
+/// The deadline (`--timeout`) passed while [`merge`] merged the targets: `done` of `total`
+/// were merged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("merging {total} references into one target per image ({done} merged)")]
+pub struct MergeOverdue {
+    /// The targets merged before it stopped.
+    pub done: usize,
+    /// The targets it was given.
+    pub total: usize,
+}
+
 /// One target per image (the same repository and digest when pinned, else the same
 /// reference), in order of first appearance: origins joined; an image also named without a
-/// scope (typed, listed, a release component) is judged for every host.
-pub fn merge(targets: Vec<Target>) -> Vec<Target> {
-    merge_by(targets, identity)
+/// scope (typed, listed, a release component) is judged for every host. Stops once
+/// `deadline` has passed (looked at every [`MERGE_CHECK_EVERY`] targets).
+pub fn merge(targets: Vec<Target>, deadline: Option<Instant>) -> Result<Vec<Target>, MergeOverdue> {
+    merge_by(targets, deadline, identity)
 }
 
 /// [`merge`] with `key` telling which references are the same image: `key` is read once per
@@ -459,13 +477,18 @@ pub fn merge(targets: Vec<Target>) -> Vec<Target> {
 /// set once another target joins it, so `n` targets merge in O(n log n).
 fn merge_by<K: Eq + Hash>(
     targets: Vec<Target>,
+    deadline: Option<Instant>,
     mut key: impl FnMut(&ImageRef) -> K,
-) -> Vec<Target> {
-    let mut merged: Vec<Target> = Vec::with_capacity(targets.len());
+) -> Result<Vec<Target>, MergeOverdue> {
+    let total = targets.len();
+    let mut merged: Vec<Target> = Vec::with_capacity(total);
     // The origins of `merged[i]`, made when a second target joins it.
     let mut joined: HashMap<usize, BTreeSet<Origin>> = HashMap::new();
-    let mut index: HashMap<K, usize> = HashMap::with_capacity(targets.len());
-    for t in targets {
+    let mut index: HashMap<K, usize> = HashMap::with_capacity(total);
+    for (done, t) in targets.into_iter().enumerate() {
+        if done % MERGE_CHECK_EVERY == 0 && deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(MergeOverdue { done, total });
+        }
         match index.entry(key(&t.reference)) {
             Entry::Occupied(e) => {
                 let m = &mut merged[*e.get()];
@@ -488,7 +511,7 @@ fn merge_by<K: Eq + Hash>(
             }
         }
     }
-    merged
+    Ok(merged)
 }
 
 #[cfg(test)]

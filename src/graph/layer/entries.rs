@@ -11,72 +11,23 @@
 //! second PAX header replaces the first; a GNU long name wins over a PAX `path`; a PAX sparse
 //! file's `GNU.sparse.name` wins over both; a global header (`g`) ends the pending records;
 //! type NUL with a trailing `/` is a directory; links, devices, directories and FIFOs carry
-//! no data; the stream ending in the padding after an entry's data is a clean end.
+//! no data; the stream ending in the padding after an entry's data is a clean end. As
+//! `Reader.handleSparseFile`: a GNU sparse file's map is read and checked (`sparse.rs`), and a
+//! map Go refuses is an error.
 
-use std::fmt;
 use std::io::{self, Read};
 
 use pax::Records;
 
+mod block;
 mod pax;
+mod sparse;
+
+pub(super) use block::TarError;
+use block::{BLOCK, c_string, fill, parse_numeric, parse_octal, read_block};
 
 /// Largest PAX extended header or GNU long name read (Go's `maxSpecialFileSize`).
 pub(super) const MAX_RECORD: u64 = 1024 * 1024;
-
-const BLOCK: usize = 512;
-
-/// Why the stream is not a tar archive imgcheck can read.
-#[derive(Debug)]
-pub(super) enum TarError {
-    /// Reading (or decompressing) failed.
-    Io(io::Error),
-    /// The bytes are not a valid tar stream.
-    Corrupt(String),
-    /// A valid entry the reader refuses (a file larger than it takes), and why.
-    Refused(String),
-}
-
-impl fmt::Display for TarError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TarError::Io(e) => write!(f, "cannot read the layer: {e}"),
-            TarError::Corrupt(m) => write!(f, "corrupt tar archive: {m}"),
-            TarError::Refused(m) => f.write_str(m),
-        }
-    }
-}
-
-impl From<io::Error> for TarError {
-    fn from(e: io::Error) -> TarError {
-        TarError::Io(e)
-    }
-}
-
-/// Fills `buf` as far as the stream goes; how many bytes that was.
-fn fill(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, TarError> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match r.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(filled)
-}
-
-/// Fills `buf`; `Ok(false)` at a clean end of the stream before its first byte.
-fn read_block(r: &mut impl Read, buf: &mut [u8]) -> Result<bool, TarError> {
-    match fill(r, buf)? {
-        0 if !buf.is_empty() => Ok(false),
-        n if n == buf.len() => Ok(true),
-        _ => Err(TarError::Corrupt(format!(
-            "the stream ends inside a {}-byte block",
-            buf.len()
-        ))),
-    }
-}
 
 /// The next header block, or `None` at the end of the archive (`Reader.readHeader`).
 fn next_header(r: &mut impl Read, block: &mut [u8; BLOCK]) -> Result<bool, TarError> {
@@ -127,54 +78,6 @@ fn padding(n: u64) -> u64 {
     n.next_multiple_of(BLOCK as u64) - n
 }
 
-/// The bytes up to the first NUL (Go's `parser.parseString`).
-fn c_string(b: &[u8]) -> &[u8] {
-    b.iter().position(|x| *x == 0).map_or(b, |n| &b[..n])
-}
-
-/// Go's `parser.parseOctal`: spaces and NULs trimmed on both sides, then octal digits up to
-/// the first NUL (no sign, at most 64 bits); empty is 0.
-fn parse_octal(b: &[u8]) -> Option<i64> {
-    let pad = |x: &u8| *x == b' ' || *x == 0;
-    let start = b.iter().position(|x| !pad(x)).unwrap_or(b.len());
-    let end = b.iter().rposition(|x| !pad(x)).map_or(start, |n| n + 1);
-    let digits = c_string(&b[start..end]);
-    if digits.is_empty() {
-        return Some(0);
-    }
-    if !digits.iter().all(|d| (b'0'..=b'7').contains(d)) {
-        return None;
-    }
-    let text = std::str::from_utf8(digits).ok()?;
-    u64::from_str_radix(text, 8).ok().map(|v| v as i64)
-}
-
-/// Go's `parser.parseNumeric`: base-256 when the first bit is set, else octal.
-fn parse_numeric(b: &[u8]) -> Option<i64> {
-    let Some(first) = b.first() else {
-        return Some(0);
-    };
-    if first & 0x80 == 0 {
-        return parse_octal(b);
-    }
-    let inv = if first & 0x40 != 0 { 0xff } else { 0 };
-    let mut x: u64 = 0;
-    for (i, c) in b.iter().enumerate() {
-        let mut c = c ^ inv;
-        if i == 0 {
-            c &= 0x7f;
-        }
-        if x >> 56 > 0 {
-            return None;
-        }
-        x = (x << 8) | u64::from(c);
-    }
-    if x >> 63 > 0 {
-        return None;
-    }
-    Some(if inv == 0xff { !(x as i64) } else { x as i64 })
-}
-
 /// A header's format, as Go's `block.getFormat` guesses it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Format {
@@ -210,8 +113,6 @@ struct Header {
     link: Vec<u8>,
     flag: u8,
     size: i64,
-    /// An old GNU sparse header says extension blocks follow it.
-    extended: bool,
 }
 
 fn numeric(b: &[u8], field: &str, at: u64) -> Result<i64, TarError> {
@@ -268,7 +169,6 @@ fn parse_header(b: &[u8; BLOCK], at: u64) -> Result<Header, TarError> {
         link: c_string(&b[157..257]).to_vec(),
         flag: b[156],
         size,
-        extended: b[482] != 0,
     })
 }
 
@@ -306,7 +206,8 @@ pub(super) struct Entry<'a> {
     /// The type flag (`0` regular file, `2` symbolic link, `5` directory…); NUL is `0`, or
     /// `5` when the name ends with `/`.
     pub flag: u8,
-    /// How many data bytes follow the header (0 for links, devices and directories).
+    /// How many data bytes follow the header (0 for links, devices and directories; for a PAX
+    /// 1.0 sparse file, those after its map).
     pub size: u64,
     /// A GNU sparse file (old `S` type or PAX records): its data is a sparse encoding.
     pub sparse: bool,
@@ -334,17 +235,24 @@ pub(super) fn for_each_entry(
                 record.len() as u64
             }
             _ => {
-                let extended = header.flag == b'S' && header.extended;
-                let entry = resolve(header, std::mem::take(&mut pending))?;
-                if extended {
-                    skip_sparse_extensions(r)?;
+                let pending = std::mem::take(&mut pending);
+                let map = match header.flag {
+                    b'S' => Some((sparse::Map::OldGnu, Vec::new())),
+                    _ => sparse::pax_map(&pending.pax),
+                };
+                let mut entry = resolve(header, pending)?;
+                let physical = entry.data;
+                if let Some(map) = map {
+                    let size = i64::try_from(physical).unwrap_or(i64::MAX);
+                    let took = sparse::check(r, map, &block, (entry.flag, size, physical))?;
+                    entry.data = physical - took;
                 }
                 count += 1;
                 let mut body = (&mut *r).take(entry.data);
                 on_entry(entry.as_entry(), &mut body)?;
                 let unread = body.limit();
                 skip_data(r, unread, &mut scratch)?;
-                entry.data
+                physical
             }
         };
         if !skip(r, padding(physical), &mut scratch)? {
@@ -442,21 +350,6 @@ fn resolve(header: Header, pending: Pending) -> Result<Resolved, TarError> {
         sparse,
         data,
     })
-}
-
-/// GNU sparse headers are followed by extension blocks, each saying whether another follows.
-fn skip_sparse_extensions(r: &mut impl Read) -> Result<(), TarError> {
-    let mut ext = [0u8; BLOCK];
-    loop {
-        if !read_block(r, &mut ext)? {
-            return Err(TarError::Corrupt(
-                "the stream ends in a sparse header".into(),
-            ));
-        }
-        if ext[504] == 0 {
-            return Ok(());
-        }
-    }
 }
 
 #[cfg(test)]

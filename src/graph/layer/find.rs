@@ -6,8 +6,10 @@
 //! the layer fail ("is outside of"), the last entry of a name wins, a whiteout (`.wh.NAME`,
 //! per the OCI image spec's layer changesets) removes NAME even when this layer put it there,
 //! a non-directory replaces a directory and what it held, and an opaque whiteout
-//! (`.wh..wh..opq`) hides what lower layers put in its directory. Only the file's own data is
-//! kept, up to a cap.
+//! (`.wh..wh..opq`) hides what lower layers put in its directory. A symbolic or hard link at
+//! the file or at a directory above it, in any layer read, refuses the layer: a runtime's
+//! unpacked filesystem follows it while `oc` reads entries by name. Only the file's own data
+//! is kept, up to a cap.
 
 use std::io::Read;
 
@@ -72,6 +74,9 @@ pub fn find_file(
                  unpack the layer (containers/storage pkg/archive UnpackLayer)"
             )));
         };
+        if matches!(entry.flag, b'1' | b'2') && !parts.is_empty() && target.starts_with(&parts) {
+            return Err(TarError::Refused(linked(&parts.join("/"), &entry)));
+        }
         if parts == target {
             found.file = Some(take_file(&entry, data, path, max_bytes)?);
         } else if removes(&parts, entry.flag, &target) {
@@ -83,6 +88,25 @@ pub fn find_file(
         Ok(())
     })?;
     Ok(found)
+}
+
+/// Why a link at `name` (the file or a directory above it) is refused: the cluster-version
+/// operator reads the file from the unpacked filesystem, where the OS follows the link, while
+/// `oc adm release extract` takes only the regular files named under `release-manifests/`
+/// (openshift/oc `pkg/cli/admin/release/extract.go`, `ExtractOptions.Run`); the two can read
+/// different files, so imgcheck reads neither.
+fn linked(name: &str, entry: &Entry<'_>) -> String {
+    let kind = match entry.flag {
+        b'1' => "a hard link",
+        _ => "a symbolic link",
+    };
+    format!(
+        "{name:?} is {kind} (to {:?}): the cluster-version operator would read the file \
+         through it on the unpacked filesystem, oc adm release extract only the regular files \
+         named under release-manifests/ (openshift/oc pkg/cli/admin/release/extract.go, \
+         ExtractOptions.Run); imgcheck follows no link in the path: refused",
+        String::from_utf8_lossy(entry.link)
+    )
 }
 
 /// Does the entry `parts` (of type `flag`) remove `target`: a whiteout of it or of a
@@ -110,7 +134,8 @@ fn opaque_above(parts: &[&str], target: &[&str]) -> bool {
     }
 }
 
-/// The data of the entry `path`, which must be a regular file of at most `max_bytes`.
+/// The data of the entry `path`, which must be a regular file of at most `max_bytes` (a link
+/// there is refused before: [`linked`]).
 fn take_file(
     entry: &Entry<'_>,
     data: &mut dyn Read,
@@ -119,8 +144,6 @@ fn take_file(
 ) -> Result<Vec<u8>, TarError> {
     let kind = match entry.flag {
         b'0' | 0 | b'7' => None,
-        b'1' => Some("a hard link"),
-        b'2' => Some("a symbolic link"),
         b'5' => Some("a directory"),
         _ => Some("not a regular file"),
     };

@@ -1,3 +1,5 @@
+use std::time::{Duration, Instant};
+
 use super::*;
 use crate::cluster::manifests::parse_manifests;
 use crate::cluster::release::ReleaseTag;
@@ -167,14 +169,14 @@ fn one_target_per_image_in_order_of_first_use() {
 fn an_image_also_named_without_scope_is_judged_for_every_host() {
     let scoped = scoped(&ds("w", "windows", true, A));
     let plain = Target::plain(A.parse().unwrap());
-    let merged = merge(vec![plain.clone(), scoped[0].clone()]);
+    let merged = merge(vec![plain.clone(), scoped[0].clone()], None).unwrap();
     assert_eq!(merged.len(), 1);
     assert!(merged[0].scope.is_none());
     assert_eq!(merged[0].origins.len(), 1);
-    let merged = merge(vec![scoped[0].clone(), plain, scoped[0].clone()]);
+    let merged = merge(vec![scoped[0].clone(), plain, scoped[0].clone()], None).unwrap();
     assert!(merged[0].scope.is_none());
     assert_eq!(merged[0].origins.len(), 1, "origins are not repeated");
-    let only = merge(scoped.clone());
+    let only = merge(scoped.clone(), None).unwrap();
     assert!(only[0].scope.is_some());
 }
 
@@ -192,7 +194,7 @@ fn an_image_pinned_by_digest_is_one_image_whatever_its_tag() {
     assert_eq!(targets[0].reference.to_string(), pinned(":v1"));
     assert_eq!(targets[0].origins.len(), 3);
     let typed = Target::plain(pinned("").parse().unwrap());
-    let merged = merge(vec![typed, targets[0].clone()]);
+    let merged = merge(vec![typed, targets[0].clone()], None).unwrap();
     assert_eq!(merged.len(), 1);
     assert!(merged[0].scope.is_none());
     assert_eq!(merged[0].origins.len(), 3);
@@ -233,12 +235,67 @@ fn merging_reads_each_identity_once() {
         .map(|i| Target::plain(format!("quay.io/ocp/r{}:v1", i % 2_000).parse().unwrap()))
         .collect();
     let calls = std::cell::Cell::new(0usize);
-    let merged = merge_by(targets, |r| {
+    let merged = merge_by(targets, None, |r| {
         calls.set(calls.get() + 1);
         identity(r)
-    });
+    })
+    .unwrap();
     assert_eq!(merged.len(), 2_000);
     assert_eq!(calls.get(), n, "identities read while merging {n} targets");
+}
+
+/// `--timeout` bounds the merge (issue 22, item 3): the deadline is checked before every
+/// [`MERGE_CHECK_EVERY`]th target, so a merge stops at most that many targets after the
+/// deadline passes, and merges whole without a deadline or before it. Rows: targets, the
+/// deadline (`None`: none; seconds from now, negative: passed), when the merge falls behind
+/// (the target whose identity takes 300 ms), and the targets merged when it stopped
+/// (`None`: merged whole).
+/// Targets, deadline in seconds from now, the slow target, the targets merged when it stopped.
+type MergeRow = (usize, Option<f64>, Option<usize>, Option<usize>);
+
+#[test]
+fn the_merge_stops_once_the_deadline_has_passed() {
+    let rows: [MergeRow; 6] = [
+        (10, None, None, None),
+        (10, Some(3600.0), None, None),
+        (10, Some(-1.0), None, Some(0)),
+        (20_000, Some(-1.0), None, Some(0)),
+        (20_000, Some(0.2), Some(5_000), Some(2 * MERGE_CHECK_EVERY)),
+        (
+            20_000,
+            Some(0.2),
+            Some(MERGE_CHECK_EVERY - 1),
+            Some(MERGE_CHECK_EVERY),
+        ),
+    ];
+    for (n, deadline, slow, stopped) in rows {
+        let now = Instant::now();
+        let deadline = deadline.map(|s: f64| match s < 0.0 {
+            true => now - Duration::from_secs_f64(-s),
+            false => now + Duration::from_secs_f64(s),
+        });
+        let targets: Vec<Target> = (0..n)
+            .map(|i| Target::plain(format!("quay.io/ocp/r{i}:v1").parse().unwrap()))
+            .collect();
+        let calls = std::cell::Cell::new(0usize);
+        let merged = merge_by(targets, deadline, |r| {
+            if Some(calls.get()) == slow {
+                std::thread::sleep(Duration::from_millis(300));
+            }
+            calls.set(calls.get() + 1);
+            identity(r)
+        });
+        let row = (n, deadline.is_some(), slow);
+        match (merged, stopped) {
+            (Ok(m), None) => assert_eq!(m.len(), n, "{row:?}"),
+            (Err(e), Some(done)) => {
+                assert_eq!((e.done, e.total), (done, n), "{row:?}");
+                assert_eq!(calls.get(), done, "{row:?}: identities read");
+            }
+            (Ok(_), Some(done)) => panic!("{row:?}: merged whole, not stopped at {done}"),
+            (Err(e), None) => panic!("{row:?}: stopped at {}", e.done),
+        }
+    }
 }
 
 /// The merge as it was (every target compared with every one kept before it): what
@@ -310,7 +367,7 @@ proptest::proptest! {
             })
             .collect();
         let want = shape(&merge_quadratic(targets.clone()));
-        proptest::prop_assert_eq!(shape(&merge(targets)), want);
+        proptest::prop_assert_eq!(shape(&merge(targets, None).unwrap()), want);
     }
 }
 

@@ -107,7 +107,8 @@ fn time_ok(v: &[u8]) -> bool {
 }
 
 impl Records {
-    fn get(&self, key: &str) -> &[u8] {
+    /// The value of `key` (empty when absent).
+    pub(super) fn get(&self, key: &str) -> &[u8] {
         self.0.get(key.as_bytes()).map_or(&[], Vec::as_slice)
     }
 

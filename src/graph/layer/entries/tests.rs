@@ -256,9 +256,203 @@ fn record_rows() -> Vec<Row> {
     ]
 }
 
+/// A PAX sparse file of the 0.x formats: `records` then a regular header `s` with `data`.
+fn pax_sparse(records: &[(&str, &str)], data: &[u8]) -> Vec<u8> {
+    [
+        special(b'x', &pax_records(records)),
+        with_data(header("s", b'0', data.len() as u64), data),
+    ]
+    .concat()
+}
+
+/// A PAX sparse file of format 1.0 (its map leads its data) of real size `size`.
+fn pax_sparse_1x0(size: &str, data: &[u8]) -> Vec<u8> {
+    let records = [
+        ("GNU.sparse.major", "1"),
+        ("GNU.sparse.minor", "0"),
+        ("GNU.sparse.name", "s"),
+        ("GNU.sparse.realsize", size),
+    ];
+    [
+        special(b'x', &pax_records(&records)),
+        with_data(header("p", b'0', data.len() as u64), data),
+    ]
+    .concat()
+}
+
+/// An old GNU sparse header (type `S`, magic `ustar  `): `map` in its own four slots (more in
+/// one extension block), real size `size`, then `data`.
+fn old_gnu_sparse(map: &[(u64, u64)], size: u64, data: &[u8]) -> Vec<u8> {
+    let mut h = header("s", b'S', data.len() as u64);
+    h[257..265].copy_from_slice(b"ustar  \0");
+    h[345..369].fill(0);
+    let slot = |b: &mut [u8], at: usize, (offset, length): (u64, u64)| {
+        b[at..at + 11].copy_from_slice(format!("{offset:011o}").as_bytes());
+        b[at + 12..at + 23].copy_from_slice(format!("{length:011o}").as_bytes());
+    };
+    for (i, m) in map.iter().take(4).enumerate() {
+        slot(&mut h, 386 + 24 * i, *m);
+    }
+    h[483..494].copy_from_slice(format!("{size:011o}").as_bytes());
+    let mut ext = [0u8; BLOCK];
+    for (i, m) in map.iter().skip(4).enumerate() {
+        slot(&mut ext, 24 * i, *m);
+    }
+    h[482] = u8::from(map.len() > 4);
+    let mut out = seal(h).to_vec();
+    if map.len() > 4 {
+        out.extend_from_slice(&ext);
+    }
+    out.extend_from_slice(&with_data([0; BLOCK], data)[BLOCK..]);
+    out
+}
+
+/// PAX records of a 0.1 sparse file `s`: its map, pairs and real size.
+fn v01(
+    map: &'static str,
+    blocks: &'static str,
+    size: &'static str,
+) -> [(&'static str, &'static str); 6] {
+    [
+        ("GNU.sparse.major", "0"),
+        ("GNU.sparse.minor", "1"),
+        ("GNU.sparse.name", "s"),
+        ("GNU.sparse.size", size),
+        ("GNU.sparse.numblocks", blocks),
+        ("GNU.sparse.map", map),
+    ]
+}
+
+/// Issue 22: sparse maps are checked as Go's `Reader.handleSparseFile` checks them (a map on
+/// a header-only type, or one `validateSparseEntries` in `common.go` refuses, is ErrHeader),
+/// and the data must be what the map says (`sparseFileReader.Read`: errMissData,
+/// errUnrefData), else a runtime cannot unpack the layer.
+fn sparse_rows() -> Vec<Row> {
+    vec![
+        (
+            "readGNUSparseMap0x1 + validateSparseEntries: a 0.1 map inside the real size is read",
+            pax_sparse(&v01("0,1,4,1", "2", "10"), b"ab"),
+            Ok(vec!["s"]),
+        ),
+        (
+            "validateSparseEntries: a region past the real size is ErrHeader",
+            pax_sparse(&v01("0,10", "1", "5"), &[1; 10]),
+            Err("sparse map"),
+        ),
+        (
+            "validateSparseEntries: regions out of order (or overlapping) are ErrHeader",
+            pax_sparse(&v01("5,2,0,2", "2", "10"), b"abcd"),
+            Err("sparse map"),
+        ),
+        (
+            "validateSparseEntries: a negative offset is ErrHeader",
+            pax_sparse(&v01("-1,1", "1", "10"), b"a"),
+            Err("sparse map"),
+        ),
+        (
+            "readGNUSparseMap0x1: numblocks that is not the map's pairs is ErrHeader",
+            pax_sparse(&v01("0,1", "2", "10"), b"a"),
+            Err("sparse map"),
+        ),
+        (
+            "readGNUSparseMap0x1: a map value that is not a number is ErrHeader",
+            pax_sparse(&v01("0,x", "1", "10"), b"a"),
+            Err("sparse map"),
+        ),
+        (
+            "readGNUSparsePAXHeaders: a real size that is not a number is ErrHeader",
+            pax_sparse(&v01("0,1", "1", "ten"), b"a"),
+            Err("sparse map"),
+        ),
+        (
+            "parsePAX (0.0 offset/numbytes records) + validateSparseEntries: past the size",
+            pax_sparse(
+                &[
+                    ("GNU.sparse.size", "2"),
+                    ("GNU.sparse.numblocks", "1"),
+                    ("GNU.sparse.offset", "0"),
+                    ("GNU.sparse.numbytes", "3"),
+                ],
+                b"abc",
+            ),
+            Err("sparse map"),
+        ),
+    ]
+}
+
+/// [`sparse_rows`] continued: maps on header-only types, data against the map, the 1.0
+/// and old GNU formats.
+fn sparse_rows_2() -> Vec<Row> {
+    let five: Vec<(u64, u64)> = (0..5).map(|i| (10 * i, 1)).collect();
+    vec![
+        (
+            "Reader.handleSparseFile: a sparse map on a header-only type (a link) is ErrHeader",
+            [
+                special(b'x', &pax_records(&v01("0,1", "1", "10"))),
+                header("l", b'2', 0).to_vec(),
+            ]
+            .concat(),
+            Err("sparse map"),
+        ),
+        (
+            "sparseFileReader.Read: less data than the map names is errMissData",
+            pax_sparse(&v01("0,4", "1", "10"), b"a"),
+            Err("sparse map"),
+        ),
+        (
+            "sparseFileReader.Read: more data than the map names is errUnrefData",
+            pax_sparse(&v01("0,1", "1", "10"), b"abc"),
+            Err("sparse map"),
+        ),
+        (
+            "readGNUSparseMap1x0: a 1.0 map in the data, inside the real size",
+            pax_sparse_1x0(
+                "8",
+                &[b"1\n2\n3\n".to_vec(), vec![0; 506], b"abc".to_vec()].concat(),
+            ),
+            Ok(vec!["s"]),
+        ),
+        (
+            "readGNUSparseMap1x0 + validateSparseEntries: a 1.0 region past the real size",
+            pax_sparse_1x0(
+                "4",
+                &[b"1\n0\n8\n".to_vec(), vec![0; 506], vec![1; 8]].concat(),
+            ),
+            Err("sparse map"),
+        ),
+        (
+            "readGNUSparseMap1x0: a count that is not a number is ErrHeader",
+            pax_sparse_1x0("4", &[b"x\n".to_vec(), vec![0; 510]].concat()),
+            Err("sparse map"),
+        ),
+        (
+            "readGNUSparseMap1x0 (mustReadFull): a map longer than the data is an error",
+            pax_sparse_1x0("4", b"1\n0\n"),
+            Err("sparse map"),
+        ),
+        (
+            "readOldGNUSparseMap: a type S map, four slots and an extension block, is read",
+            old_gnu_sparse(&five, 50, b"abcde"),
+            Ok(vec!["s"]),
+        ),
+        (
+            "readOldGNUSparseMap + validateSparseEntries: a type S region past the real size",
+            old_gnu_sparse(&[(0, 20)], 10, &[1; 20]),
+            Err("sparse map"),
+        ),
+    ]
+}
+
 #[test]
 fn reads_tar_as_go_archive_tar_does() {
-    let rows = [end_of_archive_rows(), header_rows(), record_rows()].concat();
+    let rows = [
+        end_of_archive_rows(),
+        header_rows(),
+        record_rows(),
+        sparse_rows(),
+        sparse_rows_2(),
+    ]
+    .concat();
     let mut wrong = Vec::new();
     for (what, bytes, want) in rows {
         let got = walk(&bytes);
