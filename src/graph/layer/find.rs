@@ -14,7 +14,7 @@
 use std::io::Read;
 
 use super::entries::{Entry, TarError};
-use super::read::{Limits, walk_layer};
+use super::read::{Limits, linux_components, walk_layer};
 use crate::graph::model::Problem;
 
 /// Prefix of a whiteout entry's last component (OCI image spec, "Whiteouts").
@@ -30,27 +30,6 @@ pub struct FileInLayer {
     /// The layer hides the file of lower layers: a whiteout of it or of a directory above
     /// it, or an opaque whiteout in one of those directories.
     pub hidden_below: bool,
-}
-
-/// The components of a tar entry's name as Linux unpacks it (Go's `filepath.Clean`, joined
-/// under the root): only `/` separates, empty and `.` components drop out, `..` removes the
-/// component before it and stays at the root of an absolute name. `None` when a relative
-/// name climbs above the root.
-fn linux_components(name: &str) -> Option<Vec<&str>> {
-    let absolute = name.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in name.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if parts.pop().is_none() && !absolute {
-                    return None;
-                }
-            }
-            p => parts.push(p),
-        }
-    }
-    Some(parts)
 }
 
 /// Reads the layer from `reader` within `limits` and takes the regular file at `path`

@@ -226,5 +226,26 @@ pub fn is_windows_layout_path(name: &str) -> bool {
     })
 }
 
+/// The components of a tar entry's name as Linux unpacks it (Go's `filepath.Clean`, joined
+/// under the root): only `/` separates, empty and `.` components drop out, `..` removes the
+/// component before it and stays at the root of an absolute name. `None` when a relative
+/// name climbs above the root.
+pub(super) fn linux_components(name: &str) -> Option<Vec<&str>> {
+    let absolute = name.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in name.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() && !absolute {
+                    return None;
+                }
+            }
+            p => parts.push(p),
+        }
+    }
+    Some(parts)
+}
+
 #[cfg(test)]
 mod tests;

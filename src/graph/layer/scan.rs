@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 
 use super::entries::{Entry, TarError};
-use super::read::{Limits, check_layer_with, normalised_components, walk_layer};
+use super::read::{Limits, check_layer_with, linux_components, normalised_components, walk_layer};
 use crate::binary::{BinaryInfo, Probe};
 use crate::graph::model::{LayerFormat, Problem};
 
@@ -80,20 +80,7 @@ pub fn entry_key(name: &str, windows: bool) -> Option<String> {
         let (top, rest) = parts.split_first()?;
         (*top == "Files").then(|| rest.join("/").to_lowercase())
     } else {
-        let absolute = name.starts_with('/');
-        let mut parts: Vec<&str> = Vec::new();
-        for part in name.split('/') {
-            match part {
-                "" | "." => {}
-                ".." => {
-                    if parts.pop().is_none() && !absolute {
-                        return None;
-                    }
-                }
-                p => parts.push(p),
-            }
-        }
-        Some(parts.join("/"))
+        linux_components(name).map(|parts| parts.join("/"))
     }
 }
 
