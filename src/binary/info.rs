@@ -230,3 +230,21 @@ impl BinaryInfo {
         text
     }
 }
+
+#[cfg(test)]
+impl BinaryInfo {
+    /// What the probe says of a PE32+ AMD64 console program importing `imports`: the
+    /// hand-made program of the tests that judge found programs.
+    pub(crate) fn pe_amd64_console(imports: &[&str]) -> BinaryInfo {
+        BinaryInfo {
+            format: Format::Pe(PeInfo {
+                machine: 0x8664,
+                magic: Some(0x20b),
+                subsystem: Some(3),
+                imports: imports.iter().map(ToString::to_string).collect(),
+            }),
+            go: None,
+            incomplete: vec![],
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! Findings from hand-made `--deep` results.
 
 use super::*;
-use crate::binary::{BinaryInfo, ElfClass, ElfInfo, Endian, Format, GoBuildInfo, PeInfo};
+use crate::binary::{BinaryInfo, ElfClass, ElfInfo, Endian, Format, GoBuildInfo};
 use crate::digest::Digest;
 use crate::graph::{EntryCheck, Image};
 use crate::manifest::{ImageConfig, Index, Manifest};
@@ -26,19 +26,6 @@ fn elf(machine: u16, go_revision: Option<&str>) -> BinaryInfo {
             revision: Some(r.into()),
             ..GoBuildInfo::default()
         }),
-        incomplete: vec![],
-    }
-}
-
-fn pe_with(imports: &[&str]) -> BinaryInfo {
-    BinaryInfo {
-        format: Format::Pe(PeInfo {
-            machine: 0x8664,
-            magic: Some(0x20b),
-            subsystem: Some(3),
-            imports: imports.iter().map(ToString::to_string).collect(),
-        }),
-        go: None,
         incomplete: vec![],
     }
 }
@@ -116,6 +103,10 @@ fn rules(findings: &[Finding]) -> Vec<(Rule, Severity)> {
     findings.iter().map(|f| (f.rule, f.severity)).collect()
 }
 
+fn pe(imports: &[&str]) -> BinaryInfo {
+    BinaryInfo::pe_amd64_console(imports)
+}
+
 #[test]
 fn each_program_outcome_gives_its_finding() {
     let rows: Vec<(&str, &str, Outcome, Vec<Rule>, &str)> = vec![
@@ -137,24 +128,21 @@ fn each_program_outcome_gives_its_finding() {
         (
             "windows",
             "amd64",
-            found(
-                pe_with(&["NETAPI32.dll"]),
-                Some(Ok(vec!["NETAPI32.dll".into()])),
-            ),
+            found(pe(&["NETAPI32.dll"]), Some(Ok(vec!["NETAPI32.dll".into()]))),
             vec![Rule::DllMissing],
             "imports NETAPI32.dll",
         ),
         (
             "windows",
             "amd64",
-            found(pe_with(&["NETAPI32.dll"]), Some(Ok(vec![]))),
+            found(pe(&["NETAPI32.dll"]), Some(Ok(vec![]))),
             vec![],
             "",
         ),
         (
             "windows",
             "amd64",
-            found(pe_with(&[]), Some(Err("layer 1 was not read".into()))),
+            found(pe(&[]), Some(Err("layer 1 was not read".into()))),
             vec![Rule::LayerNotChecked],
             "DLL imports were not checked",
         ),
@@ -199,7 +187,7 @@ fn revisions_that_disagree_are_source_skew() {
         image_node(
             2,
             config("windows", "amd64", labels),
-            vec![program(found(pe_with(&[]), Some(Ok(vec![]))))],
+            vec![program(found(pe(&[]), Some(Ok(vec![]))))],
         )
     };
     let rev = |r: &str| format!(r#""org.opencontainers.image.revision":"{r}""#);

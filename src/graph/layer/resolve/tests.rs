@@ -1,7 +1,7 @@
 //! The lookup over hand-made layer scans, one row per rule of the runtimes it follows.
 
 use super::*;
-use crate::binary::{ElfClass, ElfInfo, Endian, PeInfo};
+use crate::binary::{ElfClass, ElfInfo, Endian};
 use crate::graph::layer::scan::Seen;
 
 fn elf() -> BinaryInfo {
@@ -11,19 +11,6 @@ fn elf() -> BinaryInfo {
             endian: Endian::Little,
             machine: 62,
             arm_arch: None,
-        }),
-        go: None,
-        incomplete: vec![],
-    }
-}
-
-fn pe(imports: &[&str]) -> BinaryInfo {
-    BinaryInfo {
-        format: Format::Pe(PeInfo {
-            machine: 0x8664,
-            magic: Some(0x20b),
-            subsystem: Some(3),
-            imports: imports.iter().map(ToString::to_string).collect(),
         }),
         go: None,
         incomplete: vec![],
@@ -372,7 +359,7 @@ const WINDOWS_ROWS: &[Row] = &[
 
 #[test]
 fn windows_lookups() {
-    check_rows("windows", WINDOWS_ROWS, &pe(&[]));
+    check_rows("windows", WINDOWS_ROWS, &BinaryInfo::pe_amd64_console(&[]));
 }
 
 /// A layer not read (a foreign base) leaves a program below or in it unknown, never missing.
@@ -380,7 +367,10 @@ fn windows_lookups() {
 fn unread_layers_leave_the_program_unknown() {
     let plan = Plan::new("windows", &run(&["cmd", "/S", "/C", "x"], &[], ""));
     let foreign = LayerState::NotRead("foreign layer".into());
-    let top = layer(&[("app/driver.exe", Kind::File)], &pe(&[]));
+    let top = layer(
+        &[("app/driver.exe", Kind::File)],
+        &BinaryInfo::pe_amd64_console(&[]),
+    );
     let got = first(&done(resolve(
         &plan,
         &[foreign.clone(), top.clone()],
@@ -447,7 +437,7 @@ fn dlls_are_looked_for_where_the_loader_looks() {
         entries.push(("app/driver.exe", Kind::File));
         let check = done(resolve(
             &plan,
-            &[layer(&entries, &pe(&imports))],
+            &[layer(&entries, &BinaryInfo::pe_amd64_console(&imports))],
             &BTreeMap::new(),
         ));
         match &check.programs[0].outcome {
