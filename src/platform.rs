@@ -8,9 +8,10 @@
 //!
 //! - `profile.rs`: [`RuntimeProfile`] and the profile table, one row per profile (its name,
 //!   containerd releases, LTSC builds and rule switches);
+//! - `choice.rs`: [`RuntimeChoice`], the profile a node's runtime version maps to and why;
 //! - `windows.rs`: [`WindowsVersion`] and the Windows builds known by name;
 //! - this file: [`Platform`], the matcher ([`matches()`], [`preference`]) and the selection
-//!   ([`select`]). Neither file below imports it.
+//!   ([`select`]). No file below imports it.
 //!
 //! Microsoft's compatibility matrix ("Windows container version compatibility") is what the
 //! window encodes: process-isolated containers need the host's build below Windows Server 2022;
@@ -22,10 +23,12 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+mod choice;
 mod profile;
 mod windows;
 
-pub use profile::{ContainerdVersion, RuntimeProfile};
+pub use choice::RuntimeChoice;
+pub use profile::{ContainerdVersion, Mapping, RuntimeProfile};
 pub use windows::{BUILD_WS2022, BUILD_WS2025, WindowsVersion, build_name, named_build};
 
 /// A platform as written in an index descriptor or an image config.
