@@ -730,3 +730,78 @@ fn each_placement_says_its_nodes_runtime_profile_and_why() {
         "{stdout}"
     );
 }
+
+/// Issue 21 item 3, containerd 1.5.x and 1.4.x: the code index holds no `platforms` package
+/// tied to those tags (docs/matching.md, "Runtime profiles"), so no row models them. Nodes on
+/// `containerd://1.4.12` and `containerd://1.5.18` are judged under the oldest profile, and
+/// every place that names their runtime says exactly that: `runtimes[]`, the placements, the
+/// note on standard error, the text report. Before, the note said "the nearest" and the JSON
+/// gave no reason.
+#[test]
+fn containerd_1_4_and_1_5_nodes_say_their_matcher_could_not_be_read() {
+    let registry = Registry::start();
+    registry.push_layout(
+        &fixture("windows-hp"),
+        "azurefile-csi",
+        "v1.30.1-windows-hp",
+    );
+    let image = format!("{}/azurefile-csi:v1.30.1-windows-hp", registry.host());
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("ds.yaml");
+    std::fs::write(&manifest, windows_daemonset(&image)).unwrap();
+    let manifest = manifest.to_str().unwrap();
+    let eks = fixtures_dir().join("nodes").join("eks-1.24.json");
+    let mut old: Value = serde_json::from_slice(&std::fs::read(eks).unwrap()).unwrap();
+    let mut windows = 0;
+    for n in old["items"].as_array_mut().unwrap() {
+        if n["status"]["nodeInfo"]["operatingSystem"] == "windows" {
+            let version = ["containerd://1.4.12", "containerd://1.5.18"][windows];
+            n["status"]["nodeInfo"]["containerRuntimeVersion"] = json!(version);
+            windows += 1;
+        }
+    }
+    assert_eq!(windows, 2);
+    let old = write(dir.path(), "old.json", &old);
+    let reason = |v: &str| {
+        format!(
+            "containerd {v}: its matcher could not be read; judged as containerd-1.6.0, the oldest profile (1.6.0–1.6.17): the os.version prefix is required"
+        )
+    };
+
+    let out = hostprocess_run(&old, manifest, "json");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for v in ["1.4.12", "1.5.18"] {
+        assert!(stderr.contains(&format!("note: {}", reason(v))), "{stderr}");
+    }
+    let doc = json_of(&out);
+    crate::cluster::assert_schema(&doc);
+    for v in ["1.4.12", "1.5.18"] {
+        let version = format!("containerd://{v}");
+        let r = doc["runtimes"]
+            .as_array()
+            .expect("runtimes[]")
+            .iter()
+            .find(|r| r["version"] == version.as_str())
+            .unwrap_or_else(|| panic!("no runtime {version}: {doc:#}"));
+        assert_eq!(r["profile"], "containerd-1.6.0");
+        assert!(r["reason"].as_str().unwrap().starts_with(&reason(v)), "{r}");
+        let p = doc["placements"]
+            .as_array()
+            .expect("placements[]")
+            .iter()
+            .find(|p| p["runtime_version"] == version.as_str())
+            .unwrap_or_else(|| panic!("no placement on {version}: {doc:#}"));
+        assert_eq!(p["runtime"], "containerd-1.6.0");
+        assert_eq!(p["runtime_reason"], r["reason"]);
+    }
+
+    let out = hostprocess_run(&old, manifest, "text");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "  containerd://1.4.12 (1 node): {}",
+            reason("1.4.12")
+        )),
+        "{stdout}"
+    );
+}

@@ -42,7 +42,7 @@ impl RuntimeChoice {
             Mapping::OlderThanEveryRow => {
                 let covers = profile.releases().map_or(String::new(), span);
                 format!(
-                    "containerd {v}: older than every profile, its matcher not modelled; judged as {profile}, the oldest profile ({covers}): {why}"
+                    "containerd {v}: its matcher could not be read; judged as {profile}, the oldest profile ({covers}): {why}"
                 )
             }
             Mapping::Main => {
@@ -166,7 +166,13 @@ mod tests {
                 (1, 5, 18),
                 "containerd-1.6.0",
                 Mapping::OlderThanEveryRow,
-                "containerd 1.5.18: older than every profile, its matcher not modelled; judged as containerd-1.6.0, the oldest profile (1.6.0–1.6.17): the os.version prefix",
+                "containerd 1.5.18: its matcher could not be read; judged as containerd-1.6.0, the oldest profile (1.6.0–1.6.17): the os.version prefix",
+            ),
+            (
+                (1, 4, 12),
+                "containerd-1.6.0",
+                Mapping::OlderThanEveryRow,
+                "containerd 1.4.12: its matcher could not be read; judged as containerd-1.6.0, the oldest profile",
             ),
             (
                 (2, 4, 0),

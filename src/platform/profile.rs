@@ -333,7 +333,9 @@ pub enum Mapping {
     NearestNewer,
     /// No row covers it, none of its series is newer; the newest older row of the series is.
     NearestOlder,
-    /// Its series is older than every row: the oldest profile.
+    /// Its series is older than every row: the oldest profile. containerd 1.5.x and 1.4.x map
+    /// so: the code index holds no `platforms` package tied to those tags (`docs/matching.md`),
+    /// so their matcher could not be read.
     OlderThanEveryRow,
     /// No row of its series, and it is not older than every row: containerd main's profile.
     Main,
