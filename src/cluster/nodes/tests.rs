@@ -545,3 +545,80 @@ fn odd_nodes_are_skipped_unless_strict() {
         "{err}"
     );
 }
+
+/// One runtime entry per `containerRuntimeVersion` as reported, its nodes sorted across the
+/// rows they fall in, with how the version maps and why (issue 21 item 3).
+#[test]
+fn runtimes_name_profile_and_reason_once_each() {
+    let text = list(vec![
+        node(
+            "w-b",
+            "windows",
+            "amd64",
+            Some("10.0.17763"),
+            "",
+            "containerd://1.7.27",
+        ),
+        node(
+            "w-a",
+            "windows",
+            "amd64",
+            Some("10.0.20348"),
+            "",
+            "containerd://1.7.27",
+        ),
+        node(
+            "w-c",
+            "windows",
+            "amd64",
+            Some("10.0.20348"),
+            "",
+            "containerd://2.1.3",
+        ),
+        node("worker-arm", "linux", "arm64", None, "", "cri-o://1.31.6"),
+        node("master-0", "linux", "amd64", None, "", "cri-o://1.31.6"),
+        node("worker-a", "linux", "amd64", None, "", "cri-o://1.31.6"),
+    ]);
+    let got = parse_nodes(&text, "n.json", OddNodes::Skip).unwrap();
+    // One entry per runtime as reported, its nodes sorted across rows, with the reason.
+    let runtimes: Vec<(&str, &str, String, &str)> = got
+        .runtimes
+        .iter()
+        .map(|r| {
+            let (mapped, _) = r.reason.split_once(": ").unwrap();
+            (
+                r.version.as_str(),
+                r.profile.name(),
+                r.nodes.join(","),
+                mapped,
+            )
+        })
+        .collect();
+    assert_eq!(
+        runtimes,
+        [
+            (
+                "containerd://1.7.27",
+                "containerd-1.7",
+                "w-a,w-b".to_string(),
+                "containerd 1.7.27 is in 1.7.x"
+            ),
+            (
+                "containerd://2.1.3",
+                "containerd-2.0",
+                "w-c".to_string(),
+                "containerd 2.1.3 is in 2.0.0–2.1.5"
+            ),
+            (
+                "cri-o://1.31.6",
+                "cri-o",
+                "master-0,worker-a,worker-arm".to_string(),
+                "cri-o 1.31.6"
+            ),
+        ]
+    );
+    assert_eq!(
+        got.runtimes[2].line(),
+        "cri-o://1.31.6 (3 nodes): cri-o 1.31.6: CRI-O pulls through containers/image (ChooseInstanceByCompression), Linux nodes only"
+    );
+}
