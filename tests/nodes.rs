@@ -731,14 +731,14 @@ fn each_placement_says_its_nodes_runtime_profile_and_why() {
     );
 }
 
-/// Issue 21 item 3, containerd 1.5.x and 1.4.x: the code index holds no `platforms` package
-/// tied to those tags (docs/matching.md, "Runtime profiles"), so no row models them. Nodes on
-/// `containerd://1.4.12` and `containerd://1.5.18` are judged under the oldest profile, and
-/// every place that names their runtime says exactly that: `runtimes[]`, the placements, the
-/// note on standard error, the text report. Before, the note said "the nearest" and the JSON
-/// gave no reason.
+/// Issue 21 item 3, containerd 1.5.x and 1.4.x. containerd v1.5.2's matcher (read where
+/// kubernetes/kubernetes vendors it, docs/matching.md) is the prefix rule with the entry's OS
+/// lower-cased: `containerd-1.5`. 1.4's (any Windows entry, then Linux ones) is not modelled:
+/// a 1.4 node is judged under the oldest profile, and every place that names its runtime says
+/// so (`runtimes[]`, the placements, the note on standard error, the text report). Before, both
+/// were "containerd-1.6.0, the nearest" and the JSON gave no reason.
 #[test]
-fn containerd_1_4_and_1_5_nodes_say_their_matcher_could_not_be_read() {
+fn containerd_1_4_and_1_5_nodes_say_how_they_are_judged() {
     let registry = Registry::start();
     registry.push_layout(
         &fixture("windows-hp"),
@@ -750,32 +750,17 @@ fn containerd_1_4_and_1_5_nodes_say_their_matcher_could_not_be_read() {
     let manifest = dir.path().join("ds.yaml");
     std::fs::write(&manifest, windows_daemonset(&image)).unwrap();
     let manifest = manifest.to_str().unwrap();
-    let eks = fixtures_dir().join("nodes").join("eks-1.24.json");
-    let mut old: Value = serde_json::from_slice(&std::fs::read(eks).unwrap()).unwrap();
-    let mut windows = 0;
-    for n in old["items"].as_array_mut().unwrap() {
-        if n["status"]["nodeInfo"]["operatingSystem"] == "windows" {
-            let version = ["containerd://1.4.12", "containerd://1.5.18"][windows];
-            n["status"]["nodeInfo"]["containerRuntimeVersion"] = json!(version);
-            windows += 1;
-        }
-    }
-    assert_eq!(windows, 2);
-    let old = write(dir.path(), "old.json", &old);
-    let reason = |v: &str| {
-        format!(
-            "containerd {v}: its matcher could not be read; judged as containerd-1.6.0, the oldest profile (1.6.0–1.6.17): the os.version prefix is required"
-        )
-    };
+    let old = eks_windows_on(dir.path(), ["containerd://1.4.12", "containerd://1.5.18"]);
+    let covered = "containerd 1.5.18 is in 1.5.2–1.5.x: the os.version prefix is required (no fallback for entries without os.version), the entry's OS lower-cased first";
+    let older = "containerd 1.4.12: older than every profile (its matcher is not modelled); judged as containerd-1.5, the oldest profile (1.5.2–1.5.x): the os.version prefix is required";
 
     let out = hostprocess_run(&old, manifest, "json");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    for v in ["1.4.12", "1.5.18"] {
-        assert!(stderr.contains(&format!("note: {}", reason(v))), "{stderr}");
-    }
+    assert!(stderr.contains(&format!("note: {older}")), "{stderr}");
+    assert!(!stderr.contains("note: containerd 1.5.18"), "{stderr}");
     let doc = json_of(&out);
     crate::cluster::assert_schema(&doc);
-    for v in ["1.4.12", "1.5.18"] {
+    for (v, reason) in [("1.4.12", older), ("1.5.18", covered)] {
         let version = format!("containerd://{v}");
         let r = doc["runtimes"]
             .as_array()
@@ -783,25 +768,98 @@ fn containerd_1_4_and_1_5_nodes_say_their_matcher_could_not_be_read() {
             .iter()
             .find(|r| r["version"] == version.as_str())
             .unwrap_or_else(|| panic!("no runtime {version}: {doc:#}"));
-        assert_eq!(r["profile"], "containerd-1.6.0");
-        assert!(r["reason"].as_str().unwrap().starts_with(&reason(v)), "{r}");
+        assert_eq!(r["profile"], "containerd-1.5");
+        assert!(r["reason"].as_str().unwrap().starts_with(reason), "{r}");
         let p = doc["placements"]
             .as_array()
             .expect("placements[]")
             .iter()
             .find(|p| p["runtime_version"] == version.as_str())
             .unwrap_or_else(|| panic!("no placement on {version}: {doc:#}"));
-        assert_eq!(p["runtime"], "containerd-1.6.0");
+        assert_eq!(p["runtime"], "containerd-1.5");
         assert_eq!(p["runtime_reason"], r["reason"]);
+        // The prefix rule: the HostProcess entry without os.version matches nothing.
+        assert_eq!(p["status"], "no-match", "{p}");
     }
 
     let out = hostprocess_run(&old, manifest, "text");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains(&format!(
-            "  containerd://1.4.12 (1 node): {}",
-            reason("1.4.12")
-        )),
+        stdout.contains(&format!("  containerd://1.4.12 (1 node): {older}")),
         "{stdout}"
+    );
+}
+
+/// The EKS 1.24 node list with its two Windows nodes on the runtimes `versions`.
+fn eks_windows_on(dir: &Path, versions: [&str; 2]) -> String {
+    let eks = fixtures_dir().join("nodes").join("eks-1.24.json");
+    let mut list: Value = serde_json::from_slice(&std::fs::read(eks).unwrap()).unwrap();
+    let mut windows = 0;
+    for n in list["items"].as_array_mut().unwrap() {
+        if n["status"]["nodeInfo"]["operatingSystem"] == "windows" {
+            n["status"]["nodeInfo"]["containerRuntimeVersion"] = json!(versions[windows]);
+            windows += 1;
+        }
+    }
+    assert_eq!(windows, 2);
+    write(
+        dir,
+        &format!("eks-{}.json", versions[1].replace("://", "-")),
+        &list,
+    )
+}
+
+/// containerd v1.5.2 lower-cases an entry's OS before comparing it (platforms.go
+/// `matcher.Match`, `Normalize`), where 1.6.0 – 1.6.17 compare it as written: EKS Windows nodes
+/// on containerd 1.5.18 pull a WS2019 entry written `"os": "Windows"`, nodes on 1.6.6 get no
+/// match. Before, 1.5.18 was judged as containerd-1.6.0 and got no match too.
+#[test]
+fn containerd_1_5_nodes_take_an_upper_case_windows_entry() {
+    let registry = Registry::start();
+    let dir = tempfile::tempdir().unwrap();
+    let layout = crate::selection::edited_layout(dir.path(), "upper-os", |e| {
+        crate::selection::entry(e, crate::selection::WS2019)["platform"]["os"] = json!("Windows");
+    });
+    registry.push_layout(&layout, "upper-os", "t");
+    let image = registry.docker_ref("upper-os", "t");
+    let windows_row = |versions: [&str; 2]| {
+        let nodes = eks_windows_on(dir.path(), versions);
+        let out = run(&[
+            "verify",
+            "--sandbox-image",
+            "none",
+            "--nodes",
+            &nodes,
+            "--format",
+            "json",
+            &image,
+        ]);
+        let doc = json_of(&out);
+        let hosts = doc["images"][0]["hosts"].as_array().unwrap().clone();
+        let row = hosts
+            .into_iter()
+            .find(|h| h["platform"] == "windows/amd64:10.0.17763")
+            .unwrap_or_else(|| panic!("no Windows row: {doc:#}"));
+        (
+            row["runtime"].as_str().unwrap().to_string(),
+            row["status"].as_str().unwrap().to_string(),
+            row["selected"].clone(),
+        )
+    };
+    assert_eq!(
+        windows_row(["containerd://1.5.18", "containerd://1.5.18"]),
+        (
+            "containerd-1.5".to_string(),
+            "ok".to_string(),
+            json!(crate::selection::WS2019)
+        )
+    );
+    assert_eq!(
+        windows_row(["containerd://1.6.6", "containerd://1.6.6"]),
+        (
+            "containerd-1.6.0".to_string(),
+            "no-match".to_string(),
+            Value::Null
+        )
     );
 }

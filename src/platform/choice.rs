@@ -42,7 +42,7 @@ impl RuntimeChoice {
             Mapping::OlderThanEveryRow => {
                 let covers = profile.releases().map_or(String::new(), span);
                 format!(
-                    "containerd {v}: its matcher could not be read; judged as {profile}, the oldest profile ({covers}): {why}"
+                    "containerd {v}: older than every profile (its matcher is not modelled); judged as {profile}, the oldest profile ({covers}): {why}"
                 )
             }
             Mapping::Main => {
@@ -164,15 +164,21 @@ mod tests {
             ),
             (
                 (1, 5, 18),
-                "containerd-1.6.0",
-                Mapping::OlderThanEveryRow,
-                "containerd 1.5.18: its matcher could not be read; judged as containerd-1.6.0, the oldest profile (1.6.0–1.6.17): the os.version prefix",
+                "containerd-1.5",
+                Mapping::Covered,
+                "containerd 1.5.18 is in 1.5.2–1.5.x: the os.version prefix is required (no fallback for entries without os.version), the entry's OS lower-cased first",
+            ),
+            (
+                (1, 5, 0),
+                "containerd-1.5",
+                Mapping::NearestNewer,
+                "containerd 1.5.0: no profile covers 1.5.0–1.5.1; judged as containerd-1.5, the nearest newer row of the 1.5 series: ",
             ),
             (
                 (1, 4, 12),
-                "containerd-1.6.0",
+                "containerd-1.5",
                 Mapping::OlderThanEveryRow,
-                "containerd 1.4.12: its matcher could not be read; judged as containerd-1.6.0, the oldest profile",
+                "containerd 1.4.12: older than every profile (its matcher is not modelled); judged as containerd-1.5, the oldest profile (1.5.2–1.5.x): the os.version prefix",
             ),
             (
                 (2, 4, 0),

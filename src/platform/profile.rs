@@ -23,6 +23,8 @@ use super::windows::{BUILD_WS2022, BUILD_WS2025, WindowsVersion, go_revision};
 pub struct RuntimeProfile(u8);
 
 impl RuntimeProfile {
+    /// containerd 1.5.2 – 1.5.x: the prefix rule of 1.6.0, the entry's OS lower-cased.
+    pub const CONTAINERD_1_5: RuntimeProfile = named("containerd-1.5");
     /// containerd 1.6.0 – 1.6.17: a Windows entry matches only when its `os.version` starts
     /// with the host's `major.minor.build` (no fallback for entries without one).
     pub const CONTAINERD_1_6_0: RuntimeProfile = named("containerd-1.6.0");
@@ -182,6 +184,27 @@ struct ProfileInfo {
 /// then CRI-O. Adding a profile is adding a row here (see `docs/matching.md`, "Adding a
 /// profile").
 const PROFILES: &[ProfileInfo] = &[
+    // containerd v1.5.2 as kubernetes/kubernetes vendors it (commit b1c51a58ce46,
+    // vendor/modules.txt `github.com/containerd/containerd v1.5.2`):
+    // platforms/defaults_windows.go `matchComparer.Match` (the prefix, no fallback) and `Less`
+    // (highest `revision`), over platforms.go `matcher.Match`, which normalises the entry.
+    ProfileInfo {
+        name: "containerd-1.5",
+        why: "the os.version prefix is required (no fallback for entries without os.version), the entry's OS lower-cased first",
+        runtime: Runtime::Containerd {
+            first: (1, 5, 2),
+            last: (1, 5, X),
+        },
+        // The prefix rule decides alone: the LTSC columns are never used.
+        ltsc: &[BUILD_WS2022],
+        floor: Floor::NewestBelow,
+        winner: Winner::HighestRevision,
+        checks_features: false,
+        version_numbers: VersionNumbers::Atoi,
+        windows_versions: WindowsVersions::Prefix,
+        os_compare: OsCompare::Normalized,
+        full_config_check: false,
+    },
     ProfileInfo {
         name: "containerd-1.6.0",
         why: "the os.version prefix is required (no fallback for entries without os.version before 1.6.18, containerd#7431)",
@@ -333,9 +356,9 @@ pub enum Mapping {
     NearestNewer,
     /// No row covers it, none of its series is newer; the newest older row of the series is.
     NearestOlder,
-    /// Its series is older than every row: the oldest profile. containerd 1.5.x and 1.4.x map
-    /// so: the code index holds no `platforms` package tied to those tags (`docs/matching.md`),
-    /// so their matcher could not be read.
+    /// Its series is older than every row: the oldest profile. containerd 1.4.x maps so: its
+    /// matcher (any Windows entry of the architecture, then Linux ones) is not modelled
+    /// (`docs/matching.md`).
     OlderThanEveryRow,
     /// No row of its series, and it is not older than every row: containerd main's profile.
     Main,
