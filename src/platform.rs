@@ -8,9 +8,10 @@
 //!
 //! - `profile.rs`: [`RuntimeProfile`] and the profile table, one row per profile (its name,
 //!   containerd releases, LTSC builds and rule switches);
+//! - `choice.rs`: [`RuntimeChoice`], the profile a node's runtime version maps to and why;
 //! - `windows.rs`: [`WindowsVersion`] and the Windows builds known by name;
 //! - this file: [`Platform`], the matcher ([`matches()`], [`preference`]) and the selection
-//!   ([`select`]). Neither file below imports it.
+//!   ([`select`]). No file below imports it.
 //!
 //! Microsoft's compatibility matrix ("Windows container version compatibility") is what the
 //! window encodes: process-isolated containers need the host's build below Windows Server 2022;
@@ -22,10 +23,12 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+mod choice;
 mod profile;
 mod windows;
 
-pub use profile::{ContainerdVersion, RuntimeProfile};
+pub use choice::RuntimeChoice;
+pub use profile::{ContainerdVersion, Mapping, RuntimeProfile};
 pub use windows::{BUILD_WS2022, BUILD_WS2025, WindowsVersion, build_name, named_build};
 
 /// A platform as written in an index descriptor or an image config.
@@ -624,27 +627,31 @@ mod tests {
     /// `docs/matching.md`: the compatibility window per profile.
     #[test]
     fn ltsc_window_per_profile() {
-        // (host, ctr, [1.6-early, 1.6, 1.7, 2.0, 2.2, 2.3, next])
-        let cases: &[(u16, u16, [bool; 7])] = &[
-            (17763, 17763, [true; 7]),
-            (17763, 17762, [false; 7]),
-            (19041, 19041, [true; 7]),
-            (19041, 17763, [false; 7]),
-            (20348, 20348, [true; 7]),
-            (20348, 22621, [false; 7]),
-            (22621, 20348, [true; 7]),
-            (22621, 22621, [true; 7]),
-            (22621, 22631, [false; 7]),
-            (25398, 20348, [true; 7]),
-            (26100, 20348, [true; 7]),
-            (26100, 26100, [true; 7]),
-            (26100, 17763, [false; 7]),
+        // (host, ctr, [1.5, 1.6-early, 1.6, 1.7, 2.0, 2.2, 2.3, next])
+        let cases: &[(u16, u16, [bool; 8])] = &[
+            (17763, 17763, [true; 8]),
+            (17763, 17762, [false; 8]),
+            (19041, 19041, [true; 8]),
+            (19041, 17763, [false; 8]),
+            (20348, 20348, [true; 8]),
+            (20348, 22621, [false; 8]),
+            (22621, 20348, [true; 8]),
+            (22621, 22621, [true; 8]),
+            (22621, 22631, [false; 8]),
+            (25398, 20348, [true; 8]),
+            (26100, 20348, [true; 8]),
+            (26100, 26100, [true; 8]),
+            (26100, 17763, [false; 8]),
             // Above 26100 the 2.2/2.3 floor moves to 26100 (moby/moby#53397); next goes one
             // LTSC back again.
-            (26200, 20348, [true, true, true, true, false, false, true]),
-            (26200, 26100, [true; 7]),
-            (26200, 26200, [true; 7]),
-            (26200, 26300, [false; 7]),
+            (
+                26200,
+                20348,
+                [true, true, true, true, true, false, false, true],
+            ),
+            (26200, 26100, [true; 8]),
+            (26200, 26200, [true; 8]),
+            (26200, 26300, [false; 8]),
         ];
         for (h, c, want) in cases {
             assert_eq!(RuntimeProfile::CONTAINERD.len(), want.len());
@@ -735,7 +742,7 @@ mod tests {
         assert!(matches(RuntimeProfile::CONTAINERD_2_3, &h_hv, &other));
         assert_eq!(
             RuntimeProfile::CONTAINERD.map(|p| p.checks_features()),
-            [false, false, false, false, false, true, true]
+            [false, false, false, false, false, false, true, true]
         );
     }
 
@@ -785,6 +792,65 @@ mod tests {
         }
     }
 
+    /// containerd 1.5's matcher (`containerd-1.5`), one row per rule, each citing the function
+    /// read: containerd v1.5.2 as kubernetes/kubernetes vendors it (commit
+    /// b1c51a58ce46808275d8e72b3e11c814fbb176f9, `vendor/modules.txt` naming
+    /// `github.com/containerd/containerd v1.5.2`), files under
+    /// `vendor/github.com/containerd/containerd/platforms/`. Each row also says what
+    /// `containerd-1.6.0` answers: the rows differ only where 1.5.2 lower-cases the OS.
+    #[test]
+    fn containerd_1_5_rules_from_its_code() {
+        // (source and rule, host build, entry, 1.5 matches, 1.6.0 matches)
+        let cases: &[(&str, u16, Platform, bool, bool)] = &[
+            (
+                "defaults_windows.go matchComparer.Match: strings.HasPrefix(p.OSVersion, osVersionPrefix)",
+                17763,
+                win("10.0.17763.5830"),
+                true,
+                true,
+            ),
+            (
+                "defaults_windows.go matchComparer.Match: another build does not have the prefix",
+                17763,
+                win("10.0.20348.2461"),
+                false,
+                false,
+            ),
+            (
+                "defaults_windows.go matchComparer.Match: no fallback, an entry without os.version has no prefix",
+                17763,
+                Platform::new("windows", "amd64"),
+                false,
+                false,
+            ),
+            (
+                "platforms.go matcher.Match: Normalize (database.go normalizeOS) lower-cases the entry's OS",
+                17763,
+                Platform::new("Windows", "amd64").with_os_version("10.0.17763.1"),
+                true,
+                false,
+            ),
+            (
+                "defaults_windows.go Default: Ordered(DefaultSpec(), linux) under the prefix rule, so a Linux entry matches no Windows host",
+                17763,
+                Platform::new("linux", "amd64"),
+                false,
+                false,
+            ),
+        ];
+        for (rule, build, entry, want_1_5, want_1_6_0) in cases {
+            let h = host(*build);
+            let got = matches(RuntimeProfile::CONTAINERD_1_5, &h, entry);
+            assert_eq!(got, *want_1_5, "containerd-1.5: {rule}");
+            let got = matches(RuntimeProfile::CONTAINERD_1_6_0, &h, entry);
+            assert_eq!(got, *want_1_6_0, "containerd-1.6.0: {rule}");
+        }
+        // defaults_windows.go matchComparer.Less: of two matches, the larger revision first.
+        let list = cands(&[Some(win("10.0.17763.100")), Some(win("10.0.17763.2000"))]);
+        let sel = pick(RuntimeProfile::CONTAINERD_1_5, &host(17763), &list);
+        assert_eq!(sel.selected, Some(1));
+    }
+
     /// The winner among several matches differs per profile (see `docs/matching.md`).
     #[test]
     fn winner_per_profile() {
@@ -800,10 +866,10 @@ mod tests {
             .iter()
             .map(|p| pick(*p, &h, &list).selected.unwrap())
             .collect();
-        // 1.6.0 – 1.6.17: only the host's own build (prefix); 1.6: highest numeric revision
-        // (2227); 1.7: index order (first Windows entry); 2.2+: os.version string, descending
-        // ("10.0.26100.100" is the greatest string).
-        assert_eq!(got, vec![2, 1, 1, 1, 2, 2, 2]);
+        // 1.5.2 – 1.5.x, 1.6.0 – 1.6.17: only the host's own build (prefix); 1.6: highest
+        // numeric revision (2227); 1.7: index order (first Windows entry); 2.2+: os.version
+        // string, descending ("10.0.26100.100" is the greatest string).
+        assert_eq!(got, vec![2, 2, 1, 1, 1, 2, 2, 2]);
         // String order, not numeric: "10.0.20348.999" > "10.0.20348.2227".
         let list = cands(&[Some(win("10.0.20348.2227")), Some(win("10.0.20348.999"))]);
         assert_eq!(

@@ -254,7 +254,7 @@ fn an_uncovered_runtime_version_gets_the_nearest_profile_and_a_note() {
     let layout = format!("oci:{}:latest", fixture("with-ltsc2025").display());
     let out = run(&["verify", "--nodes", &path, "--format", "json", &layout]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("note: containerd 2.4.0: no runtime profile covers this version; judged as containerd-next"), "{stderr}");
+    assert!(stderr.contains("note: containerd 2.4.0: newer than every release a profile covers (the newest: 2.3.x); judged as containerd-next: containerd main"), "{stderr}");
     let doc = json_of(&out);
     assert_eq!(doc["images"][0]["hosts"][0]["runtime"], "containerd-next");
     assert_eq!(
@@ -520,7 +520,7 @@ fn eks_124_windows_nodes_on_containerd_166_cannot_pull_a_list_without_os_version
     let out = run(&argv.iter().map(String::as_str).collect::<Vec<_>>());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(!stderr.contains("no runtime profile covers"), "{stderr}");
+    assert!(!stderr.contains("note: containerd"), "{stderr}");
     let doc = json_of(&out);
     let hosts = doc["images"][0]["hosts"].as_array().unwrap();
     let windows: Vec<&Value> = hosts
@@ -557,5 +557,309 @@ fn eks_124_windows_nodes_on_containerd_166_cannot_pull_a_list_without_os_version
         Some(0),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A HostProcess DaemonSet on the Windows nodes running `image` (no taint to tolerate: EKS
+/// taints none), the shape of azurefile-csi's `…-windows-hp` node plugin.
+fn windows_daemonset(image: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: csi-azurefile-node-win\n  namespace: kube-system\n\
+         spec:\n  selector:\n    matchLabels: {{app: csi-azurefile-node-win}}\n  template:\n    metadata:\n      labels: {{app: csi-azurefile-node-win}}\n\
+         \x20   spec:\n      nodeSelector:\n        kubernetes.io/os: windows\n      securityContext:\n        windowsOptions:\n          hostProcess: true\n          runAsUserName: \"NT AUTHORITY\\\\SYSTEM\"\n      hostNetwork: true\n      containers:\n      - name: azurefile\n        image: {image}\n"
+    )
+}
+
+/// `verify --from-manifests` of the HostProcess DaemonSet on the node list at `nodes`, with
+/// `--format format`.
+fn hostprocess_run(nodes: &str, manifest: &str, format: &str) -> std::process::Output {
+    run(&[
+        "verify",
+        "--policy",
+        "openshift-hostprocess",
+        "--sandbox-image",
+        "none",
+        "--nodes",
+        nodes,
+        "--from-manifests",
+        manifest,
+        "--format",
+        format,
+    ])
+}
+
+/// Issue 21 item 3, "the JSON says which and why": every placement names its node's runtime as
+/// reported and why that runtime is judged under its profile, and `runtimes[]` says it once per
+/// distinct runtime, with its nodes. On EKS 1.24 (containerd 1.6.6) the reason is the prefix rule
+/// of 1.6.0 – 1.6.17; a 1.6.20 node (a gap between two rows) and a 2.4.0 node (newer than every
+/// release) are told how they were mapped. Before, the JSON named the profile only.
+#[test]
+fn each_placement_says_its_nodes_runtime_profile_and_why() {
+    let registry = Registry::start();
+    registry.push_layout(
+        &fixture("windows-hp"),
+        "azurefile-csi",
+        "v1.30.1-windows-hp",
+    );
+    let image = format!("{}/azurefile-csi:v1.30.1-windows-hp", registry.host());
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("ds.yaml");
+    std::fs::write(&manifest, windows_daemonset(&image)).unwrap();
+    let manifest = manifest.to_str().unwrap();
+    let eks = fixtures_dir().join("nodes").join("eks-1.24.json");
+    let eks = eks.to_str().unwrap();
+    let (win_a, win_b) = (
+        "ip-192-168-78-90.us-west-2.compute.internal",
+        "ip-192-168-91-12.us-west-2.compute.internal",
+    );
+    const PREFIX: &str = "containerd 1.6.6 is in 1.6.0–1.6.17: the os.version prefix is required (no fallback for entries without os.version before 1.6.18, containerd#7431)";
+
+    let out = hostprocess_run(eks, manifest, "json");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = json_of(&out);
+    crate::cluster::assert_schema(&doc);
+    let runtimes = doc["runtimes"].as_array().expect("runtimes[]");
+    assert_eq!(runtimes.len(), 1, "{runtimes:?}");
+    assert_eq!(runtimes[0]["version"], "containerd://1.6.6");
+    assert_eq!(runtimes[0]["profile"], "containerd-1.6.0");
+    assert_eq!(runtimes[0]["reason"], PREFIX);
+    assert_eq!(runtimes[0]["nodes"].as_array().unwrap().len(), 4);
+    let placements = doc["placements"].as_array().expect("placements[]");
+    let nodes: Vec<&str> = placements
+        .iter()
+        .map(|p| p["node"].as_str().unwrap())
+        .collect();
+    assert_eq!(nodes, [win_a, win_b]);
+    for p in placements {
+        assert_eq!(p["runtime"], "containerd-1.6.0", "{p}");
+        assert_eq!(p["runtime_version"], "containerd://1.6.6", "{p}");
+        assert_eq!(p["runtime_reason"], PREFIX, "{p}");
+        assert_eq!(p["status"], "no-match", "{p}");
+    }
+
+    // One Windows node on 1.6.20 (no row covers 1.6.18 – 1.6.22), the other on 2.4.0.
+    let mut mixed: Value = serde_json::from_slice(&std::fs::read(eks).unwrap()).unwrap();
+    for n in mixed["items"].as_array_mut().unwrap() {
+        let version = match n["metadata"]["name"].as_str().unwrap() {
+            name if name == win_a => "containerd://1.6.20",
+            name if name == win_b => "containerd://2.4.0",
+            _ => continue,
+        };
+        n["status"]["nodeInfo"]["containerRuntimeVersion"] = json!(version);
+    }
+    let mixed = write(dir.path(), "mixed.json", &mixed);
+    let out = hostprocess_run(&mixed, manifest, "json");
+    let doc = json_of(&out);
+    crate::cluster::assert_schema(&doc);
+    let gap = "containerd 1.6.20: no profile covers 1.6.18–1.6.22; judged as containerd-1.6, the nearest newer row of the 1.6 series: ";
+    let next = "containerd 2.4.0: newer than every release a profile covers (the newest: 2.3.x); judged as containerd-next: ";
+    let runtimes: Vec<(&str, &str, &str, usize)> = doc["runtimes"]
+        .as_array()
+        .expect("runtimes[]")
+        .iter()
+        .map(|r| {
+            let reason = r["reason"].as_str().unwrap();
+            let why = [PREFIX, gap, next]
+                .into_iter()
+                .find(|w| reason.starts_with(w))
+                .unwrap_or(reason);
+            let n = r["nodes"].as_array().unwrap().len();
+            (
+                r["version"].as_str().unwrap(),
+                r["profile"].as_str().unwrap(),
+                why,
+                n,
+            )
+        })
+        .collect();
+    assert_eq!(
+        runtimes,
+        [
+            ("containerd://1.6.20", "containerd-1.6", gap, 1),
+            ("containerd://1.6.6", "containerd-1.6.0", PREFIX, 2),
+            ("containerd://2.4.0", "containerd-next", next, 1),
+        ]
+    );
+    let placements = doc["placements"].as_array().expect("placements[]");
+    let told: Vec<(&str, &str, &str, bool)> = placements
+        .iter()
+        .map(|p| {
+            let reason = p["runtime_reason"].as_str().unwrap();
+            (
+                p["node"].as_str().unwrap(),
+                p["runtime"].as_str().unwrap(),
+                p["runtime_version"].as_str().unwrap(),
+                reason.starts_with(if p["node"] == win_a { gap } else { next }),
+            )
+        })
+        .collect();
+    assert_eq!(
+        told,
+        [
+            (win_a, "containerd-1.6", "containerd://1.6.20", true),
+            (win_b, "containerd-next", "containerd://2.4.0", true),
+        ]
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for note in [gap, next] {
+        assert!(stderr.contains(&format!("note: {note}")), "{stderr}");
+    }
+
+    // The text report: one line per distinct runtime.
+    let out = hostprocess_run(&mixed, manifest, "text");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let block = stdout
+        .split("node runtimes:\n")
+        .nth(1)
+        .expect("a node runtimes block")
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .collect::<Vec<_>>();
+    assert_eq!(block.len(), 3, "{stdout}");
+    assert!(
+        block[0].starts_with(&format!("  containerd://1.6.20 (1 node): {gap}")),
+        "{stdout}"
+    );
+    assert!(
+        block[1].starts_with(&format!("  containerd://1.6.6 (2 nodes): {PREFIX}")),
+        "{stdout}"
+    );
+}
+
+/// Issue 21 item 3, containerd 1.5.x and 1.4.x. containerd v1.5.2's matcher (read where
+/// kubernetes/kubernetes vendors it, docs/matching.md) is the prefix rule with the entry's OS
+/// lower-cased: `containerd-1.5`. 1.4's (any Windows entry, then Linux ones) is not modelled:
+/// a 1.4 node is judged under the oldest profile, and every place that names its runtime says
+/// so (`runtimes[]`, the placements, the note on standard error, the text report). Before, both
+/// were "containerd-1.6.0, the nearest" and the JSON gave no reason.
+#[test]
+fn containerd_1_4_and_1_5_nodes_say_how_they_are_judged() {
+    let registry = Registry::start();
+    registry.push_layout(
+        &fixture("windows-hp"),
+        "azurefile-csi",
+        "v1.30.1-windows-hp",
+    );
+    let image = format!("{}/azurefile-csi:v1.30.1-windows-hp", registry.host());
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("ds.yaml");
+    std::fs::write(&manifest, windows_daemonset(&image)).unwrap();
+    let manifest = manifest.to_str().unwrap();
+    let old = eks_windows_on(dir.path(), ["containerd://1.4.12", "containerd://1.5.18"]);
+    let covered = "containerd 1.5.18 is in 1.5.2–1.5.x: the os.version prefix is required (no fallback for entries without os.version), the entry's OS lower-cased first";
+    let older = "containerd 1.4.12: older than every profile (its matcher is not modelled); judged as containerd-1.5, the oldest profile (1.5.2–1.5.x): the os.version prefix is required";
+
+    let out = hostprocess_run(&old, manifest, "json");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("note: {older}")), "{stderr}");
+    assert!(!stderr.contains("note: containerd 1.5.18"), "{stderr}");
+    let doc = json_of(&out);
+    crate::cluster::assert_schema(&doc);
+    for (v, reason) in [("1.4.12", older), ("1.5.18", covered)] {
+        let version = format!("containerd://{v}");
+        let r = doc["runtimes"]
+            .as_array()
+            .expect("runtimes[]")
+            .iter()
+            .find(|r| r["version"] == version.as_str())
+            .unwrap_or_else(|| panic!("no runtime {version}: {doc:#}"));
+        assert_eq!(r["profile"], "containerd-1.5");
+        assert!(r["reason"].as_str().unwrap().starts_with(reason), "{r}");
+        let p = doc["placements"]
+            .as_array()
+            .expect("placements[]")
+            .iter()
+            .find(|p| p["runtime_version"] == version.as_str())
+            .unwrap_or_else(|| panic!("no placement on {version}: {doc:#}"));
+        assert_eq!(p["runtime"], "containerd-1.5");
+        assert_eq!(p["runtime_reason"], r["reason"]);
+        // The prefix rule: the HostProcess entry without os.version matches nothing.
+        assert_eq!(p["status"], "no-match", "{p}");
+    }
+
+    let out = hostprocess_run(&old, manifest, "text");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("  containerd://1.4.12 (1 node): {older}")),
+        "{stdout}"
+    );
+}
+
+/// The EKS 1.24 node list with its two Windows nodes on the runtimes `versions`.
+fn eks_windows_on(dir: &Path, versions: [&str; 2]) -> String {
+    let eks = fixtures_dir().join("nodes").join("eks-1.24.json");
+    let mut list: Value = serde_json::from_slice(&std::fs::read(eks).unwrap()).unwrap();
+    let mut windows = 0;
+    for n in list["items"].as_array_mut().unwrap() {
+        if n["status"]["nodeInfo"]["operatingSystem"] == "windows" {
+            n["status"]["nodeInfo"]["containerRuntimeVersion"] = json!(versions[windows]);
+            windows += 1;
+        }
+    }
+    assert_eq!(windows, 2);
+    write(
+        dir,
+        &format!("eks-{}.json", versions[1].replace("://", "-")),
+        &list,
+    )
+}
+
+/// containerd v1.5.2 lower-cases an entry's OS before comparing it (platforms.go
+/// `matcher.Match`, `Normalize`), where 1.6.0 – 1.6.17 compare it as written: EKS Windows nodes
+/// on containerd 1.5.18 pull a WS2019 entry written `"os": "Windows"`, nodes on 1.6.6 get no
+/// match. Before, 1.5.18 was judged as containerd-1.6.0 and got no match too.
+#[test]
+fn containerd_1_5_nodes_take_an_upper_case_windows_entry() {
+    let registry = Registry::start();
+    let dir = tempfile::tempdir().unwrap();
+    let layout = crate::selection::edited_layout(dir.path(), "upper-os", |e| {
+        crate::selection::entry(e, crate::selection::WS2019)["platform"]["os"] = json!("Windows");
+    });
+    registry.push_layout(&layout, "upper-os", "t");
+    let image = registry.docker_ref("upper-os", "t");
+    let windows_row = |versions: [&str; 2]| {
+        let nodes = eks_windows_on(dir.path(), versions);
+        let out = run(&[
+            "verify",
+            "--sandbox-image",
+            "none",
+            "--nodes",
+            &nodes,
+            "--format",
+            "json",
+            &image,
+        ]);
+        let doc = json_of(&out);
+        let hosts = doc["images"][0]["hosts"].as_array().unwrap().clone();
+        let row = hosts
+            .into_iter()
+            .find(|h| h["platform"] == "windows/amd64:10.0.17763")
+            .unwrap_or_else(|| panic!("no Windows row: {doc:#}"));
+        (
+            row["runtime"].as_str().unwrap().to_string(),
+            row["status"].as_str().unwrap().to_string(),
+            row["selected"].clone(),
+        )
+    };
+    assert_eq!(
+        windows_row(["containerd://1.5.18", "containerd://1.5.18"]),
+        (
+            "containerd-1.5".to_string(),
+            "ok".to_string(),
+            json!(crate::selection::WS2019)
+        )
+    );
+    assert_eq!(
+        windows_row(["containerd://1.6.6", "containerd://1.6.6"]),
+        (
+            "containerd-1.6.0".to_string(),
+            "no-match".to_string(),
+            Value::Null
+        )
     );
 }

@@ -378,3 +378,61 @@ fn plan_output_keeps_to_its_schema_and_needs_no_network() {
     assert_conforms("plans", "mirror-check --plan --format json", &doc);
     assert_eq!(doc["plans"].as_array().unwrap().len(), 2, "{doc:#}");
 }
+
+/// With `--nodes` and pod templates, `runtimes[]` and the placements' `runtime_version` and
+/// `runtime_reason` keep to the schema, which refuses a runtime without its reason or nodes and
+/// a placement without its runtime's reason (issue 21 item 3). Offline: the templates' images
+/// are unreachable, their placements fail `fetch-error`, and still name each node's runtime.
+#[test]
+fn node_runtimes_and_their_reasons_keep_to_the_schema() {
+    let (doc, _) = run(&[
+        "verify",
+        "--from-manifests",
+        "fixtures/manifests",
+        "--nodes",
+        "fixtures/nodes/ocp-wmco.json",
+        "--format",
+        "json",
+    ]);
+    assert_conforms("imagesReport", "verify --nodes --from-manifests", &doc);
+    let runtimes = doc["runtimes"].as_array().expect("runtimes[]");
+    let versions: Vec<&str> = runtimes
+        .iter()
+        .map(|r| r["version"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        versions,
+        [
+            "containerd://1.7.27",
+            "cri-o://1.31.6-3.rhaos4.18.gitb5a7b3a.el9"
+        ]
+    );
+    assert!(
+        doc["placements"]
+            .as_array()
+            .expect("placements[]")
+            .iter()
+            .all(|p| p["runtime_reason"].is_string() && p["runtime_version"].is_string()),
+        "{doc:#}"
+    );
+    assert_refused("imagesReport", &doc, "a runtime without a reason", |d| {
+        d["runtimes"][0].as_object_mut().unwrap().remove("reason");
+    });
+    assert_refused("imagesReport", &doc, "a runtime without nodes", |d| {
+        d["runtimes"][0]["nodes"] = json!([]);
+    });
+    assert_refused("imagesReport", &doc, "a runtime of no profile", |d| {
+        d["runtimes"][0]["profile"] = json!("containerd-1.4");
+    });
+    assert_refused(
+        "imagesReport",
+        &doc,
+        "a placement without its runtime's reason",
+        |d| {
+            d["placements"][0]
+                .as_object_mut()
+                .unwrap()
+                .remove("runtime_reason");
+        },
+    );
+}

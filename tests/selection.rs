@@ -20,13 +20,14 @@ use crate::common::{Registry, fixture, imgcheck, sha256_digest};
 
 /// The attestation fixture's entries, by digest.
 const LINUX_AMD64: &str = "sha256:6fcf813d4eb7845e239cee66bcb6de35e33e1f69ea98eb8ff7b48dbe7de7ab00";
-const WS2019: &str = "sha256:a41a56813feb41490c49d16e773932b1b976e7ea274765a1ba60d9676e655d9f";
+pub(crate) const WS2019: &str =
+    "sha256:a41a56813feb41490c49d16e773932b1b976e7ea274765a1ba60d9676e655d9f";
 const WS2022: &str = "sha256:8888abdb127247b9029b295a056efda3ab86a1b275850c397f6d51b1be2b1b58";
 const ATTESTATION: &str = "sha256:bc67b1f6f93daede32030a10b7992b82d0c0a07f7f6b7b426dc359bf0230f43c";
 
 /// Copies the `attestation` layout to `tmp/layouts/NAME` with its inner index's entries
 /// replaced by `edit` of them, and returns the new layout's path.
-fn edited_layout(tmp: &Path, name: &str, edit: impl FnOnce(&mut Vec<Value>)) -> PathBuf {
+pub(crate) fn edited_layout(tmp: &Path, name: &str, edit: impl FnOnce(&mut Vec<Value>)) -> PathBuf {
     let from = fixture("attestation");
     let to = tmp.join("layouts").join(name);
     let blobs = to.join("blobs").join("sha256");
@@ -54,7 +55,7 @@ fn edited_layout(tmp: &Path, name: &str, edit: impl FnOnce(&mut Vec<Value>)) -> 
 }
 
 /// The entry of `entries` with this digest.
-fn entry<'a>(entries: &'a mut [Value], digest: &str) -> &'a mut Value {
+pub(crate) fn entry<'a>(entries: &'a mut [Value], digest: &str) -> &'a mut Value {
     entries
         .iter_mut()
         .find(|e| e["digest"] == digest)

@@ -16,11 +16,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_yaml_ng::Value;
 
 use crate::cluster::scheduling::{Effect, NodeFacts, Taint};
-use crate::platform::{Platform, RuntimeProfile, WindowsVersion};
+use crate::platform::{Platform, RuntimeChoice, RuntimeProfile, WindowsVersion};
 use crate::policy::{Host, is_known_arch};
 
 /// The label the Windows Machine Config Operator and kubelet set to the node's build.
@@ -47,6 +47,33 @@ pub struct NodeHosts {
     /// nodes the rows hold, and the nodes skipped (marked so) whose labels and taints can be
     /// read.
     pub nodes: Vec<NodeFacts>,
+    /// One entry per distinct runtime the rows' nodes report, in the order of its text: the
+    /// profile it is judged under and why.
+    pub runtimes: Vec<NodeRuntime>,
+}
+
+/// A runtime as nodes report it, the profile they are judged under and why (JSON
+/// `runtimes[]`, `docs/json-schema.md`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NodeRuntime {
+    /// `status.nodeInfo.containerRuntimeVersion`, trimmed (`containerd://1.6.6`).
+    pub version: String,
+    /// The profile the nodes are judged under.
+    pub profile: RuntimeProfile,
+    /// Why: how the version maps to the profile and what its matcher does.
+    pub reason: String,
+    /// The nodes reporting it, sorted.
+    pub nodes: Vec<String>,
+}
+
+impl NodeRuntime {
+    /// `containerd://1.6.6 (2 nodes): containerd 1.6.6 is in …` (input-derived parts
+    /// unescaped).
+    pub fn line(&self) -> String {
+        let n = self.nodes.len();
+        let noun = if n == 1 { "node" } else { "nodes" };
+        format!("{} ({n} {noun}): {}", self.version, self.reason)
+    }
 }
 
 /// What to do with a node whose runtime or Windows build cannot be read.
@@ -180,13 +207,14 @@ pub fn parse_nodes(text: &str, origin: &str, odd: OddNodes) -> Result<NodeHosts,
     let items = node_items(text, origin)?;
     type Row = (Platform, Vec<String>);
     let mut rows: BTreeMap<(bool, String, RuntimeProfile), Row> = BTreeMap::new();
+    let mut runtimes: BTreeMap<String, (RuntimeChoice, Vec<String>)> = BTreeMap::new();
     let (mut notes, mut skipped, mut facts) = (Vec::new(), Vec::new(), Vec::new());
     for (i, item) in items.into_iter().enumerate() {
         let node: Node = serde_yaml_ng::from_value(item).map_err(|e| NodesError {
             source: Some(NodesCause::Yaml(Arc::new(e))),
             ..err(format!("item {i} is not a Node"))
         })?;
-        let (platform, runtime, note) = match node_host(&node, i) {
+        let (platform, version, choice) = match node_host(&node, i) {
             Ok(host) => host,
             Err(Unusable::Odd(s)) if odd == OddNodes::Skip => {
                 if let Ok(f) = node_facts(&node) {
@@ -201,12 +229,18 @@ pub fn parse_nodes(text: &str, origin: &str, odd: OddNodes) -> Result<NodeHosts,
             Err(Unusable::Odd(s)) => return Err(err(s.to_string())),
             Err(Unusable::Refused(reason)) => return Err(err(reason)),
         };
-        notes.extend(note);
+        notes.extend(choice.note().map(str::to_string));
         facts.push(node_facts(&node).map_err(err)?);
-        rows.entry((platform.is_windows(), platform.to_string(), runtime))
+        let name = node.metadata.name.trim().to_string();
+        rows.entry((platform.is_windows(), platform.to_string(), choice.profile))
             .or_insert_with(|| (platform, vec![]))
             .1
-            .push(node.metadata.name.trim().to_string());
+            .push(name.clone());
+        runtimes
+            .entry(version)
+            .or_insert_with(|| (choice, vec![]))
+            .1
+            .push(name);
     }
     if rows.is_empty() {
         let first = skipped.first().map(ToString::to_string).unwrap_or_default();
@@ -236,7 +270,24 @@ pub fn parse_nodes(text: &str, origin: &str, odd: OddNodes) -> Result<NodeHosts,
         notes,
         skipped,
         nodes: facts,
+        runtimes: node_runtimes(runtimes),
     })
+}
+
+/// One [`NodeRuntime`] per runtime as reported, from its choice and nodes.
+fn node_runtimes(runtimes: BTreeMap<String, (RuntimeChoice, Vec<String>)>) -> Vec<NodeRuntime> {
+    runtimes
+        .into_iter()
+        .map(|(version, (choice, mut nodes))| {
+            nodes.sort();
+            NodeRuntime {
+                version,
+                profile: choice.profile,
+                reason: choice.reason,
+                nodes,
+            }
+        })
+        .collect()
 }
 
 /// What placement reads of `node`: its name, labels (values trimmed), taints and cordon; a
@@ -333,12 +384,9 @@ enum Unusable {
     Refused(String),
 }
 
-/// One node's platform and runtime profile (with a note when no profile covers its runtime
-/// version), or why it gives no row, naming the node and the field.
-fn node_host(
-    node: &Node,
-    index: usize,
-) -> Result<(Platform, RuntimeProfile, Option<String>), Unusable> {
+/// One node's platform, runtime as reported (trimmed) and runtime profile with why, or why it
+/// gives no row, naming the node and the field.
+fn node_host(node: &Node, index: usize) -> Result<(Platform, String, RuntimeChoice), Unusable> {
     let kind = node.kind.trim();
     if kind != "Node" {
         let kind = if kind.is_empty() { "no kind" } else { kind };
@@ -406,17 +454,14 @@ fn node_host(
             )));
         }
     };
-    let (runtime, note) = node_runtime(name, &platform, &info.container_runtime_version)?;
-    Ok((platform, runtime, note))
+    let version = info.container_runtime_version.trim();
+    let choice = node_runtime(name, &platform, version)?;
+    Ok((platform, version.to_string(), choice))
 }
 
-/// A node's runtime profile from its `containerRuntimeVersion` `rv` (with a note when no
-/// profile covers the version), or why it cannot be read.
-fn node_runtime(
-    name: &str,
-    platform: &Platform,
-    rv: &str,
-) -> Result<(RuntimeProfile, Option<String>), Unusable> {
+/// A node's runtime profile, and why, from its `containerRuntimeVersion` `rv`, or why it
+/// cannot be read.
+fn node_runtime(name: &str, platform: &Platform, rv: &str) -> Result<RuntimeChoice, Unusable> {
     let rv = rv.trim();
     let field = "status.nodeInfo.containerRuntimeVersion";
     let odd = |reason: String| {
@@ -426,14 +471,13 @@ fn node_runtime(
             reason,
         })
     };
-    let (runtime, note) =
-        runtime_profile(rv).map_err(|why| odd(format!("{field} '{rv}' {why}")))?;
-    if platform.is_windows() && !runtime.runs_windows() {
+    let choice = runtime_profile(rv).map_err(|why| odd(format!("{field} '{rv}' {why}")))?;
+    if platform.is_windows() && !choice.profile.runs_windows() {
         return Err(odd(format!(
             "{field} '{rv}' on a Windows node (cri-o runs Linux nodes only)"
         )));
     }
-    Ok((runtime, note))
+    Ok(choice)
 }
 
 /// The build of a Windows version (`10.0.17763` or `10.0.17763.6893`), when it has container
@@ -446,16 +490,22 @@ fn windows_build(s: &str) -> Option<u16> {
     (v.major == 10 && v.minor == 0 && v.build >= 14393).then_some(v.build)
 }
 
-/// The runtime profile of a `containerRuntimeVersion` (`containerd://1.7.27`, `cri-o://1.31.6`),
-/// with a note when no profile covers the version; `Err` says why it is unusable. Which
-/// containerd releases a profile covers, and the nearest for the others, is the profile
-/// table's ([`RuntimeProfile::of_containerd`]).
-pub fn runtime_profile(version: &str) -> Result<(RuntimeProfile, Option<String>), String> {
+/// The runtime profile of a `containerRuntimeVersion` (`containerd://1.7.27`, `cri-o://1.31.6`)
+/// and why ([`RuntimeChoice::note`] when no profile covers the version); `Err` says why it is
+/// unusable. Which containerd releases a profile covers, and the nearest for the others, is
+/// the profile table's ([`RuntimeProfile::of_containerd`]).
+pub fn runtime_profile(version: &str) -> Result<RuntimeChoice, String> {
     let Some((scheme, rest)) = version.split_once("://") else {
         return Err("is not RUNTIME://VERSION".to_string());
     };
     match scheme {
-        "cri-o" => return Ok((RuntimeProfile::CRI_O, None)),
+        "cri-o" => {
+            return Ok(RuntimeChoice::as_reported(
+                RuntimeProfile::CRI_O,
+                scheme,
+                rest,
+            ));
+        }
         "containerd" => {}
         "docker" => {
             return Err(
@@ -480,14 +530,7 @@ pub fn runtime_profile(version: &str) -> Result<(RuntimeProfile, Option<String>)
     let [major, minor, patch] = nums[..] else {
         return Err("has no version MAJOR.MINOR.PATCH".to_string());
     };
-    let (profile, covered) = RuntimeProfile::of_containerd((major, minor, patch));
-    if covered {
-        return Ok((profile, None));
-    }
-    let note = format!(
-        "containerd {core}: no runtime profile covers this version; judged as {profile}, the nearest"
-    );
-    Ok((profile, Some(note)))
+    Ok(RuntimeChoice::containerd((major, minor, patch)))
 }
 
 crate::error::input_errors!(NodesError);

@@ -23,6 +23,8 @@ use super::windows::{BUILD_WS2022, BUILD_WS2025, WindowsVersion, go_revision};
 pub struct RuntimeProfile(u8);
 
 impl RuntimeProfile {
+    /// containerd 1.5.2 – 1.5.x: the prefix rule of 1.6.0, the entry's OS lower-cased.
+    pub const CONTAINERD_1_5: RuntimeProfile = named("containerd-1.5");
     /// containerd 1.6.0 – 1.6.17: a Windows entry matches only when its `os.version` starts
     /// with the host's `major.minor.build` (no fallback for entries without one).
     pub const CONTAINERD_1_6_0: RuntimeProfile = named("containerd-1.6.0");
@@ -153,6 +155,9 @@ enum OsCompare {
 struct ProfileInfo {
     /// The name users type (`runtimes:`, `--runtime`) and reports show.
     name: &'static str,
+    /// What its matcher does, in one clause: the reason a node under it is told
+    /// (`docs/json-schema.md`, `runtimes[]`).
+    why: &'static str,
     /// containerd (which releases) or CRI-O.
     runtime: Runtime,
     /// The "stable ABI" LTSC builds it knows (`compatLTSCReleases`), ascending.
@@ -179,8 +184,30 @@ struct ProfileInfo {
 /// then CRI-O. Adding a profile is adding a row here (see `docs/matching.md`, "Adding a
 /// profile").
 const PROFILES: &[ProfileInfo] = &[
+    // containerd v1.5.2 as kubernetes/kubernetes vendors it (commit b1c51a58ce46,
+    // vendor/modules.txt `github.com/containerd/containerd v1.5.2`):
+    // platforms/defaults_windows.go `matchComparer.Match` (the prefix, no fallback) and `Less`
+    // (highest `revision`), over platforms.go `matcher.Match`, which normalises the entry.
+    ProfileInfo {
+        name: "containerd-1.5",
+        why: "the os.version prefix is required (no fallback for entries without os.version), the entry's OS lower-cased first",
+        runtime: Runtime::Containerd {
+            first: (1, 5, 2),
+            last: (1, 5, X),
+        },
+        // The prefix rule decides alone: the LTSC columns are never used.
+        ltsc: &[BUILD_WS2022],
+        floor: Floor::NewestBelow,
+        winner: Winner::HighestRevision,
+        checks_features: false,
+        version_numbers: VersionNumbers::Atoi,
+        windows_versions: WindowsVersions::Prefix,
+        os_compare: OsCompare::Normalized,
+        full_config_check: false,
+    },
     ProfileInfo {
         name: "containerd-1.6.0",
+        why: "the os.version prefix is required (no fallback for entries without os.version before 1.6.18, containerd#7431)",
         runtime: Runtime::Containerd {
             first: (1, 6, 0),
             last: (1, 6, 17),
@@ -197,6 +224,7 @@ const PROFILES: &[ProfileInfo] = &[
     },
     ProfileInfo {
         name: "containerd-1.6",
+        why: "a Windows entry needs a build the host can run (LTSC floor 20348) or no os.version; the highest revision wins",
         runtime: Runtime::Containerd {
             first: (1, 6, 23),
             last: (1, 6, 39),
@@ -212,6 +240,7 @@ const PROFILES: &[ProfileInfo] = &[
     },
     ProfileInfo {
         name: "containerd-1.7",
+        why: "a Windows entry needs a build the host can run (LTSC floor 20348) or no os.version; the first in index order wins",
         runtime: Runtime::Containerd {
             first: (1, 7, 0),
             last: (1, 7, X),
@@ -227,6 +256,7 @@ const PROFILES: &[ProfileInfo] = &[
     },
     ProfileInfo {
         name: "containerd-2.0",
+        why: "as 1.7, with os.version read by ParseUint and a platform-less entry's config matched in full (containerd/platforms rc.1)",
         runtime: Runtime::Containerd {
             first: (2, 0, 0),
             last: (2, 1, 5),
@@ -242,6 +272,7 @@ const PROFILES: &[ProfileInfo] = &[
     },
     ProfileInfo {
         name: "containerd-2.2",
+        why: "the LTSC floor is 26100 for hosts above it; os.version compared as a string, descending, wins (containerd/platforms rc.2)",
         runtime: Runtime::Containerd {
             first: (2, 1, 6),
             last: (2, 2, X),
@@ -257,6 +288,7 @@ const PROFILES: &[ProfileInfo] = &[
     },
     ProfileInfo {
         name: "containerd-2.3",
+        why: "as 2.2, and os.features are checked (containerd/platforms rc.4)",
         runtime: Runtime::Containerd {
             first: (2, 3, 0),
             last: (2, 3, X),
@@ -272,6 +304,7 @@ const PROFILES: &[ProfileInfo] = &[
     },
     ProfileInfo {
         name: "containerd-next",
+        why: "containerd main, unreleased (containerd/platforms rc.5): the floor is one LTSC further back than the host's",
         runtime: Runtime::ContainerdMain,
         ltsc: &[BUILD_WS2022, BUILD_WS2025],
         floor: Floor::OneBack,
@@ -284,6 +317,7 @@ const PROFILES: &[ProfileInfo] = &[
     },
     ProfileInfo {
         name: "cri-o",
+        why: "CRI-O pulls through containers/image (ChooseInstanceByCompression), Linux nodes only",
         runtime: Runtime::CriO,
         // CRI-O runs no Windows node: the Windows columns are never used.
         ltsc: &[BUILD_WS2022],
@@ -312,6 +346,31 @@ const CONTAINERD_ROWS: usize = {
     }
     n
 };
+
+/// How a node's containerd version was mapped to a profile ([`RuntimeProfile::of_containerd`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mapping {
+    /// A row covers the release.
+    Covered,
+    /// No row covers it; the next newer row of its `major.minor` series is the nearest.
+    NearestNewer,
+    /// No row covers it, none of its series is newer; the newest older row of the series is.
+    NearestOlder,
+    /// Its series is older than every row: the oldest profile. containerd 1.4.x maps so: its
+    /// matcher (any Windows entry of the architecture, then Linux ones) is not modelled
+    /// (`docs/matching.md`).
+    OlderThanEveryRow,
+    /// No row of its series, and it is not older than every row: containerd main's profile.
+    Main,
+}
+
+/// The rows with releases, in the table's order, with their first and last release.
+fn released() -> Vec<(RuntimeProfile, ContainerdVersion, ContainerdVersion)> {
+    RuntimeProfile::ALL
+        .into_iter()
+        .filter_map(|p| p.releases().map(|(first, last)| (p, first, last)))
+        .collect()
+}
 
 impl RuntimeProfile {
     /// Every profile: the containerd generations oldest first, then CRI-O.
@@ -370,24 +429,18 @@ impl RuntimeProfile {
         self.info().runtime != Runtime::CriO
     }
 
-    /// The profile of a node reporting containerd `version`, and whether a profile covers
-    /// that release. When none does: the nearest row of the same `major.minor` series (the
+    /// The profile of a node reporting containerd `version`, and how it was mapped: the row
+    /// that covers the release; else the nearest row of the same `major.minor` series (the
     /// next newer one first: a gap between two rows of a series is judged under the newer);
     /// else, for a series older than every row, the oldest profile; else containerd main's
     /// (`containerd-next`).
-    pub fn of_containerd(version: ContainerdVersion) -> (RuntimeProfile, bool) {
-        let released: Vec<_> = RuntimeProfile::ALL
-            .into_iter()
-            .filter_map(|p| match p.info().runtime {
-                Runtime::Containerd { first, last } => Some((p, first, last)),
-                Runtime::ContainerdMain | Runtime::CriO => None,
-            })
-            .collect();
+    pub fn of_containerd(version: ContainerdVersion) -> (RuntimeProfile, Mapping) {
+        let released = released();
         if let Some((p, ..)) = released
             .iter()
             .find(|(_, first, last)| (*first..=*last).contains(&version))
         {
-            return (*p, true);
+            return (*p, Mapping::Covered);
         }
         let series = (version.0, version.1);
         let in_series =
@@ -398,22 +451,39 @@ impl RuntimeProfile {
             .iter()
             .filter(in_series)
             .find(|(_, first, _)| *first > version);
+        if let Some((p, ..)) = newer {
+            return (*p, Mapping::NearestNewer);
+        }
         let older = released
             .iter()
             .filter(in_series)
             .rfind(|(_, _, last)| *last < version);
-        if let Some((p, ..)) = newer.or(older) {
-            return (*p, false);
+        if let Some((p, ..)) = older {
+            return (*p, Mapping::NearestOlder);
         }
         let (oldest, first, _) = released[0];
         if series < (first.0, first.1) {
-            return (oldest, false);
+            return (oldest, Mapping::OlderThanEveryRow);
         }
         let main = RuntimeProfile::ALL
             .into_iter()
             .find(|p| p.info().runtime == Runtime::ContainerdMain)
             .expect("a containerd main row");
-        (main, false)
+        (main, Mapping::Main)
+    }
+
+    /// The containerd releases the profile covers, `(first, last)` (`u32::MAX` as the patch:
+    /// any); `None` for containerd main and CRI-O.
+    pub fn releases(self) -> Option<(ContainerdVersion, ContainerdVersion)> {
+        match self.info().runtime {
+            Runtime::Containerd { first, last } => Some((first, last)),
+            Runtime::ContainerdMain | Runtime::CriO => None,
+        }
+    }
+
+    /// What the profile's matcher does, in one clause (the row's `why`).
+    pub fn why(self) -> &'static str {
+        self.info().why
     }
 
     /// Whether a Windows entry matches only when its `os.version` starts with the host's

@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::placement::{NodePlacement, RunExtras};
+use crate::cluster::nodes::NodeRuntime;
 use crate::engine::ImageReport;
 
 #[derive(Serialize)]
@@ -12,6 +13,8 @@ struct JsonDoc<'a> {
     notes: &'a [String],
     #[serde(skip_serializing_if = "<[NodePlacement]>::is_empty")]
     placements: &'a [NodePlacement],
+    #[serde(skip_serializing_if = "<[NodeRuntime]>::is_empty")]
+    runtimes: &'a [NodeRuntime],
 }
 
 /// The JSON document `{"images":[…]}`, pretty-printed, without a final newline.
@@ -19,13 +22,14 @@ pub fn json(reports: &[ImageReport]) -> String {
     json_with(reports, &RunExtras::default())
 }
 
-/// The JSON document with the run's notes (`notes`) and per-node answer (`placements`),
-/// each left out when empty.
+/// The JSON document with the run's notes (`notes`), per-node answer (`placements`) and the
+/// nodes' runtimes (`runtimes`), each left out when empty.
 pub fn json_with(reports: &[ImageReport], extras: &RunExtras) -> String {
     let doc = JsonDoc {
         images: reports,
         notes: &extras.notes,
         placements: &extras.placements,
+        runtimes: &extras.runtimes,
     };
     serde_json::to_string_pretty(&doc).expect("reports serialise")
 }

@@ -62,7 +62,7 @@ pub fn render(
     now: SystemTime,
 ) -> String {
     match format {
-        Format::Text => text_with(reports, &extras.placements),
+        Format::Text => text_with(reports, extras),
         Format::Json => json_with(reports, extras) + "\n",
         Format::Konflux => {
             let out = konflux_with(reports, &extras.notes, now);

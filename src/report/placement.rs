@@ -1,9 +1,11 @@
 //! The per-node answer of a run with `--nodes` and pod templates: which node would pull which
 //! image for which workload, and what it gets ([`NodePlacement`]); and what a report carries
-//! besides its images ([`RunExtras`]).
+//! besides its images ([`RunExtras`]): notes, placements, and the nodes' runtimes with the
+//! profile each is judged under and why ([`NodeRuntime`]).
 
 use serde::Serialize;
 
+use crate::cluster::nodes::NodeRuntime;
 use crate::engine::{HostStatus, Rule};
 use crate::platform::RuntimeProfile;
 
@@ -31,6 +33,12 @@ pub struct NodePlacement {
     pub platform: Option<String>,
     /// The runtime profile the node was judged under.
     pub runtime: Option<RuntimeProfile>,
+    /// The node's runtime as it reports it (`containerd://1.6.6`); `None` for a node skipped
+    /// (its runtime or build unread).
+    pub runtime_version: Option<String>,
+    /// Why the node is judged under `runtime` (its [`NodeRuntime`]'s reason); `None` for a
+    /// node skipped.
+    pub runtime_reason: Option<String>,
     /// The digest the node pulls; `null` for none.
     pub selected: Option<String>,
     /// `ok`, or the rule of the problem.
@@ -82,4 +90,6 @@ pub struct RunExtras {
     pub notes: Vec<String>,
     /// The per-node answer (`--nodes` with `--from-manifests`).
     pub placements: Vec<NodePlacement>,
+    /// The runtimes the nodes report (`--nodes`), each with its profile and why.
+    pub runtimes: Vec<NodeRuntime>,
 }

@@ -7,7 +7,7 @@ use crate::engine::{BinaryEntry, HostResult, ImageReport, Severity, Verdict};
 
 use super::escape::escape;
 use super::labels::{error_rules, short};
-use super::placement::NodePlacement;
+use super::placement::{NodePlacement, RunExtras};
 
 /// The text report: per image a verdict line, the host matrix, and the findings; then, for
 /// more than one image, the summary.
@@ -36,10 +36,17 @@ pub fn text(reports: &[ImageReport]) -> String {
     out
 }
 
-/// [`text`], then the failing placements of the per-node answer, one line each (none: nothing
-/// added).
-pub fn text_with(reports: &[ImageReport], placements: &[NodePlacement]) -> String {
+/// [`text`], then the nodes' runtimes with the profile each is judged under and why, then the
+/// failing placements of the per-node answer, one line each (none: nothing added).
+pub fn text_with(reports: &[ImageReport], extras: &RunExtras) -> String {
     let mut out = text(reports);
+    if !extras.runtimes.is_empty() {
+        let _ = writeln!(out, "\nnode runtimes:");
+        for r in &extras.runtimes {
+            let _ = writeln!(out, "  {}", escape(&r.line()));
+        }
+    }
+    let placements = &extras.placements;
     let failing: Vec<&NodePlacement> = placements.iter().filter(|p| p.fails()).collect();
     if !failing.is_empty() {
         let _ = writeln!(

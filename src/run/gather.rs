@@ -10,6 +10,7 @@ use super::progress::{Note, Progress};
 use super::targets::{Target, from_release, merge, node_placements};
 use super::verify::{Settings, verify_all};
 use crate::auth::AuthStore;
+use crate::cluster::nodes::NodeRuntime;
 use crate::cluster::release::{Release, ReleaseError, read_release};
 use crate::engine::ImageReport;
 use crate::reference::ImageRef;
@@ -29,6 +30,8 @@ pub struct Plan {
     pub(super) from_manifests: Vec<Target>,
     /// The Windows nodes' sandbox image, when Windows nodes are in scope.
     pub(super) sandbox: Option<Target>,
+    /// The runtimes the nodes of `--nodes` report, with their profile and why.
+    pub(super) runtimes: Vec<NodeRuntime>,
 }
 
 /// The release to read and the components to take from it.
@@ -85,6 +88,7 @@ impl Plan {
             missing,
             settings: self.settings,
             notes: self.notes,
+            runtimes: self.runtimes,
             link,
         })
     }
@@ -100,6 +104,8 @@ pub struct Gathered {
     pub settings: Settings,
     /// Notes about the inputs.
     pub notes: Vec<Note>,
+    /// The runtimes the nodes of `--nodes` report, with their profile and why.
+    pub runtimes: Vec<NodeRuntime>,
     link: Link,
 }
 
@@ -137,12 +143,13 @@ impl Gathered {
                 Outcome::BadInput(e) => Err(RunError::Input(e)),
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let placements = node_placements(&self.targets, &reports);
+        let placements = node_placements(&self.targets, &reports, &self.runtimes);
         reports.extend(self.missing);
         Ok(Verified {
             reports,
             placements,
             notes: self.notes,
+            runtimes: self.runtimes,
             stats: self.link.stats(),
             release_stats: self.link.release_stats(),
         })
@@ -160,6 +167,8 @@ pub struct Verified {
     pub placements: Vec<NodePlacement>,
     /// Notes about the inputs (also told to the run's [`Progress`]).
     pub notes: Vec<Note>,
+    /// The runtimes the nodes of `--nodes` report, with their profile and why.
+    pub runtimes: Vec<NodeRuntime>,
     /// Request counters of checking the images, the release's reading left out (`None`: no
     /// image is in a registry).
     pub stats: Option<String>,
@@ -175,6 +184,7 @@ impl Verified {
         RunExtras {
             notes: self.notes.iter().map(ToString::to_string).collect(),
             placements: self.placements.clone(),
+            runtimes: self.runtimes.clone(),
         }
     }
 }

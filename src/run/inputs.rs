@@ -12,7 +12,7 @@ use super::progress::{Note, Progress};
 use super::targets::{Target, from_manifests, sandbox};
 use super::verify::Settings;
 use crate::cluster::manifests;
-use crate::cluster::nodes::{self, OddNodes};
+use crate::cluster::nodes::{self, NodeRuntime, OddNodes};
 use crate::cluster::scheduling::NodeFacts;
 use crate::engine::Origin;
 use crate::graph::WalkOptions;
@@ -56,6 +56,14 @@ pub struct Inputs {
     /// The Windows nodes' sandbox image in place of the policy's `windows.sandbox_image`
     /// (`--sandbox-image`; `none`: not checked).
     pub sandbox_image: Option<String>,
+}
+
+/// What a run keeps of its node list besides the host rows.
+struct NodeInputs {
+    /// What placement reads of each node.
+    facts: Vec<NodeFacts>,
+    /// The runtimes the nodes report, with their profile and why.
+    runtimes: Vec<NodeRuntime>,
 }
 
 /// A release image whose components a run verifies (`--from-release`).
@@ -163,6 +171,10 @@ impl Inputs {
             notes.push(n);
         };
         let (policy, cluster) = self.policy(progress, &mut note)?;
+        let (cluster, node_runtimes) = match cluster {
+            Some(c) => (Some(c.facts), c.runtimes),
+            None => (None, Vec::new()),
+        };
         let runtimes = match self.runtimes.is_empty() {
             true => policy.runtimes.clone(),
             false => self.runtimes.clone(),
@@ -204,6 +216,7 @@ impl Inputs {
             release,
             from_manifests,
             sandbox,
+            runtimes: node_runtimes,
         })
     }
 
@@ -250,13 +263,12 @@ impl Inputs {
     }
 
     /// The policy, with the sandbox image given in place of its own and the hosts of the node
-    /// list in place of its own, and what placement reads of the nodes (`None` without a node
-    /// list).
+    /// list in place of its own, and what the run keeps of the node list (`None` without one).
     fn policy(
         &self,
         progress: &dyn Progress,
         note: &mut impl FnMut(Note),
-    ) -> Result<(Policy, Option<Vec<NodeFacts>>), RunError> {
+    ) -> Result<(Policy, Option<NodeInputs>), RunError> {
         progress.reading(&format!("reading the policy {}", self.policy));
         let mut policy = Policy::load(&self.policy)?;
         if let Some(image) = &self.sandbox_image {
@@ -267,7 +279,11 @@ impl Inputs {
                 progress.reading(&format!("reading --nodes {path}"));
                 let read = nodes::read_nodes(path, self.max_input_bytes, self.odd_nodes)?;
                 read.notes.into_iter().map(Note::NodeRuntime).for_each(note);
-                (policy.with_hosts(read.hosts), Some(read.nodes))
+                let cluster = NodeInputs {
+                    facts: read.nodes,
+                    runtimes: read.runtimes,
+                };
+                (policy.with_hosts(read.hosts), Some(cluster))
             }
             None => (policy, None),
         })

@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use super::progress::Note;
 use crate::cluster::manifests::{ImageUse, ManifestOrigin, Refusal};
+use crate::cluster::nodes::NodeRuntime;
 use crate::cluster::release::Release;
 use crate::cluster::scheduling::NodeFacts;
 use crate::engine::{Finding, HostStatus, ImageReport, Origin, Rule, judge};
@@ -385,11 +386,19 @@ impl<'a> Placer<'a> {
 /// The per-node answer of a run with `--nodes` and pod templates: for each target's
 /// landings (in target order), what its node's host row gets in `reports[i]` (the report of
 /// `targets[i]`). An image that could not be judged on a row (its report has no row for the
-/// node) fails there with its first error finding's rule.
-pub fn node_placements(targets: &[Target], reports: &[ImageReport]) -> Vec<NodePlacement> {
+/// node) fails there with its first error finding's rule. Each names the node's runtime and
+/// why its profile, from `runtimes`.
+pub fn node_placements(
+    targets: &[Target],
+    reports: &[ImageReport],
+    runtimes: &[NodeRuntime],
+) -> Vec<NodePlacement> {
     let mut out = Vec::new();
     for (t, r) in targets.iter().zip(reports) {
         for l in &t.landings {
+            let runtime = runtimes
+                .iter()
+                .find(|rt| rt.nodes.binary_search(&l.node).is_ok());
             let row = r.hosts.iter().find(|h| h.nodes.contains(&l.node));
             let status = match row {
                 Some(h) => h.status,
@@ -413,6 +422,8 @@ pub fn node_placements(targets: &[Target], reports: &[ImageReport]) -> Vec<NodeP
                 image: r.reference.clone(),
                 platform: row.map(|h| h.platform.clone()),
                 runtime: row.and_then(|h| h.runtime),
+                runtime_version: runtime.map(|rt| rt.version.clone()),
+                runtime_reason: runtime.map(|rt| rt.reason.clone()),
                 selected: row.and_then(|h| h.selected.clone()),
                 status,
             });

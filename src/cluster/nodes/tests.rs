@@ -56,14 +56,17 @@ fn runtime_versions_map_to_profiles() {
         ("containerd://1.6.39", "containerd-1.6", false),
         // Issue 21, item 3: 1.6.0 – 1.6.17 have the prefix-only Windows matcher (EKS 1.24's
         // Windows nodes report 1.6.6); 1.6.18 – 1.6.22, between two rows of the 1.6 series,
-        // are judged under the newer; 1.5 and older, under the oldest row.
+        // are judged under the newer. containerd v1.5.2's matcher is `containerd-1.5`
+        // (1.5.0, 1.5.1: the newer row of the series); 1.4 and older, the oldest row.
         ("containerd://1.6.0", "containerd-1.6.0", false),
         ("containerd://1.6.6", "containerd-1.6.0", false),
         ("containerd://1.6.17", "containerd-1.6.0", false),
         ("containerd://1.6.18", "containerd-1.6", true),
         ("containerd://1.6.10", "containerd-1.6.0", false),
-        ("containerd://1.5.18", "containerd-1.6.0", true),
-        ("containerd://1.4.13", "containerd-1.6.0", true),
+        ("containerd://1.5.18", "containerd-1.5", false),
+        ("containerd://1.5.2", "containerd-1.5", false),
+        ("containerd://1.5.1", "containerd-1.5", true),
+        ("containerd://1.4.13", "containerd-1.5", true),
         ("containerd://2.0.4", "containerd-2.0", false),
         ("containerd://2.1.3", "containerd-2.0", false),
         ("containerd://2.1.5", "containerd-2.0", false),
@@ -73,7 +76,7 @@ fn runtime_versions_map_to_profiles() {
         ("containerd://2.3.1", "containerd-2.3", false),
         ("containerd://2.4.0", "containerd-next", true),
         // The edges of the profile table's releases, and the nearest profile beyond them.
-        ("containerd://0.9.0", "containerd-1.6.0", true),
+        ("containerd://0.9.0", "containerd-1.5", true),
         ("containerd://1.6.22", "containerd-1.6", true),
         ("containerd://1.6.40", "containerd-1.6", true),
         ("containerd://1.7.4294967295", "containerd-1.7", false),
@@ -85,14 +88,12 @@ fn runtime_versions_map_to_profiles() {
         ("cri-o://1.31.6-3.rhaos4.18.gitb5a7b3a.el9", "cri-o", false),
     ];
     for (v, want, noted) in cases {
-        let (got, note) = runtime_profile(v).unwrap();
-        assert_eq!(got.name(), *want, "{v}");
+        let got = runtime_profile(v).unwrap();
+        let note = got.note();
+        assert_eq!(got.profile.name(), *want, "{v}");
         assert_eq!(note.is_some(), *noted, "{v}: {note:?}");
         if let Some(n) = note {
-            assert!(
-                n.contains(want) && n.contains("no runtime profile covers"),
-                "{n}"
-            );
+            assert!(n.contains(&format!("judged as {want}")), "{n}");
         }
     }
     for (v, why) in [
@@ -545,5 +546,82 @@ fn odd_nodes_are_skipped_unless_strict() {
     assert!(
         err.contains("no node can be judged: all 1 skipped (first: node odd-1: "),
         "{err}"
+    );
+}
+
+/// One runtime entry per `containerRuntimeVersion` as reported, its nodes sorted across the
+/// rows they fall in, with how the version maps and why (issue 21 item 3).
+#[test]
+fn runtimes_name_profile_and_reason_once_each() {
+    let text = list(vec![
+        node(
+            "w-b",
+            "windows",
+            "amd64",
+            Some("10.0.17763"),
+            "",
+            "containerd://1.7.27",
+        ),
+        node(
+            "w-a",
+            "windows",
+            "amd64",
+            Some("10.0.20348"),
+            "",
+            "containerd://1.7.27",
+        ),
+        node(
+            "w-c",
+            "windows",
+            "amd64",
+            Some("10.0.20348"),
+            "",
+            "containerd://2.1.3",
+        ),
+        node("worker-arm", "linux", "arm64", None, "", "cri-o://1.31.6"),
+        node("master-0", "linux", "amd64", None, "", "cri-o://1.31.6"),
+        node("worker-a", "linux", "amd64", None, "", "cri-o://1.31.6"),
+    ]);
+    let got = parse_nodes(&text, "n.json", OddNodes::Skip).unwrap();
+    // One entry per runtime as reported, its nodes sorted across rows, with the reason.
+    let runtimes: Vec<(&str, &str, String, &str)> = got
+        .runtimes
+        .iter()
+        .map(|r| {
+            let (mapped, _) = r.reason.split_once(": ").unwrap();
+            (
+                r.version.as_str(),
+                r.profile.name(),
+                r.nodes.join(","),
+                mapped,
+            )
+        })
+        .collect();
+    assert_eq!(
+        runtimes,
+        [
+            (
+                "containerd://1.7.27",
+                "containerd-1.7",
+                "w-a,w-b".to_string(),
+                "containerd 1.7.27 is in 1.7.x"
+            ),
+            (
+                "containerd://2.1.3",
+                "containerd-2.0",
+                "w-c".to_string(),
+                "containerd 2.1.3 is in 2.0.0–2.1.5"
+            ),
+            (
+                "cri-o://1.31.6",
+                "cri-o",
+                "master-0,worker-a,worker-arm".to_string(),
+                "cri-o 1.31.6"
+            ),
+        ]
+    );
+    assert_eq!(
+        got.runtimes[2].line(),
+        "cri-o://1.31.6 (3 nodes): cri-o 1.31.6: CRI-O pulls through containers/image (ChooseInstanceByCompression), Linux nodes only"
     );
 }
