@@ -433,6 +433,12 @@ fn node_runtime(
             "{field} '{rv}' on a Windows node (cri-o runs Linux nodes only)"
         )));
     }
+    if !platform.is_windows() && runtime.is_docker() {
+        return Err(odd(format!(
+            "{field} '{rv}' on a Linux node: {runtime} follows moby's Windows pull only \
+             (distribution/pull_v2_unix.go is not modelled)"
+        )));
+    }
     Ok((runtime, note))
 }
 
@@ -446,30 +452,50 @@ fn windows_build(s: &str) -> Option<u16> {
     (v.major == 10 && v.minor == 0 && v.build >= 14393).then_some(v.build)
 }
 
-/// The runtime profile of a `containerRuntimeVersion` (`containerd://1.7.27`, `cri-o://1.31.6`),
-/// with a note when no profile covers the version; `Err` says why it is unusable. Which
-/// containerd releases a profile covers, and the nearest for the others, is the profile
-/// table's ([`RuntimeProfile::of_containerd`]).
+/// The runtime profile of a `containerRuntimeVersion` (`containerd://1.7.27`, `cri-o://1.31.6`,
+/// `docker://19.3.14`), with a note when no profile covers a containerd version; `Err` says why
+/// it is unusable. Which releases a profile covers, and the nearest for other containerd
+/// releases, is the profile table's ([`RuntimeProfile::of_containerd`],
+/// [`RuntimeProfile::of_docker`]); a Docker Engine release no row covers has no nearest: its
+/// code was not read.
 pub fn runtime_profile(version: &str) -> Result<(RuntimeProfile, Option<String>), String> {
     let Some((scheme, rest)) = version.split_once("://") else {
         return Err("is not RUNTIME://VERSION".to_string());
     };
     match scheme {
-        "cri-o" => return Ok((RuntimeProfile::CRI_O, None)),
-        "containerd" => {}
-        "docker" => {
-            return Err(
-                "is Docker Engine (dockershim): its Windows pull selection (moby \
-                        distribution/pull_v2_windows.go) is not modelled"
-                    .to_string(),
+        "cri-o" => Ok((RuntimeProfile::CRI_O, None)),
+        "containerd" => {
+            let (core, release) = release_version(rest)?;
+            let (profile, covered) = RuntimeProfile::of_containerd(release);
+            if covered {
+                return Ok((profile, None));
+            }
+            let note = format!(
+                "containerd {core}: no runtime profile covers this version; judged as {profile}, the nearest"
             );
+            Ok((profile, Some(note)))
         }
-        other => {
-            return Err(format!(
-                "names runtime '{other}' (imgcheck models containerd and cri-o)"
-            ));
+        "docker" => {
+            let (core, release) = release_version(rest)?;
+            RuntimeProfile::of_docker(release)
+                .map(|p| (p, None))
+                .ok_or_else(|| {
+                    format!(
+                        "is Docker Engine {core}, a release whose Windows pull code (moby \
+                         distribution/pull_v2_windows.go) was not read: imgcheck follows moby {}",
+                        RuntimeProfile::docker_releases().join(", ")
+                    )
+                })
         }
+        other => Err(format!(
+            "names runtime '{other}' (imgcheck models containerd, docker and cri-o)"
+        )),
     }
+}
+
+/// The `MAJOR.MINOR.PATCH` of a runtime version (a leading `v` and any `-…`, `+…`, `~…`
+/// suffix ignored), as text and as numbers.
+fn release_version(rest: &str) -> Result<(&str, (u32, u32, u32)), String> {
     let core = rest.trim_start_matches('v');
     let core = core.split(['-', '+', '~']).next().unwrap_or("");
     let nums: Vec<u32> = core
@@ -480,14 +506,7 @@ pub fn runtime_profile(version: &str) -> Result<(RuntimeProfile, Option<String>)
     let [major, minor, patch] = nums[..] else {
         return Err("has no version MAJOR.MINOR.PATCH".to_string());
     };
-    let (profile, covered) = RuntimeProfile::of_containerd((major, minor, patch));
-    if covered {
-        return Ok((profile, None));
-    }
-    let note = format!(
-        "containerd {core}: no runtime profile covers this version; judged as {profile}, the nearest"
-    );
-    Ok((profile, Some(note)))
+    Ok((core, (major, minor, patch)))
 }
 
 crate::error::input_errors!(NodesError);

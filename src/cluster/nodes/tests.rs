@@ -83,6 +83,11 @@ fn runtime_versions_map_to_profiles() {
         ("containerd://2.3.0", "containerd-2.3", false),
         ("containerd://3.0.0", "containerd-next", true),
         ("cri-o://1.31.6-3.rhaos4.18.gitb5a7b3a.el9", "cri-o", false),
+        // Issue 21, item 3: Docker Engine (dockershim-era Windows nodes), moby 19.03 – 24.0.
+        ("docker://19.3.14", "docker-19.03", false),
+        ("docker://19.03.0", "docker-19.03", false),
+        ("docker://20.10.9", "docker-19.03", false),
+        ("docker://24.0.7", "docker-19.03", false),
     ];
     for (v, want, noted) in cases {
         let (got, note) = runtime_profile(v).unwrap();
@@ -96,7 +101,15 @@ fn runtime_versions_map_to_profiles() {
         }
     }
     for (v, why) in [
-        ("docker://20.10.7", "is Docker Engine (dockershim)"),
+        (
+            "docker://18.9.1",
+            "is Docker Engine 18.9.1, a release whose Windows pull code",
+        ),
+        (
+            "docker://25.0.0",
+            "was not read: imgcheck follows moby 19.03 – 24.0",
+        ),
+        ("docker://Unknown", "MAJOR.MINOR.PATCH"),
         ("containerd://1.7", "MAJOR.MINOR.PATCH"),
         ("containerd://abc", "MAJOR.MINOR.PATCH"),
         ("containerd://", "MAJOR.MINOR.PATCH"),
@@ -483,10 +496,23 @@ fn odd_nodes_are_skipped_unless_strict() {
             runtime,
             "'containerd://Unknown' has no version MAJOR.MINOR.PATCH",
         ),
+        // Issue 21, item 3: Docker Engine releases whose code was not read, and Docker on a
+        // Linux node (moby's pull_v2_unix.go is not followed).
         (
-            win(Some("10.0.17763"), "", "docker://19.3.14"),
+            win(Some("10.0.17763"), "", "docker://18.9.11"),
             runtime,
-            "'docker://19.3.14' is Docker Engine (dockershim): its Windows pull selection",
+            "'docker://18.9.11' is Docker Engine 18.9.11, a release whose Windows pull code \
+             (moby distribution/pull_v2_windows.go) was not read: imgcheck follows moby 19.03 – 24.0",
+        ),
+        (
+            win(Some("10.0.17763"), "", "docker://25.0.3"),
+            runtime,
+            "'docker://25.0.3' is Docker Engine 25.0.3, a release whose Windows pull code",
+        ),
+        (
+            node("odd-1", "linux", "amd64", None, "5.4", "docker://20.10.9"),
+            runtime,
+            "'docker://20.10.9' on a Linux node: docker-19.03 follows moby's Windows pull only",
         ),
         (
             win(Some("10.0.17763"), "", "rkt://1.30.0"),
