@@ -373,6 +373,12 @@ impl Policy {
                     .to_string(),
             ));
         }
+        if let Some(docker) = policy.linux_runtimes().into_iter().find(|p| p.is_docker()) {
+            return Err(err(format!(
+                "'linux: runtimes' lists {docker}, which follows Docker Engine's Windows pull \
+                 only (moby's Linux pull is not modelled): list a containerd profile or cri-o"
+            )));
+        }
         if policy.linux.is_none() && policy.windows.is_none() {
             return Err(err(
                 "the policy names no hosts: add a 'linux:' or 'windows:' section".to_string(),
@@ -688,6 +694,11 @@ mod tests {
                 "name: x\nlinux:\n  architectures: [amd64]\nruntimes: [cri-o]\n",
                 "",
                 "cri-o runs no Windows nodes",
+            ),
+            (
+                "name: x\nlinux:\n  architectures: [amd64]\n  runtimes: [docker-19.03]\n",
+                "",
+                "'linux: runtimes' lists docker-19.03, which follows Docker Engine's Windows pull only",
             ),
             (
                 "name: x\nlinux:\n  architectures: [amd64]\n  runtimes: [cri-o, cri-o]\n",

@@ -250,4 +250,19 @@ fn docker_pulls_an_older_build_that_process_isolation_cannot_start() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The profile follows moby's Windows pull only: a Linux host under it is a usage error.
+    let out = run(&[
+        "resolve",
+        "--runtime",
+        "docker-19.03",
+        "--platform",
+        "linux/amd64",
+        &reference,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--runtime docker-19.03: it follows Docker Engine's Windows pull only"),
+        "{stderr}"
+    );
 }
