@@ -1230,13 +1230,6 @@ mod tests {
     fn docker_rows() -> Vec<Truth> {
         let row = truth;
         let docker = RuntimeProfile::DOCKER_19_03;
-        let on = |os: &str, arch: &str, v: &str| Platform::new(os, arch).with_os_version(v);
-        let mut hyperv = win("10.0.17763.1");
-        hyperv.os_features = vec!["hyperv".into()];
-        let nested = Candidate {
-            nested: true,
-            ..entry(win("10.0.17763.1"))
-        };
         vec![
             row(
                 "moby 46cf8cec pull_v2_windows.go filterManifests/checkImageCompatibility: a \
@@ -1290,6 +1283,21 @@ mod tests {
                 vec![entry(win("10.0.17763x.1")), entry(win("6.3.9600.1"))],
                 Some(0),
             ),
+        ]
+    }
+
+    /// Docker Engine, continued: how moby reads the list's descriptors.
+    fn docker_list_rows() -> Vec<Truth> {
+        let row = truth;
+        let docker = RuntimeProfile::DOCKER_19_03;
+        let on = |os: &str, arch: &str, v: &str| Platform::new(os, arch).with_os_version(v);
+        let mut hyperv = win("10.0.17763.1");
+        hyperv.os_features = vec!["hyperv".into()];
+        let nested = Candidate {
+            nested: true,
+            ..entry(win("10.0.17763.1"))
+        };
+        vec![
             row(
                 "moby 46cf8cec pull_v2_windows.go filterManifests (system.IsOSSupported, \
                  strings.EqualFold): Windows capitalised is windows",
@@ -1357,6 +1365,7 @@ mod tests {
 
     fn truth_rows() -> Vec<Truth> {
         let mut rows = docker_rows();
+        rows.extend(docker_list_rows());
         rows.extend(early_16_rows());
         rows.extend(containerd_truth_rows());
         rows.extend(feature_truth_rows());

@@ -696,11 +696,6 @@ mod tests {
                 "cri-o runs no Windows nodes",
             ),
             (
-                "name: x\nlinux:\n  architectures: [amd64]\n  runtimes: [docker-19.03]\n",
-                "",
-                "'linux: runtimes' lists docker-19.03, which follows Docker Engine's Windows pull only",
-            ),
-            (
                 "name: x\nlinux:\n  architectures: [amd64]\n  runtimes: [cri-o, cri-o]\n",
                 "line 3",
                 "listed twice",
@@ -729,6 +724,24 @@ mod tests {
             assert!(err.starts_with("policy test.yaml: "), "{err}");
             assert!(err.contains(line) && err.contains(want), "{text:?} → {err}");
         }
+    }
+
+    /// Issue 21, item 3: `docker-19.03` follows moby's Windows pull only; Windows nodes may
+    /// list it.
+    #[test]
+    fn docker_is_a_windows_runtime_only() {
+        let text = "name: x\nlinux:\n  architectures: [amd64]\n  runtimes: [docker-19.03]\n";
+        let err = one_line(&Policy::parse(text, "test.yaml").unwrap_err());
+        assert!(
+            err.contains(
+                "'linux: runtimes' lists docker-19.03, which follows Docker Engine's Windows pull only"
+            ),
+            "{err}"
+        );
+        let text = "name: x\nwindows:\n  architectures: [amd64]\n  builds: [17763]\n\
+                    runtimes: [docker-19.03]\n";
+        let p = Policy::parse(text, "test.yaml").unwrap();
+        assert_eq!(p.runtimes, [RuntimeProfile::DOCKER_19_03]);
     }
 
     #[test]

@@ -479,18 +479,15 @@ fn the_values_read_are_trimmed() {
     assert_eq!(rows(&got), ["windows/amd64:10.0.20348 containerd-1.7 w"]);
 }
 
-/// Issue 21, item 4: a node whose runtime or Windows build cannot be read is skipped, named
-/// with its field in `skipped` and in a note; `--strict-nodes` refuses the list instead, with
-/// the same words.
-#[test]
-fn odd_nodes_are_skipped_unless_strict() {
-    let good = node("linux-1", "linux", "amd64", None, "5.14", "cri-o://1.31.6");
+/// The nodes `odd-1` that [`odd_nodes_are_skipped_unless_strict`] skips: the node, the field
+/// named, and the words of the reason.
+fn odd_nodes() -> Vec<(serde_json::Value, &'static str, &'static str)> {
     let win = |build: Option<&str>, kernel: &str, rt: &str| {
         node("odd-1", "windows", "amd64", build, kernel, rt)
     };
     let runtime = "status.nodeInfo.containerRuntimeVersion";
     let build_label = "metadata.labels[\"node.kubernetes.io/windows-build\"]";
-    let cases = [
+    vec![
         (
             win(Some("10.0.17763"), "", "containerd://Unknown"),
             runtime,
@@ -539,8 +536,16 @@ fn odd_nodes_are_skipped_unless_strict() {
             "status.nodeInfo.kernelVersion",
             "neither the node.kubernetes.io/windows-build label nor status.nodeInfo.kernelVersion",
         ),
-    ];
-    for (odd, field, why) in cases {
+    ]
+}
+
+/// Issue 21, item 4: a node whose runtime or Windows build cannot be read is skipped, named
+/// with its field in `skipped` and in a note; `--strict-nodes` refuses the list instead, with
+/// the same words.
+#[test]
+fn odd_nodes_are_skipped_unless_strict() {
+    let good = node("linux-1", "linux", "amd64", None, "5.14", "cri-o://1.31.6");
+    for (odd, field, why) in odd_nodes() {
         let text = list(vec![good.clone(), odd]);
         let got = parse_nodes(&text, "n.json", OddNodes::Skip).unwrap();
         assert_eq!(rows(&got), ["linux/amd64 cri-o linux-1"], "{why}");
@@ -566,7 +571,14 @@ fn odd_nodes_are_skipped_unless_strict() {
         );
     }
     // Every node skipped: nothing is left to judge, and the list is refused.
-    let only = list(vec![win(Some("10.0.17763"), "", "containerd://Unknown")]);
+    let only = list(vec![node(
+        "odd-1",
+        "windows",
+        "amd64",
+        Some("10.0.17763"),
+        "",
+        "containerd://Unknown",
+    )]);
     let err = one_line(&parse_nodes(&only, "n.json", OddNodes::Skip).unwrap_err());
     assert!(
         err.contains("no node can be judged: all 1 skipped (first: node odd-1: "),
