@@ -28,7 +28,7 @@ mod profile;
 mod windows;
 
 pub use choice::RuntimeChoice;
-pub use profile::{ContainerdVersion, Mapping, RuntimeProfile};
+pub use profile::{ContainerdVersion, DockerVersion, Mapping, RuntimeProfile};
 pub use windows::{BUILD_WS2022, BUILD_WS2025, WindowsVersion, build_name, named_build};
 
 /// A platform as written in an index descriptor or an image config.
@@ -310,11 +310,15 @@ fn accepts(
             .iter()
             .position(|(a, v)| *a == earch && *v == evar);
     }
-    (profile.windows_os_matches(&entry.os)
-        && harch == earch
-        && hvar == evar
-        && windows_matches(profile, host, entry, stage))
-    .then_some(0)
+    let arch = if profile.is_docker() && stage == Stage::Pull {
+        // moby `filterManifests`: `Platform.Architecture == runtime.GOARCH`, as written; the
+        // variant is not read.
+        entry.architecture == harch
+    } else {
+        harch == earch && hvar == evar
+    };
+    (profile.windows_os_matches(&entry.os) && arch && windows_matches(profile, host, entry, stage))
+        .then_some(0)
 }
 
 /// Does a node of platform `host` accept an entry of platform `entry` under `profile`?
@@ -355,12 +359,26 @@ fn windows_matches(
     if host_version.is_empty() || entry_version.is_empty() {
         return true;
     }
+    if stage == Stage::Pull && profile.windows_not_newer() {
+        return !newer_build(host_version, entry_version);
+    }
     let h = WindowsVersion::parse(host_version).unwrap_or(WindowsVersion::ZERO);
     if h == WindowsVersion::ZERO {
         // containerd treats a host whose version does not parse as "no version".
         return true;
     }
     profile.compatible(h, profile.windows_version(entry_version))
+}
+
+/// moby `pull_v2_windows.go` `checkImageCompatibility`: is the entry's build (its third
+/// dot-separated field, read by Go's `strconv.Atoi`) above the host's? An entry with fewer
+/// than three fields, or whose build does not parse, is not; major and minor are not compared.
+fn newer_build(host_version: &str, entry_version: &str) -> bool {
+    let host = WindowsVersion::parse(host_version).unwrap_or(WindowsVersion::ZERO);
+    match entry_version.split('.').nth(2).map(windows::go_atoi) {
+        Some((build, true)) => build > i64::from(host.build),
+        _ => false,
+    }
 }
 
 /// The annotation containers/image writes on the zstd instance of a gzip/zstd pair
@@ -479,18 +497,24 @@ fn ranked(
                 Some(n) => (i, Rank::Match, n),
                 None => (i, Rank::NoMatch, 0),
             },
-            // containers/image's Docker list never matches an entry without a platform.
+            // containers/image's Docker list never matches an entry without a platform; nor
+            // does moby, whose descriptor platform is then the zero value.
             None if crio && format == ListFormat::Docker => (i, Rank::NoMatch, 0),
+            None if profile.is_docker() => (i, Rank::NoMatch, 0),
             None => (i, Rank::NoPlatform, 0),
         })
         .collect();
     let windows = host.is_windows() && !crio;
+    let host_version = host.windows_version().map(|v| v.to_string());
+    let host_version = host_version.as_deref().unwrap_or("");
     ranked.sort_by(|(ia, ra, na), (ib, rb, nb)| {
         let (a, b) = (&candidates[*ia], &candidates[*ib]);
         ra.cmp(rb).then_with(|| match (&a.platform, &b.platform) {
-            (Some(pa), Some(pb)) if *ra == Rank::Match && windows => {
-                profile.prefer(pa.os_version.as_deref(), pb.os_version.as_deref())
-            }
+            (Some(pa), Some(pb)) if *ra == Rank::Match && windows => profile.prefer(
+                host_version,
+                pa.os_version.as_deref(),
+                pb.os_version.as_deref(),
+            ),
             _ if *ra != Rank::Match && !crio => Ordering::Equal,
             _ => na.cmp(nb).then_with(|| {
                 // containers/image `isPreferredOver`: zstd wins in an OCI index.
@@ -517,6 +541,12 @@ fn consider(
     first: bool,
 ) -> (bool, bool, &'static str) {
     match rank {
+        Rank::Match if first && candidate.nested && profile.is_docker() => (
+            true,
+            false,
+            "first matching entry is itself a list; moby's pullManifestList does not walk it \
+             (unsupported manifest format)",
+        ),
         Rank::Match if first => (true, true, "selected: first matching entry"),
         Rank::Match => (true, false, "matches, but a preferred entry comes first"),
         Rank::NoMatch => (false, false, "platform does not match the host"),
@@ -1259,8 +1289,150 @@ mod tests {
         ]
     }
 
+    /// Docker Engine 19.03 – 24.0 (issue 21, item 3), read in moby/moby at commit 46cf8cec
+    /// (`distribution/pull_v2_windows.go`, 2023, the 24.0 line) and 3f948df4
+    /// (`distribution/pull_v2.go`); the same selection since moby#37350 (2018-06), see
+    /// `docs/matching.md`, "Docker Engine".
+    fn docker_rows() -> Vec<Truth> {
+        let row = truth;
+        let docker = RuntimeProfile::DOCKER_19_03;
+        vec![
+            row(
+                "moby 46cf8cec pull_v2_windows.go filterManifests/checkImageCompatibility: a \
+                 build above the host's is left out",
+                docker,
+                host(17763),
+                vec![entry(win("10.0.20348.1"))],
+                None,
+            ),
+            row(
+                "moby 46cf8cec pull_v2_windows.go checkImageCompatibility: a build below the \
+                 host's is kept; without an exact build, index order (WS2019 image on 22621)",
+                docker,
+                host(22621),
+                vec![entry(win("10.0.17763.5")), entry(win("10.0.20348.1"))],
+                Some(0),
+            ),
+            row(
+                "moby 46cf8cec pull_v2_windows.go manifestsByVersion.Less/versionMatch under \
+                 sort.Stable: the host's exact build first",
+                docker,
+                host(20348),
+                vec![entry(win("10.0.17763.5")), entry(win("10.0.20348.1"))],
+                Some(1),
+            ),
+            row(
+                "moby 46cf8cec pull_v2_windows.go versionMatch: HasPrefix(actual, expected+\".\"), \
+                 so 10.0.20348 without revision is not the host's build",
+                docker,
+                host(20348),
+                vec![entry(win("10.0.17763.5")), entry(win("10.0.20348"))],
+                Some(0),
+            ),
+            row(
+                "moby 46cf8cec pull_v2_windows.go checkImageCompatibility: fewer than three \
+                 fields (no os.version) is kept, and is not an exact build",
+                docker,
+                host(17763),
+                vec![
+                    entry(linux("amd64", None)),
+                    entry(Platform::new("windows", "amd64")),
+                    entry(win("10.0.17763.1")),
+                ],
+                Some(2),
+            ),
+            row(
+                "moby 46cf8cec pull_v2_windows.go checkImageCompatibility: a build strconv.Atoi \
+                 refuses is kept, major and minor are not compared",
+                docker,
+                host(17763),
+                vec![entry(win("10.0.17763x.1")), entry(win("6.3.9600.1"))],
+                Some(0),
+            ),
+        ]
+    }
+
+    /// Docker Engine, continued: how moby reads the list's descriptors.
+    fn docker_list_rows() -> Vec<Truth> {
+        let row = truth;
+        let docker = RuntimeProfile::DOCKER_19_03;
+        let on = |os: &str, arch: &str, v: &str| Platform::new(os, arch).with_os_version(v);
+        let mut hyperv = win("10.0.17763.1");
+        hyperv.os_features = vec!["hyperv".into()];
+        let nested = Candidate {
+            nested: true,
+            ..entry(win("10.0.17763.1"))
+        };
+        vec![
+            row(
+                "moby 46cf8cec pull_v2_windows.go filterManifests (system.IsOSSupported, \
+                 strings.EqualFold): Windows capitalised is windows",
+                docker,
+                host(17763),
+                vec![entry(on("Windows", "amd64", "10.0.17763.1"))],
+                Some(0),
+            ),
+            row(
+                "moby 46cf8cec pull_v2_windows.go filterManifests: Architecture == runtime.GOARCH \
+                 as written (x86_64 is not amd64), the variant and os.features not read",
+                docker,
+                host(17763),
+                vec![
+                    entry(on("windows", "x86_64", "10.0.17763.1")),
+                    entry(Platform {
+                        variant: Some("v3".into()),
+                        ..hyperv
+                    }),
+                ],
+                Some(1),
+            ),
+            row(
+                "moby 3f948df4 pull_v2.go pullManifestList: an entry without platform has the \
+                 zero platform and never matches",
+                docker,
+                host(17763),
+                vec![platformless(Some(win("10.0.17763.1")))],
+                None,
+            ),
+            row(
+                "moby 3f948df4 pull_v2.go pullManifestList: a matching child that is a list is \
+                 'unsupported manifest format'",
+                docker,
+                host(17763),
+                vec![nested],
+                None,
+            ),
+        ]
+    }
+
+    /// What the Docker daemon pulls and what then starts: moby `daemon/daemon_windows.go`
+    /// `setDefaultIsolation` defaults to process isolation on Windows Server (Hyper-V only on
+    /// client SKUs or with `--exec-opt isolation=hyperv`), so an older build it pulls fails at
+    /// start (`wrong-build-selected`), while a build Microsoft's matrix allows runs.
+    #[test]
+    fn docker_pulls_older_builds_that_process_isolation_cannot_start() {
+        let docker = RuntimeProfile::DOCKER_19_03;
+        let cases = [
+            (17763, "10.0.17763.5830", true, true),
+            (20348, "10.0.17763.5830", true, false),
+            (22621, "10.0.20348.1", true, true),
+            (22621, "10.0.17763.1", true, false),
+            (17763, "10.0.20348.1", false, false),
+        ];
+        for (h, image, pulled, starts) in cases {
+            assert_eq!(
+                matches(docker, &host(h), &win(image)),
+                pulled,
+                "{h} {image}"
+            );
+            assert_eq!(runs(docker, &host(h), &win(image)), starts, "{h} {image}");
+        }
+    }
+
     fn truth_rows() -> Vec<Truth> {
-        let mut rows = early_16_rows();
+        let mut rows = docker_rows();
+        rows.extend(docker_list_rows());
+        rows.extend(early_16_rows());
         rows.extend(containerd_truth_rows());
         rows.extend(feature_truth_rows());
         rows.extend(crio_truth_rows());
@@ -1271,7 +1443,7 @@ mod tests {
     #[test]
     fn node_truth_rules_per_runtime() {
         let rows = truth_rows();
-        assert_eq!(rows.len(), 27);
+        assert_eq!(rows.len(), 37);
         let wrong: Vec<String> = rows
             .iter()
             .filter_map(|t| {

@@ -373,6 +373,12 @@ impl Policy {
                     .to_string(),
             ));
         }
+        if let Some(docker) = policy.linux_runtimes().into_iter().find(|p| p.is_docker()) {
+            return Err(err(format!(
+                "'linux: runtimes' lists {docker}, which follows Docker Engine's Windows pull \
+                 only (moby's Linux pull is not modelled): list a containerd profile or cri-o"
+            )));
+        }
         if policy.linux.is_none() && policy.windows.is_none() {
             return Err(err(
                 "the policy names no hosts: add a 'linux:' or 'windows:' section".to_string(),
@@ -718,6 +724,24 @@ mod tests {
             assert!(err.starts_with("policy test.yaml: "), "{err}");
             assert!(err.contains(line) && err.contains(want), "{text:?} → {err}");
         }
+    }
+
+    /// Issue 21, item 3: `docker-19.03` follows moby's Windows pull only; Windows nodes may
+    /// list it.
+    #[test]
+    fn docker_is_a_windows_runtime_only() {
+        let text = "name: x\nlinux:\n  architectures: [amd64]\n  runtimes: [docker-19.03]\n";
+        let err = one_line(&Policy::parse(text, "test.yaml").unwrap_err());
+        assert!(
+            err.contains(
+                "'linux: runtimes' lists docker-19.03, which follows Docker Engine's Windows pull only"
+            ),
+            "{err}"
+        );
+        let text = "name: x\nwindows:\n  architectures: [amd64]\n  builds: [17763]\n\
+                    runtimes: [docker-19.03]\n";
+        let p = Policy::parse(text, "test.yaml").unwrap();
+        assert_eq!(p.runtimes, [RuntimeProfile::DOCKER_19_03]);
     }
 
     #[test]

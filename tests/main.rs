@@ -18,6 +18,7 @@ mod build;
 mod cluster;
 mod content;
 mod deep;
+mod dockershim;
 mod faults;
 mod generate;
 mod harness;

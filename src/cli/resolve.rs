@@ -59,6 +59,18 @@ pub async fn run(global: &GlobalArgs, args: &ResolveArgs) -> Result<ExitKind, Cl
             format!("Windows nodes do not run it; give a containerd profile for {host}"),
         )));
     }
+    if let Ok(host) = &target
+        && !host.is_windows()
+        && args.runtime.is_docker()
+    {
+        return Err(CliError::BadInput(InputError::new(
+            format!("--runtime {}", args.runtime),
+            format!(
+                "it follows Docker Engine's Windows pull only (moby's Linux pull is not \
+                 modelled); give a containerd profile or cri-o for {host}"
+            ),
+        )));
+    }
     let session = global.session(&refs, 16)?;
     let graph = session.graph(&refs[0], WalkOptions::default()).await?;
     match target {

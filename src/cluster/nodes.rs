@@ -477,6 +477,13 @@ fn node_runtime(name: &str, platform: &Platform, rv: &str) -> Result<RuntimeChoi
             "{field} '{rv}' on a Windows node (cri-o runs Linux nodes only)"
         )));
     }
+    if !platform.is_windows() && choice.profile.is_docker() {
+        return Err(odd(format!(
+            "{field} '{rv}' on a Linux node: {} follows moby's Windows pull only \
+             (distribution/pull_v2_unix.go is not modelled)",
+            choice.profile
+        )));
+    }
     Ok(choice)
 }
 
@@ -490,36 +497,44 @@ fn windows_build(s: &str) -> Option<u16> {
     (v.major == 10 && v.minor == 0 && v.build >= 14393).then_some(v.build)
 }
 
-/// The runtime profile of a `containerRuntimeVersion` (`containerd://1.7.27`, `cri-o://1.31.6`)
-/// and why ([`RuntimeChoice::note`] when no profile covers the version); `Err` says why it is
-/// unusable. Which containerd releases a profile covers, and the nearest for the others, is
-/// the profile table's ([`RuntimeProfile::of_containerd`]).
+/// The runtime profile of a `containerRuntimeVersion` (`containerd://1.7.27`, `cri-o://1.31.6`,
+/// `docker://19.3.14`) and why ([`RuntimeChoice::note`] when no profile covers a containerd
+/// version); `Err` says why it is unusable. Which releases a profile covers, and the nearest for
+/// other containerd releases, is the profile table's ([`RuntimeProfile::of_containerd`],
+/// [`RuntimeProfile::of_docker`]); a Docker Engine release no row covers has no nearest: its
+/// code was not read.
 pub fn runtime_profile(version: &str) -> Result<RuntimeChoice, String> {
     let Some((scheme, rest)) = version.split_once("://") else {
         return Err("is not RUNTIME://VERSION".to_string());
     };
     match scheme {
-        "cri-o" => {
-            return Ok(RuntimeChoice::as_reported(
-                RuntimeProfile::CRI_O,
-                scheme,
-                rest,
-            ));
-        }
-        "containerd" => {}
+        "cri-o" => Ok(RuntimeChoice::as_reported(
+            RuntimeProfile::CRI_O,
+            scheme,
+            rest,
+        )),
+        "containerd" => Ok(RuntimeChoice::containerd(release_version(rest)?.1)),
         "docker" => {
-            return Err(
-                "is Docker Engine (dockershim): its Windows pull selection (moby \
-                        distribution/pull_v2_windows.go) is not modelled"
-                    .to_string(),
-            );
+            let (core, release) = release_version(rest)?;
+            RuntimeProfile::of_docker(release)
+                .map(|p| RuntimeChoice::as_reported(p, scheme, core))
+                .ok_or_else(|| {
+                    format!(
+                        "is Docker Engine {core}, a release whose Windows pull code (moby \
+                         distribution/pull_v2_windows.go) was not read: imgcheck follows moby {}",
+                        RuntimeProfile::docker_releases().join(", ")
+                    )
+                })
         }
-        other => {
-            return Err(format!(
-                "names runtime '{other}' (imgcheck models containerd and cri-o)"
-            ));
-        }
+        other => Err(format!(
+            "names runtime '{other}' (imgcheck models containerd, docker and cri-o)"
+        )),
     }
+}
+
+/// The `MAJOR.MINOR.PATCH` of a runtime version (a leading `v` and any `-…`, `+…`, `~…`
+/// suffix ignored), as text and as numbers.
+fn release_version(rest: &str) -> Result<(&str, (u32, u32, u32)), String> {
     let core = rest.trim_start_matches('v');
     let core = core.split(['-', '+', '~']).next().unwrap_or("");
     let nums: Vec<u32> = core
@@ -530,7 +545,7 @@ pub fn runtime_profile(version: &str) -> Result<RuntimeChoice, String> {
     let [major, minor, patch] = nums[..] else {
         return Err("has no version MAJOR.MINOR.PATCH".to_string());
     };
-    Ok(RuntimeChoice::containerd((major, minor, patch)))
+    Ok((core, (major, minor, patch)))
 }
 
 crate::error::input_errors!(NodesError);

@@ -40,6 +40,9 @@ impl RuntimeProfile {
     pub const CONTAINERD_2_3: RuntimeProfile = named("containerd-2.3");
     /// containerd main, unreleased (containerd/platforms rc.5).
     pub const CONTAINERD_NEXT: RuntimeProfile = named("containerd-next");
+    /// Docker Engine 19.03 – 24.0 (moby's graphdriver pull, `distribution/pull_v2_windows.go`):
+    /// Windows nodes only (dockershim-era Kubernetes nodes).
+    pub const DOCKER_19_03: RuntimeProfile = named("docker-19.03");
     /// CRI-O, which pulls through containers/image (`ChooseInstanceByCompression`); Linux
     /// nodes only (OpenShift's Linux runtime).
     pub const CRI_O: RuntimeProfile = named("cri-o");
@@ -76,6 +79,10 @@ const fn str_eq(a: &str, b: &str) -> bool {
 /// A containerd version, `(major, minor, patch)`.
 pub type ContainerdVersion = (u32, u32, u32);
 
+/// A Docker Engine version, `(major, minor, patch)`: `19.03.14` (reported `docker://19.3.14`)
+/// is `(19, 3, 14)`.
+pub type DockerVersion = (u32, u32, u32);
+
 /// Any patch release: `(2, 2, X)` is the last 2.2 release, whichever it is.
 const X: u32 = u32::MAX;
 
@@ -93,6 +100,18 @@ enum Runtime {
     /// containerd's main branch, unreleased: a node reporting a containerd newer than every
     /// covered release is judged under it.
     ContainerdMain,
+    /// Docker Engine's own pull (moby `distribution/pull_v2.go` `pullManifestList` with
+    /// `pull_v2_windows.go` `filterManifests`), Windows nodes only: the releases from `first` to
+    /// `last` (inclusive) run its rules. Besides the row's columns, moby reads a list as its
+    /// own code does: the architecture compared as written with the daemon's `GOARCH`, the
+    /// variant not read, an entry without platform never taken (its platform is the zero
+    /// value), a child list not walked (`unsupported manifest format`).
+    Docker {
+        /// The oldest release covered.
+        first: DockerVersion,
+        /// The newest release covered.
+        last: DockerVersion,
+    },
     /// CRI-O (containers/image), Linux nodes only.
     CriO,
 }
@@ -116,6 +135,10 @@ enum Winner {
     IndexOrder,
     /// `os.version` compared as a string, descending (entries without one last).
     OsVersionDescending,
+    /// Entries whose `os.version` starts with the host's `major.minor.build` and a dot first,
+    /// then index order (moby `pull_v2_windows.go` `manifestsByVersion.Less` with
+    /// `versionMatch`, under `sort.Stable`): `10.0.17763` alone is not the host's build.
+    ExactBuildFirst,
 }
 
 /// How the fields of an entry's `os.version` are read as numbers.
@@ -139,6 +162,11 @@ enum WindowsVersions {
     /// Entries the host can run (`checkWindowsHostAndContainerCompat`, the LTSC floor), and
     /// entries without `os.version` (containerd#7431, 1.6.18 and later).
     Compatible,
+    /// Every entry whose build is not above the host's (moby `pull_v2_windows.go`
+    /// `checkImageCompatibility`: the third dot-separated field read by Go's `strconv.Atoi`;
+    /// an entry without one, or whose build does not parse, is kept; major and minor are not
+    /// compared). An older build is pulled; whether it then starts is the host's check.
+    NotNewer,
 }
 
 /// How an entry's OS is compared with a Windows host's.
@@ -316,6 +344,25 @@ const PROFILES: &[ProfileInfo] = &[
         full_config_check: true,
     },
     ProfileInfo {
+        name: "docker-19.03",
+        why: "Docker Engine pulls the first Windows entry whose build is not above the host's, the host's own build first (moby pull_v2_windows.go filterManifests)",
+        runtime: Runtime::Docker {
+            first: (19, 3, 0),
+            last: (24, 0, X),
+        },
+        // Used at start only (the pull keeps every build not above the host's): the host's
+        // own check, Microsoft's matrix, which the daemon leaves to HCS.
+        ltsc: &[BUILD_WS2022],
+        floor: Floor::NewestBelow,
+        winner: Winner::ExactBuildFirst,
+        checks_features: false,
+        windows_versions: WindowsVersions::NotNewer,
+        version_numbers: VersionNumbers::Atoi,
+        os_compare: OsCompare::Normalized,
+        // Never used: an entry without platform is never a candidate (`Runtime::Docker`).
+        full_config_check: false,
+    },
+    ProfileInfo {
         name: "cri-o",
         why: "CRI-O pulls through containers/image (ChooseInstanceByCompression), Linux nodes only",
         runtime: Runtime::CriO,
@@ -334,12 +381,20 @@ const PROFILES: &[ProfileInfo] = &[
 // A profile is its row's index: the table must fit the index's type.
 const _: () = assert!(PROFILES.len() <= u8::MAX as usize);
 
+/// Whether a row is a containerd generation (released or not).
+const fn is_containerd(runtime: &Runtime) -> bool {
+    matches!(
+        runtime,
+        Runtime::Containerd { .. } | Runtime::ContainerdMain
+    )
+}
+
 /// How many rows are containerd generations (released or not).
 const CONTAINERD_ROWS: usize = {
     let mut n = 0;
     let mut i = 0;
     while i < PROFILES.len() {
-        if !matches!(PROFILES[i].runtime, Runtime::CriO) {
+        if is_containerd(&PROFILES[i].runtime) {
             n += 1;
         }
         i += 1;
@@ -384,12 +439,13 @@ impl RuntimeProfile {
         all
     };
 
-    /// The containerd generations, oldest first: the profiles that run Windows nodes.
+    /// The containerd generations, oldest first: with the Docker Engine rows, the profiles
+    /// that run Windows nodes.
     pub const CONTAINERD: [RuntimeProfile; CONTAINERD_ROWS] = {
         let mut all = [RuntimeProfile(0); CONTAINERD_ROWS];
         let (mut i, mut n) = (0, 0);
         while i < PROFILES.len() {
-            if !matches!(PROFILES[i].runtime, Runtime::CriO) {
+            if is_containerd(&PROFILES[i].runtime) {
                 all[n] = RuntimeProfile(i as u8);
                 n += 1;
             }
@@ -424,9 +480,41 @@ impl RuntimeProfile {
         self.info().name
     }
 
-    /// Whether the runtime runs Windows nodes (every containerd generation; not CRI-O).
+    /// Whether the runtime runs Windows nodes (every containerd generation and Docker Engine
+    /// row; not CRI-O).
     pub fn runs_windows(self) -> bool {
         self.info().runtime != Runtime::CriO
+    }
+
+    /// Whether the profile is Docker Engine's (moby's) pull, which models Windows nodes only.
+    pub fn is_docker(self) -> bool {
+        matches!(self.info().runtime, Runtime::Docker { .. })
+    }
+
+    /// The profile of a node reporting Docker Engine `version`: the row whose moby releases
+    /// cover it, or `None` when no row does (a release whose code was not read).
+    pub fn of_docker(version: DockerVersion) -> Option<RuntimeProfile> {
+        RuntimeProfile::ALL
+            .into_iter()
+            .find(|p| match p.info().runtime {
+                Runtime::Docker { first, last } => (first..=last).contains(&version),
+                _ => false,
+            })
+    }
+
+    /// The moby releases the Docker Engine rows cover, oldest first, as `first – last` texts
+    /// (`19.03 – 24.0`) for messages.
+    pub fn docker_releases() -> Vec<String> {
+        let text = |(major, minor, _): DockerVersion| format!("{major}.{minor:02}");
+        PROFILES
+            .iter()
+            .filter_map(|row| match row.runtime {
+                Runtime::Docker { first, last } => {
+                    Some(format!("{} – {}", text(first), text(last)))
+                }
+                _ => None,
+            })
+            .collect()
     }
 
     /// The profile of a node reporting containerd `version`, and how it was mapped: the row
@@ -473,11 +561,11 @@ impl RuntimeProfile {
     }
 
     /// The containerd releases the profile covers, `(first, last)` (`u32::MAX` as the patch:
-    /// any); `None` for containerd main and CRI-O.
+    /// any); `None` for containerd main, Docker Engine and CRI-O.
     pub fn releases(self) -> Option<(ContainerdVersion, ContainerdVersion)> {
         match self.info().runtime {
             Runtime::Containerd { first, last } => Some((first, last)),
-            Runtime::ContainerdMain | Runtime::CriO => None,
+            Runtime::ContainerdMain | Runtime::Docker { .. } | Runtime::CriO => None,
         }
     }
 
@@ -490,6 +578,12 @@ impl RuntimeProfile {
     /// `major.minor.build` (containerd 1.6.0 – 1.6.17), rather than by compatibility.
     pub(super) fn windows_prefix_only(self) -> bool {
         self.info().windows_versions == WindowsVersions::Prefix
+    }
+
+    /// Whether a Windows entry matches when its build is not above the host's (moby), rather
+    /// than by compatibility or prefix.
+    pub(super) fn windows_not_newer(self) -> bool {
+        self.info().windows_versions == WindowsVersions::NotNewer
     }
 
     /// Whether a platform-less entry's config is checked with the full matcher rather than
@@ -553,10 +647,17 @@ impl RuntimeProfile {
         self.info().checks_features
     }
 
-    /// Orders two matching Windows entries by their `os.version`: `Less` means `a` is
-    /// preferred.
-    pub(super) fn prefer(self, a: Option<&str>, b: Option<&str>) -> Ordering {
+    /// Orders two matching Windows entries by their `os.version` for a host of version
+    /// `host` (`major.minor.build`): `Less` means `a` is preferred.
+    pub(super) fn prefer(self, host: &str, a: Option<&str>, b: Option<&str>) -> Ordering {
         match self.info().winner {
+            Winner::ExactBuildFirst => {
+                let exact = |v: Option<&str>| {
+                    v.and_then(|v| v.strip_prefix(host))
+                        .is_some_and(|rest| rest.starts_with('.'))
+                };
+                exact(b).cmp(&exact(a))
+            }
             Winner::HighestRevision => {
                 let rev = |v: Option<&str>| v.map_or(0, go_revision);
                 rev(b).cmp(&rev(a))
@@ -627,7 +728,7 @@ mod tests {
         // The Windows runtimes are the containerd rows, in order; CRI-O comes last.
         let containerd: Vec<_> = RuntimeProfile::ALL
             .into_iter()
-            .filter(|p| p.runs_windows())
+            .filter(|p| p.runs_windows() && !p.is_docker())
             .collect();
         assert_eq!(containerd, RuntimeProfile::CONTAINERD);
         assert_eq!(RuntimeProfile::ALL.last(), Some(&RuntimeProfile::CRI_O));
@@ -664,7 +765,16 @@ mod tests {
             listed, names,
             "docs/report.schema.json: runtimeProfile enum"
         );
-        let released = |p: &RuntimeProfile| matches!(p.info().runtime, Runtime::Containerd { .. });
+        let released = |p: &RuntimeProfile| {
+            matches!(
+                p.info().runtime,
+                Runtime::Containerd { .. } | Runtime::Docker { .. }
+            )
+        };
+        let windows: Vec<RuntimeProfile> = RuntimeProfile::ALL
+            .into_iter()
+            .filter(|p| p.runs_windows())
+            .collect();
         let docs: [(&str, &str, &str, &[RuntimeProfile]); 4] = [
             (
                 "README.md",
@@ -676,7 +786,7 @@ mod tests {
                 "docs/matching.md",
                 include_str!("../../docs/matching.md"),
                 "| `{}` |",
-                &RuntimeProfile::CONTAINERD,
+                &windows,
             ),
             (
                 "docs/json-schema.md",

@@ -86,6 +86,11 @@ fn runtime_versions_map_to_profiles() {
         ("containerd://2.3.0", "containerd-2.3", false),
         ("containerd://3.0.0", "containerd-next", true),
         ("cri-o://1.31.6-3.rhaos4.18.gitb5a7b3a.el9", "cri-o", false),
+        // Issue 21, item 3: Docker Engine (dockershim-era Windows nodes), moby 19.03 – 24.0.
+        ("docker://19.3.14", "docker-19.03", false),
+        ("docker://19.03.0", "docker-19.03", false),
+        ("docker://20.10.9", "docker-19.03", false),
+        ("docker://24.0.7", "docker-19.03", false),
     ];
     for (v, want, noted) in cases {
         let got = runtime_profile(v).unwrap();
@@ -97,7 +102,15 @@ fn runtime_versions_map_to_profiles() {
         }
     }
     for (v, why) in [
-        ("docker://20.10.7", "is Docker Engine (dockershim)"),
+        (
+            "docker://18.9.1",
+            "is Docker Engine 18.9.1, a release whose Windows pull code",
+        ),
+        (
+            "docker://25.0.0",
+            "was not read: imgcheck follows moby 19.03 – 24.0",
+        ),
+        ("docker://Unknown", "MAJOR.MINOR.PATCH"),
         ("containerd://1.7", "MAJOR.MINOR.PATCH"),
         ("containerd://abc", "MAJOR.MINOR.PATCH"),
         ("containerd://", "MAJOR.MINOR.PATCH"),
@@ -467,27 +480,37 @@ fn the_values_read_are_trimmed() {
     assert_eq!(rows(&got), ["windows/amd64:10.0.20348 containerd-1.7 w"]);
 }
 
-/// Issue 21, item 4: a node whose runtime or Windows build cannot be read is skipped, named
-/// with its field in `skipped` and in a note; `--strict-nodes` refuses the list instead, with
-/// the same words.
-#[test]
-fn odd_nodes_are_skipped_unless_strict() {
-    let good = node("linux-1", "linux", "amd64", None, "5.14", "cri-o://1.31.6");
+/// The nodes `odd-1` that [`odd_nodes_are_skipped_unless_strict`] skips: the node, the field
+/// named, and the words of the reason.
+fn odd_nodes() -> Vec<(serde_json::Value, &'static str, &'static str)> {
     let win = |build: Option<&str>, kernel: &str, rt: &str| {
         node("odd-1", "windows", "amd64", build, kernel, rt)
     };
     let runtime = "status.nodeInfo.containerRuntimeVersion";
     let build_label = "metadata.labels[\"node.kubernetes.io/windows-build\"]";
-    let cases = [
+    vec![
         (
             win(Some("10.0.17763"), "", "containerd://Unknown"),
             runtime,
             "'containerd://Unknown' has no version MAJOR.MINOR.PATCH",
         ),
+        // Issue 21, item 3: Docker Engine releases whose code was not read, and Docker on a
+        // Linux node (moby's pull_v2_unix.go is not followed).
         (
-            win(Some("10.0.17763"), "", "docker://19.3.14"),
+            win(Some("10.0.17763"), "", "docker://18.9.11"),
             runtime,
-            "'docker://19.3.14' is Docker Engine (dockershim): its Windows pull selection",
+            "'docker://18.9.11' is Docker Engine 18.9.11, a release whose Windows pull code \
+             (moby distribution/pull_v2_windows.go) was not read: imgcheck follows moby 19.03 – 24.0",
+        ),
+        (
+            win(Some("10.0.17763"), "", "docker://25.0.3"),
+            runtime,
+            "'docker://25.0.3' is Docker Engine 25.0.3, a release whose Windows pull code",
+        ),
+        (
+            node("odd-1", "linux", "amd64", None, "5.4", "docker://20.10.9"),
+            runtime,
+            "'docker://20.10.9' on a Linux node: docker-19.03 follows moby's Windows pull only",
         ),
         (
             win(Some("10.0.17763"), "", "rkt://1.30.0"),
@@ -514,8 +537,16 @@ fn odd_nodes_are_skipped_unless_strict() {
             "status.nodeInfo.kernelVersion",
             "neither the node.kubernetes.io/windows-build label nor status.nodeInfo.kernelVersion",
         ),
-    ];
-    for (odd, field, why) in cases {
+    ]
+}
+
+/// Issue 21, item 4: a node whose runtime or Windows build cannot be read is skipped, named
+/// with its field in `skipped` and in a note; `--strict-nodes` refuses the list instead, with
+/// the same words.
+#[test]
+fn odd_nodes_are_skipped_unless_strict() {
+    let good = node("linux-1", "linux", "amd64", None, "5.14", "cri-o://1.31.6");
+    for (odd, field, why) in odd_nodes() {
         let text = list(vec![good.clone(), odd]);
         let got = parse_nodes(&text, "n.json", OddNodes::Skip).unwrap();
         assert_eq!(rows(&got), ["linux/amd64 cri-o linux-1"], "{why}");
@@ -541,7 +572,14 @@ fn odd_nodes_are_skipped_unless_strict() {
         );
     }
     // Every node skipped: nothing is left to judge, and the list is refused.
-    let only = list(vec![win(Some("10.0.17763"), "", "containerd://Unknown")]);
+    let only = list(vec![node(
+        "odd-1",
+        "windows",
+        "amd64",
+        Some("10.0.17763"),
+        "",
+        "containerd://Unknown",
+    )]);
     let err = one_line(&parse_nodes(&only, "n.json", OddNodes::Skip).unwrap_err());
     assert!(
         err.contains("no node can be judged: all 1 skipped (first: node odd-1: "),

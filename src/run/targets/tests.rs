@@ -434,7 +434,7 @@ fn the_sandbox_image_is_judged_for_the_windows_hosts() {
 }
 
 /// issue 21, item 4: a pod that can land only on nodes skipped (here a dockershim-era Windows
-/// node) is judged on no host (`no-host-in-scope`), and the finding names those nodes and why
+/// node on Docker EE 18.09, a release whose pull code was not read) is judged on no host (`no-host-in-scope`), and the finding names those nodes and why
 /// they were skipped.
 #[test]
 fn pods_landing_only_on_skipped_nodes_name_them() {
@@ -445,7 +445,7 @@ fn pods_landing_only_on_skipped_nodes_name_them() {
           containerRuntimeVersion: 'containerd://1.7.27'}}\n\
         - kind: Node\n  metadata: {name: win-dockershim, labels: {kubernetes.io/os: windows}}\n  \
           status: {nodeInfo: {architecture: amd64, operatingSystem: windows, \
-          kernelVersion: '10.0.17763.1757', containerRuntimeVersion: 'docker://19.3.14'}}\n";
+          kernelVersion: '10.0.17763.1757', containerRuntimeVersion: 'docker://18.9.11'}}\n";
     let read = parse_nodes(nodes, "nodes.yaml", OddNodes::Skip).unwrap();
     assert_eq!(read.skipped.len(), 1);
     let policy = Policy::default_policy().with_hosts(read.hosts);
@@ -457,7 +457,7 @@ fn pods_landing_only_on_skipped_nodes_name_them() {
     assert!(
         f.message.contains(
             "it lands only on nodes skipped: node win-dockershim: \
-             status.nodeInfo.containerRuntimeVersion 'docker://19.3.14' is Docker Engine"
+             status.nodeInfo.containerRuntimeVersion 'docker://18.9.11' is Docker Engine 18.9.11"
         ),
         "{}",
         f.message
