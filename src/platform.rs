@@ -591,7 +591,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The normalised triple (containerd/platforms `database.go`, `NormalizeArch`; see
+    /// The normalised triple (containerd/platforms `database.go`, `normalizeArch`; see
     /// docs/matching.md), borrowed from a lower-case platform, copied only when it must be
     /// lower-cased.
     #[test]
