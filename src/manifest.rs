@@ -485,8 +485,8 @@ pub fn check_unique_keys(bytes: &[u8]) -> Result<(), serde_json::Error> {
             Ok(Unique)
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Unique, A::Error> {
-            let mut seen = std::collections::HashSet::new();
-            while let Some(key) = map.next_key::<String>()? {
+            let mut seen = Seen::default();
+            while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
                 if seen.contains(&key) {
                     return Err(A::Error::custom(format!(
                         "duplicate key '{}'",
@@ -501,6 +501,69 @@ pub fn check_unique_keys(bytes: &[u8]) -> Result<(), serde_json::Error> {
     }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     de.deserialize_any(UniqueVisitor).and_then(|_| de.end())
+}
+
+/// An object key as the JSON text holds it: borrowed from the body unless it has escapes
+/// (a manifest's keys are then read without an allocation each).
+struct Key<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Key<'de>, D::Error> {
+        struct KeyVisitor;
+        impl<'de> serde::de::Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Borrowed(s)))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Key<'de>, E> {
+                Ok(Key(std::borrow::Cow::Owned(s.to_string())))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+/// The keys of one object seen so far: a short list while the object is small (a manifest's
+/// objects have a handful of keys), a hash set past [`Seen::FEW`] keys, so a hostile object
+/// of many keys still costs linear time.
+enum Seen<'de> {
+    Few(Vec<std::borrow::Cow<'de, str>>),
+    Many(std::collections::HashSet<std::borrow::Cow<'de, str>>),
+}
+
+impl Default for Seen<'_> {
+    fn default() -> Self {
+        Seen::Few(Vec::new())
+    }
+}
+
+impl<'de> Seen<'de> {
+    /// Keys kept in a list before they move to a hash set.
+    const FEW: usize = 16;
+
+    fn contains(&self, key: &str) -> bool {
+        match self {
+            Seen::Few(keys) => keys.iter().any(|k| k == key),
+            Seen::Many(keys) => keys.contains(key),
+        }
+    }
+
+    fn insert(&mut self, key: std::borrow::Cow<'de, str>) {
+        match self {
+            Seen::Few(keys) if keys.len() < Self::FEW => keys.push(key),
+            Seen::Few(keys) => {
+                let mut many: std::collections::HashSet<_> = keys.drain(..).collect();
+                many.insert(key);
+                *self = Seen::Many(many);
+            }
+            Seen::Many(keys) => {
+                keys.insert(key);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -619,6 +682,50 @@ mod tests {
         assert!(!l.is_foreign_layer());
         l.urls = vec!["https://example.com/x".into()];
         assert!(l.is_foreign_layer());
+    }
+
+    /// Duplicate keys are found whether a key is borrowed or unescaped, and before or after
+    /// an object's keys move from the short list to the hash set.
+    #[test]
+    fn duplicate_keys_in_small_and_large_objects() {
+        let object = |keys: &[String]| {
+            let body: Vec<String> = keys.iter().map(|k| format!(r#""{k}":1"#)).collect();
+            format!("{{{}}}", body.join(","))
+        };
+        let distinct = |n: usize| (0..n).map(|i| format!("k{i}")).collect::<Vec<_>>();
+        let with = |n: usize, extra: &str| {
+            let mut keys = distinct(n);
+            keys.push(extra.to_string());
+            keys
+        };
+        // (keys, the duplicate found)
+        let rows: Vec<(Vec<String>, Option<&str>)> = vec![
+            (distinct(3), None),
+            (distinct(Seen::FEW), None),
+            (distinct(Seen::FEW + 1), None),
+            (distinct(200), None),
+            (with(3, "k1"), Some("k1")),
+            (with(Seen::FEW, "k0"), Some("k0")),
+            (with(Seen::FEW + 1, "k3"), Some("k3")),
+            (with(200, "k150"), Some("k150")),
+            // An escaped key is the same key.
+            (with(2, r"k1"), Some("k1")),
+            (with(40, r"k1"), Some("k1")),
+            (vec![r"k1".into(), "k1".into()], Some("k1")),
+        ];
+        for (keys, duplicate) in rows {
+            let json = object(&keys);
+            match (check_unique_keys(json.as_bytes()), duplicate) {
+                (Ok(()), None) => {}
+                (Err(e), Some(key)) => {
+                    assert!(
+                        e.to_string().contains(&format!("duplicate key '{key}'")),
+                        "{e}"
+                    )
+                }
+                (got, _) => panic!("{json}: {got:?}"),
+            }
+        }
     }
 
     #[test]

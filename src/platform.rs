@@ -18,6 +18,7 @@
 //! from WS2022 on, a host runs images from the newest LTSC release it is newer than, up to
 //! its own build.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -84,15 +85,27 @@ impl Platform {
 
     /// The normalised `(os, architecture, variant)` triple containerd compares.
     pub fn normalized(&self) -> (String, String, String) {
-        let os = self.os.to_ascii_lowercase();
-        let (arch, variant) = normalize_arch(
-            &self.architecture.to_ascii_lowercase(),
-            &self
-                .variant
-                .clone()
-                .unwrap_or_default()
-                .to_ascii_lowercase(),
-        );
+        let (os, arch, variant) = self.normal();
+        (os.into_owned(), arch.into_owned(), variant.into_owned())
+    }
+
+    /// [`Platform::normalized`], borrowed from the platform when it is lower-case already (as
+    /// platforms almost always are): the matcher compares every entry with every host under
+    /// every profile, and copying the strings was most of a batch's allocations.
+    fn normal(&self) -> (Cow<'_, str>, Cow<'_, str>, Cow<'_, str>) {
+        let os = lower(&self.os);
+        let arch = lower(&self.architecture);
+        let variant = lower(self.variant.as_deref().unwrap_or(""));
+        let (arch, variant) = match (arch, variant) {
+            (Cow::Borrowed(a), Cow::Borrowed(v)) => {
+                let (a, v) = normal_arch(a, v);
+                (Cow::Borrowed(a), Cow::Borrowed(v))
+            }
+            (a, v) => {
+                let (a, v) = normal_arch(&a, &v);
+                (Cow::Owned(a.to_string()), Cow::Owned(v.to_string()))
+            }
+        };
         (os, arch, variant)
     }
 
@@ -168,8 +181,9 @@ impl fmt::Display for Platform {
 #[error("{0}")]
 pub struct PlatformError(String);
 
-/// containerd's architecture/variant normalisation (`platforms.NormalizeArch`).
-fn normalize_arch(arch: &str, variant: &str) -> (String, String) {
+/// containerd's architecture/variant normalisation (`platforms.NormalizeArch`), of lower-case
+/// input: the pair is the input's or a constant.
+fn normal_arch<'a>(arch: &'a str, variant: &'a str) -> (&'a str, &'a str) {
     let (a, v) = match (arch, variant) {
         ("i386", _) => ("386", ""),
         ("x86_64" | "x86-64" | "amd64", "v1") => ("amd64", ""),
@@ -188,7 +202,16 @@ fn normalize_arch(arch: &str, variant: &str) -> (String, String) {
         ("arm", "8") => "v8",
         _ => v,
     };
-    (a.to_string(), v.to_string())
+    (a, v)
+}
+
+/// `s` in ASCII lower case, borrowed when it is already.
+fn lower(s: &str) -> Cow<'_, str> {
+    if s.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(s.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(s)
+    }
 }
 
 /// containerd's `platformVector` (containerd/platforms `compare.go`, used by `Only`): the
@@ -300,8 +323,8 @@ fn accepts(
             *os == entry.os && *arch == entry.architecture && v == variant
         });
     }
-    let (hos, harch, hvar) = host.normalized();
-    let (eos, earch, evar) = entry.normalized();
+    let (hos, harch, hvar) = host.normal();
+    let (eos, earch, evar) = entry.normal();
     if hos != eos {
         return None;
     }
@@ -600,6 +623,43 @@ crate::error::input_errors!(PlatformError);
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// The normalised triple (containerd/platforms `database.go`, `normalizeArch`; see
+    /// docs/matching.md), borrowed from a lower-case platform, copied only when it must be
+    /// lower-cased.
+    #[test]
+    fn normal_triples_are_borrowed_when_lower_case() {
+        // (os, architecture, variant, normalised triple, borrowed)
+        let rows = [
+            ("linux", "amd64", None, ("linux", "amd64", ""), true),
+            ("linux", "x86_64", Some("v1"), ("linux", "amd64", ""), true),
+            ("linux", "aarch64", Some("8"), ("linux", "arm64", ""), true),
+            ("linux", "arm64", Some("v8"), ("linux", "arm64", ""), true),
+            ("linux", "arm", Some("6"), ("linux", "arm", "v6"), true),
+            ("linux", "armhf", None, ("linux", "arm", "v7"), true),
+            ("linux", "i386", None, ("linux", "386", ""), true),
+            ("windows", "amd64", None, ("windows", "amd64", ""), true),
+            ("Windows", "AMD64", None, ("windows", "amd64", ""), false),
+            ("linux", "ARM", Some("V7"), ("linux", "arm", "v7"), false),
+            (
+                "linux",
+                "X86_64",
+                Some("v3"),
+                ("linux", "amd64", "v3"),
+                false,
+            ),
+        ];
+        for (os, arch, variant, want, borrowed) in rows {
+            let mut p = Platform::new(os, arch);
+            p.variant = variant.map(str::to_string);
+            let (o, a, v) = p.normal();
+            assert_eq!((&*o, &*a, &*v), want, "{p:?}");
+            let all_borrowed = [&o, &a, &v].iter().all(|c| matches!(c, Cow::Borrowed(_)));
+            assert_eq!(all_borrowed, borrowed, "{p:?}");
+            let (o, a, v) = want;
+            assert_eq!(p.normalized(), (o.into(), a.into(), v.into()), "{p:?}");
+        }
+    }
 
     fn pick(profile: RuntimeProfile, host: &Platform, list: &[Candidate]) -> Selection {
         select(profile, host, ListFormat::Oci, list)

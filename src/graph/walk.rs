@@ -41,18 +41,39 @@ impl Default for WalkOptions {
 
 /// Checks `bytes` against the digest and (when known) size that named them.
 pub(crate) fn verify(bytes: &[u8], digest: &Digest, size: Option<u64>) -> Result<(), Problem> {
+    check_size(bytes, digest, size)?;
+    if !digest.matches(bytes) {
+        return Err(Problem::DigestMismatch(format!(
+            "{digest}: received content hashes to {}",
+            Digest::compute(digest.algorithm(), bytes)
+        )));
+    }
+    Ok(())
+}
+
+/// [`verify`] for bytes `source` served for `digest`: a source that checks digests as it
+/// reads ([`Source::checks_digests`]) has hashed them already, so only the size is checked.
+fn verify_from<S: Source>(
+    source: &S,
+    bytes: &[u8],
+    digest: &Digest,
+    size: Option<u64>,
+) -> Result<(), Problem> {
+    if source.checks_digests() {
+        check_size(bytes, digest, size)
+    } else {
+        verify(bytes, digest, size)
+    }
+}
+
+/// The size that named `bytes` (when known) must be theirs.
+fn check_size(bytes: &[u8], digest: &Digest, size: Option<u64>) -> Result<(), Problem> {
     if let Some(size) = size
         && size != bytes.len() as u64
     {
         return Err(Problem::DigestMismatch(format!(
             "{digest}: descriptor says {size} bytes, received {}",
             bytes.len()
-        )));
-    }
-    if !digest.matches(bytes) {
-        return Err(Problem::DigestMismatch(format!(
-            "{digest}: received content hashes to {}",
-            Digest::compute(digest.algorithm(), bytes)
         )));
     }
     Ok(())
@@ -76,12 +97,18 @@ pub async fn walk<S: Source>(source: &S, options: WalkOptions) -> Result<Graph, 
         }
         (Err(e), _) => return Err(e),
     };
-    let digest = top
-        .claimed_digest
-        .clone()
-        .unwrap_or_else(|| Digest::sha256(&top.bytes));
+    // A reference by tag names no digest: the top object's is what its bytes hash to, so
+    // only its size (when claimed) is left to check.
+    let (digest, checked) = match &top.claimed_digest {
+        Some(d) => (d.clone(), verify(&top.bytes, d, top.claimed_size)),
+        None => {
+            let d = Digest::sha256(&top.bytes);
+            let checked = check_size(&top.bytes, &d, top.claimed_size);
+            (d, checked)
+        }
+    };
     let media_type = top.media_type.clone().unwrap_or_default();
-    let content = match verify(&top.bytes, &digest, top.claimed_size) {
+    let content = match checked {
         Err(p) => Content::Problem(p),
         Ok(()) => {
             parse_and_descend(source, options, &top.bytes, top.media_type.as_deref(), 0).await
@@ -116,7 +143,7 @@ fn walk_child<'a, S: Source>(
         } else {
             match source.manifest(&digest, MAX_MANIFEST_BYTES).await {
                 Err(e) => Content::Problem(Problem::from_fetch(e)),
-                Ok(bytes) => match verify(&bytes, &digest, size) {
+                Ok(bytes) => match verify_from(source, &bytes, &digest, size) {
                     Err(p) => Content::Problem(p),
                     Ok(()) => {
                         parse_and_descend(
@@ -185,7 +212,7 @@ async fn load_image<S: Source>(source: &S, options: WalkOptions, manifest: Image
             .blob(&d, MAX_CONFIG_BYTES)
             .await
             .map_err(Problem::from_fetch)?;
-        verify(&bytes, &d, u64::try_from(manifest.config.size).ok())?;
+        verify_from(source, &bytes, &d, u64::try_from(manifest.config.size).ok())?;
         ImageConfig::parse(&bytes)
             .map_err(|e| Problem::Bad(format!("config {d}: {}", e.with_causes())))
     }
@@ -302,6 +329,76 @@ mod tests {
         async fn blob(&self, d: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
             self.manifest(d, limit).await
         }
+    }
+
+    /// A [`MapSource`] that says it checks digests as it reads (as the registry does).
+    struct CheckingSource(MapSource);
+
+    impl Source for CheckingSource {
+        fn name(&self) -> String {
+            self.0.name()
+        }
+        fn pinned(&self) -> Option<Digest> {
+            self.0.pinned()
+        }
+        fn checks_digests(&self) -> bool {
+            true
+        }
+        async fn top(&self) -> Result<crate::source::Fetched, FetchError> {
+            self.0.top().await
+        }
+        async fn manifest(&self, d: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
+            self.0.manifest(d, limit).await
+        }
+        async fn blob(&self, d: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
+            self.0.blob(d, limit).await
+        }
+    }
+
+    /// The child's bytes are hashed once: by a source that checks digests as it reads, else
+    /// by the walk. The size that named them is checked either way.
+    #[tokio::test]
+    async fn a_body_is_hashed_by_the_source_or_by_the_walk() {
+        let named = br#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]}"#;
+        let same_size = br#"{"manifests":[],"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json"}"#;
+        let longer = br#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]} "#;
+        let digest = Digest::sha256(named).to_string();
+        let map = |served: &[u8]| MapSource {
+            top: index_of(named),
+            objects: [(digest.clone(), served.to_vec())].into(),
+            fallback: None,
+        };
+        let child = |graph: &Graph| match &graph.root.content {
+            Content::Index { children, .. } => children[0].clone().unwrap().content,
+            other => panic!("{other:?}"),
+        };
+        let opts = WalkOptions::default();
+        // (source checks digests, bytes served, the walk finds a mismatch)
+        let rows: [(bool, &[u8], bool); 5] = [
+            (false, named, false),
+            (false, same_size, true),
+            (true, named, false),
+            // The source vouched for these bytes: the walk does not hash them again.
+            (true, same_size, false),
+            (true, longer, true),
+        ];
+        for (checks, served, mismatch) in rows {
+            let graph = if checks {
+                walk(&CheckingSource(map(served)), opts).await
+            } else {
+                walk(&map(served), opts).await
+            };
+            let content = child(&graph.unwrap());
+            assert_eq!(
+                matches!(content, Content::Problem(Problem::DigestMismatch(_))),
+                mismatch,
+                "checks {checks}, served {}: {content:?}",
+                String::from_utf8_lossy(served)
+            );
+        }
+        // A top object by tag is named by what its bytes hash to.
+        let graph = walk(&map(named), opts).await.unwrap();
+        assert_eq!(graph.root.digest, Digest::sha256(&index_of(named)));
     }
 
     fn index_of(child: &[u8]) -> Vec<u8> {

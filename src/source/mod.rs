@@ -238,6 +238,14 @@ pub trait Source: Send + Sync {
         limit: u64,
     ) -> impl Future<Output = Result<Vec<u8>, FetchError>> + Send;
 
+    /// True when every body [`Source::manifest`] and [`Source::blob`] return was checked
+    /// against the digest asked for as it was read (bytes that do not hash to it are their
+    /// `DigestMismatch` error, never their answer): the walk then checks only the size,
+    /// rather than hashing each body a second time.
+    fn checks_digests(&self) -> bool {
+        false
+    }
+
     /// Streams a blob (a layer) by digest, at most `limit` bytes, in bounded memory. The
     /// default reads it whole through [`Source::blob`]: sources of large blobs (layouts,
     /// registries) override it.

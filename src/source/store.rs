@@ -57,6 +57,13 @@ impl Source for Store {
         }
     }
 
+    fn checks_digests(&self) -> bool {
+        match self {
+            Store::Layout(s) => s.checks_digests(),
+            Store::Registry { source, .. } => source.checks_digests(),
+        }
+    }
+
     async fn top(&self) -> Result<Fetched, FetchError> {
         match self {
             Store::Layout(s) => s.top().await,

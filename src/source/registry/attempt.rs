@@ -10,10 +10,9 @@ use super::challenge::Authenticator;
 use super::failure::{Failure, is_retryable_status, retry_after_of, transport_failure};
 use super::link::Link;
 use super::ping::{Base, Probing, Schemes, is_tls_only_answer};
-use super::request::{Kind, Request, api_host};
+use super::request::{ACCEPT_MANIFESTS, Kind, Request, api_host};
 use super::tls::host_port;
 use crate::auth::AuthStore;
-use crate::manifest::ACCEPTED_MANIFEST_TYPES;
 use crate::reference::RegistryRef;
 use crate::source::FetchError;
 
@@ -177,7 +176,7 @@ impl Sender {
                 if req.kind == Kind::Manifest {
                     // Without it a registry answers as to an old client (schema1, or 404
                     // for an OCI index).
-                    builder = builder.header(ACCEPT, ACCEPTED_MANIFEST_TYPES.join(", "));
+                    builder = builder.header(ACCEPT, ACCEPT_MANIFESTS.clone());
                 }
                 self.link
                     .within(&req.what, builder.send())

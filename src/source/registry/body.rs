@@ -151,7 +151,7 @@ pub(super) async fn read_body(
     let received = stream(link, req, resp, sink).await?;
     check_expected(req.expected, received.actual.as_ref())?;
     if let Some(claimed) = &header_digest {
-        check_header_digest(&redact(claimed, req.credentials()), &received)?;
+        check_header_digest(claimed, &received, req.credentials())?;
     }
     if req.kind == Kind::Manifest {
         check_manifest_type(req, content_type.as_deref())?;
@@ -221,8 +221,14 @@ fn check_expected(expected: Option<&Digest>, actual: Option<&Digest>) -> Result<
     Ok(())
 }
 
-/// The body must hash to the registry's `Docker-Content-Digest`, when it sends one.
-fn check_header_digest(claimed: &str, received: &Received) -> Result<(), Failure> {
+/// The body must hash to the registry's `Docker-Content-Digest`, when it sends one. The
+/// header is redacted of `creds` only for the error that quotes it (a digest holds no secret;
+/// redacting every answer's header was 1% of a batch's instructions).
+fn check_header_digest(
+    claimed: &str,
+    received: &Received,
+    creds: Option<&Credentials>,
+) -> Result<(), Failure> {
     let bytes = &received.bytes;
     let mismatch = match claimed.parse::<Digest>() {
         Ok(d) => match &received.actual {
@@ -244,7 +250,7 @@ fn check_header_digest(claimed: &str, received: &Received) -> Result<(), Failure
             FetchError::DigestMismatch {
                 expected: format!(
                     "{} (the registry's Docker-Content-Digest)",
-                    claimed.chars().take(150).collect::<String>()
+                    redact(claimed, creds).chars().take(150).collect::<String>()
                 ),
                 actual: actual.to_string(),
             },
@@ -497,6 +503,53 @@ mod tests {
             redact("ünïcode BEARER Zm9vOmJhcg== end", None),
             "ünïcode BEARER <redacted> end"
         );
+    }
+
+    /// The registry's `Docker-Content-Digest` must name the body; what the error quotes of
+    /// it is redacted.
+    #[test]
+    fn the_header_digest_is_checked_and_quoted_redacted() {
+        let creds = Credentials {
+            username: "alice".into(),
+            password: "s3cret".into(),
+        };
+        let body = b"{}".to_vec();
+        let right = Digest::sha256(&body);
+        let other = Digest::sha256(b"other");
+        let memory = |actual: Option<Digest>| Received {
+            bytes: body.clone(),
+            actual,
+            file: None,
+        };
+        // (header, what the body hashed to while read, refused, the error's text)
+        let rows: [(String, Option<Digest>, Option<&str>); 6] = [
+            (right.to_string(), Some(right.clone()), None),
+            (right.to_string(), None, None),
+            (other.to_string(), Some(right.clone()), Some(other.hex())),
+            (other.to_string(), None, Some(other.hex())),
+            ("sha256:s3cret".into(), None, Some(REDACTED)),
+            (
+                "not a digest s3cret".into(),
+                Some(right.clone()),
+                Some(REDACTED),
+            ),
+        ];
+        for (header, actual, refused) in rows {
+            let got = check_header_digest(&header, &memory(actual), Some(&creds));
+            match (refused, got) {
+                (None, Ok(())) => {}
+                (
+                    Some(text),
+                    Err(Failure::Retry(FetchError::DigestMismatch { expected, actual }, _)),
+                ) => {
+                    assert!(expected.contains(text), "{header}: {expected}");
+                    assert!(!expected.contains("s3cret"), "{header}: {expected}");
+                    assert_eq!(actual, right.to_string(), "{header}");
+                }
+                (_, Ok(())) => panic!("{header}: accepted"),
+                (_, Err(Failure::Retry(e, _) | Failure::Fatal(e))) => panic!("{header}: {e}"),
+            }
+        }
     }
 
     #[test]

@@ -11,10 +11,9 @@ use std::sync::Mutex;
 use super::failure::{Failure, transport_failure};
 use super::link::Link;
 use super::mutex::lock;
-use super::request::{Kind, Request, api_host};
+use super::request::{ACCEPT_MANIFESTS, Kind, Request, api_host};
 use super::token::{TokenRequest, Tokens, basic_header};
 use crate::auth::{AuthStore, Credentials};
-use crate::manifest::ACCEPTED_MANIFEST_TYPES;
 use crate::source::FetchError;
 
 /// How a registry asked to be authenticated.
@@ -78,7 +77,7 @@ impl Authenticator {
                 None => client.request(req.kind.method(), url.clone()),
             };
             if req.kind == Kind::Manifest && req.payload.is_none() {
-                builder = builder.header(ACCEPT, ACCEPTED_MANIFEST_TYPES.join(", "));
+                builder = builder.header(ACCEPT, ACCEPT_MANIFESTS.clone());
             }
             if let Some(h) = &header {
                 builder = builder.header(AUTHORIZATION, h);

@@ -2,16 +2,25 @@
 //! every layer that sends, authenticates, reads or retries one ([`Request`], [`Kind`],
 //! [`Payload`] for writes, [`Access`] for the repository and its credentials).
 
+use std::sync::LazyLock;
+
 use reqwest::header::{CONTENT_RANGE, CONTENT_TYPE, HeaderValue};
 use reqwest::{Method, Url};
 
 use crate::auth::{AuthError, Credentials};
 use crate::digest::Digest;
+use crate::manifest::ACCEPTED_MANIFEST_TYPES;
 use crate::reference::RegistryRef;
 use crate::source::{Detail, FetchError};
 
 /// The actions of a read's token.
 pub(super) const PULL: &str = "pull";
+
+/// The `Accept` header of a manifest read: every manifest media type, built once per run
+/// (cloning it shares the bytes).
+pub(super) static ACCEPT_MANIFESTS: LazyLock<HeaderValue> = LazyLock::new(|| {
+    HeaderValue::from_str(&ACCEPTED_MANIFEST_TYPES.join(", ")).expect("media types are ASCII")
+});
 
 /// What a request asks for.
 #[derive(Clone, Copy, PartialEq, Eq)]
