@@ -15,6 +15,7 @@
 mod entries;
 pub mod fetch;
 mod find;
+mod pipe;
 pub(super) mod program;
 mod read;
 mod resolve;
