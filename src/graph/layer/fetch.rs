@@ -1,10 +1,10 @@
 //! A layer from a source to the check: the source's blob stream is hashed and counted as it
 //! passes (it must hash to the layer's digest and have the descriptor's size, whatever its
-//! entries look like) and copied into the few large buffers of a [`pipe`] to the reader (the
-//! layout check and the program scan of `program.rs`) on the blocking pool, which decodes
-//! them in place: download and hashing on one thread, decompression and the tar walk on
-//! another. At most [`layer_slots`] layers are read at once in the process, so the memory
-//! `--deep` takes depends neither on layer sizes nor on `--jobs`.
+//! entries look like) and copied into the few large buffers of a pipe (`pipe.rs`) to the
+//! reader (the layout check and the program scan of `program.rs`) on the blocking pool,
+//! which decodes them in place: download and hashing on one thread, decompression and the
+//! tar walk on another. At most [`layer_slots`] layers are read at once in the process, so
+//! the memory `--deep` takes depends neither on layer sizes nor on `--jobs`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
