@@ -24,11 +24,18 @@ use crate::source::{FetchError, Source};
 /// Largest layer `--deep` streams (memory does not grow with it; `--timeout` bounds the time).
 pub const MAX_DEEP_LAYER_BYTES: u64 = 256 * 1024 * 1024 * 1024;
 
-/// Buffers of the pipe between the download and the check, per layer, and their size: at
-/// most 2 MiB in flight per layer, about 8 ms of zstd decoding on this class of machine
-/// (`scripts/bench-deep`), enough to ride out a scheduler's time slice.
-const PIPE_BUFFERS: usize = 8;
-const PIPE_BUFFER_BYTES: usize = 256 * 1024;
+/// Bytes the pipes of all the layers read at once may hold together (split evenly over the
+/// [`layer_slots`]): on 2 cores, 8 MiB per layer, about 30 ms of zstd decoding, enough for the
+/// download to run ahead of the decoder through the scheduler's time slices when other work
+/// shares the cores (measured with `scripts/bench-deep`: see `docs/decisions.md`).
+const PIPE_BUDGET: usize = 16 * 1024 * 1024;
+/// Size of one pipe buffer: one hand-over between the threads per 512 KiB.
+const PIPE_BUFFER_BYTES: usize = 512 * 1024;
+
+/// Buffers of one layer's pipe when `slots` layers are read at once (at least 2).
+fn pipe_buffers(slots: usize) -> usize {
+    (PIPE_BUDGET / PIPE_BUFFER_BYTES / slots.max(1)).max(2)
+}
 
 /// Layers read at once in the process: one per core, at least 2, at most 8.
 pub fn layer_slots() -> usize {
@@ -81,7 +88,7 @@ where
         cancel: Arc::clone(&cancel.0),
         ..Limits::for_compressed_size(size.unwrap_or(0))
     };
-    let (writer, reader) = pipe(PIPE_BUFFERS, PIPE_BUFFER_BYTES);
+    let (writer, reader) = pipe(pipe_buffers(layer_slots()), PIPE_BUFFER_BYTES);
     let reader = tokio::task::spawn_blocking(move || read(reader, limits));
     let received = pump(stream.chunks, writer, digest, size, deadline).await;
     if received.is_err() {
@@ -309,7 +316,7 @@ mod tests {
     /// checked on every byte.
     #[tokio::test]
     async fn a_check_that_stops_early_still_gets_the_digest_checked() {
-        let bytes = vec![9u8; 4 * PIPE_BUFFERS * PIPE_BUFFER_BYTES];
+        let bytes = vec![9u8; 2 * PIPE_BUDGET];
         let good = Digest::sha256(&bytes);
         let wrong = Digest::sha256(b"other");
         let size = Some(bytes.len() as u64);
@@ -348,5 +355,20 @@ mod tests {
             matches!(&got, Ok(Err(Problem::Unavailable(m))) if m.contains("broke off")),
             "{got:?}"
         );
+    }
+
+    /// The pipes of all the layers read at once stay within the budget, whatever the cores.
+    #[test]
+    fn pipes_together_stay_within_the_budget() {
+        for (slots, buffers) in [(1, 32), (2, 16), (3, 10), (4, 8), (6, 5), (8, 4), (64, 2)] {
+            assert_eq!(pipe_buffers(slots), buffers, "{slots} slots");
+            if slots <= 8 {
+                assert!(
+                    slots * buffers * PIPE_BUFFER_BYTES <= PIPE_BUDGET,
+                    "{slots} slots"
+                );
+            }
+        }
+        assert!((2..=8).contains(&layer_slots()));
     }
 }
