@@ -27,8 +27,8 @@ pub const MAX_DEEP_LAYER_BYTES: u64 = 256 * 1024 * 1024 * 1024;
 /// Bytes the pipes of all the layers read at once may hold together (split evenly over the
 /// [`layer_slots`]): on 2 cores, 8 MiB per layer, about 25 ms of zstd decoding, enough for the
 /// download to run ahead of the decoder through the scheduler's time slices when other work
-/// shares the cores (with 2 MiB the decoder waited up to 0.9 s per 244 MiB layer under load;
-/// with 8 MiB, 2–20 ms: `scripts/bench-deep`, README).
+/// shares the cores (a 244 MiB zstd layer at load average 5: the decoder waited 24–133 ms
+/// in all with 2 MiB, 5–12 ms with 8 MiB; at load 9, 0.33 s with 8 MiB, up to 0.9 s with 2).
 const PIPE_BUDGET: usize = 16 * 1024 * 1024;
 /// Size of one pipe buffer: one hand-over between the threads per 512 KiB.
 const PIPE_BUFFER_BYTES: usize = 512 * 1024;
