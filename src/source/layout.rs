@@ -351,7 +351,7 @@ fn file_chunks(
     what: String,
     limit: u64,
     deadline: Option<Instant>,
-) -> impl futures::Stream<Item = Result<Vec<u8>, FetchError>> + Send + 'static {
+) -> impl futures::Stream<Item = Result<bytes::Bytes, FetchError>> + Send + 'static {
     use tokio::io::AsyncReadExt;
     let state = Some((file, 0u64));
     futures::stream::unfold(state, move |state| {
@@ -369,7 +369,7 @@ fn file_chunks(
                 }
                 Ok(n) => {
                     chunk.truncate(n);
-                    Some((Ok(chunk), Some((file, read + n as u64))))
+                    Some((Ok(chunk.into()), Some((file, read + n as u64))))
                 }
                 Err(e) => Some((
                     Err(FetchError::bad_input_by(format!("{what}: cannot read"), e)),

@@ -197,7 +197,7 @@ impl BlobFile {
 /// does not check the pieces against the blob's digest: the reader hashes them as they pass.
 pub struct BlobStream {
     /// The bytes in order; an error ends the stream (what was read so far is incomplete).
-    pub chunks: BoxStream<'static, Result<Vec<u8>, FetchError>>,
+    pub chunks: BoxStream<'static, Result<bytes::Bytes, FetchError>>,
     /// When the run must be over (`--timeout`), if it has a deadline: work on the bytes
     /// (decompression) must end by then too.
     pub deadline: Option<Instant>,
@@ -207,7 +207,7 @@ impl BlobStream {
     /// A stream of bytes already in memory, with no deadline.
     pub fn from_bytes(bytes: Vec<u8>) -> BlobStream {
         BlobStream {
-            chunks: Box::pin(futures::stream::iter([Ok(bytes)])),
+            chunks: Box::pin(futures::stream::iter([Ok(bytes.into())])),
             deadline: None,
         }
     }

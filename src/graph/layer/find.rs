@@ -11,7 +11,7 @@
 //! unpacked filesystem follows it while `oc` reads entries by name. Only the file's own data
 //! is kept, up to a cap.
 
-use std::io::Read;
+use std::io::{BufRead, Read};
 
 use super::entries::{Entry, TarError};
 use super::read::{Limits, linux_components, walk_layer};
@@ -35,7 +35,7 @@ pub struct FileInLayer {
 /// Reads the layer from `reader` within `limits` and takes the regular file at `path`
 /// (compared once cleaned: `./a/b` is `a/b`), at most `max_bytes` long.
 pub fn find_file(
-    reader: impl Read,
+    reader: impl BufRead,
     limits: Limits,
     path: &str,
     max_bytes: u64,

@@ -100,21 +100,39 @@ fn sniff(head: &[u8]) -> Compression {
     }
 }
 
+/// The first (up to) four bytes of `reader`, however few each read gives.
+fn peek_head(reader: &mut impl Read) -> io::Result<([u8; 4], usize)> {
+    let mut head = [0u8; 4];
+    let mut n = 0;
+    while n < head.len() {
+        match reader.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((head, n))
+}
+
 /// Walks the tar stream of a layer (gzip, zstd or uncompressed) from `reader` within
 /// `limits`, calling `on_entry` with every entry and a reader of its data; returns how many
-/// entries there were, or why the walk could not finish.
+/// entries there were, or why the walk could not finish. The decoders read `reader`'s
+/// buffer in place (a [`BufRead`]: no copy before decompression).
 pub(super) fn walk_layer(
-    reader: impl Read,
+    mut reader: impl BufRead,
     limits: Limits,
     on_entry: impl FnMut(entries::Entry<'_>, &mut dyn Read) -> Result<(), entries::TarError>,
 ) -> Result<u64, Problem> {
-    let mut reader = BufReader::with_capacity(64 * 1024, reader);
-    let head = match reader.fill_buf() {
-        Ok(head) => head.get(..4).unwrap_or(head).to_vec(),
+    let (head, n) = match peek_head(&mut reader) {
+        Ok(peeked) => peeked,
         Err(e) => return Err(Problem::Bad(format!("cannot read the layer: {e}"))),
     };
-    let decoded: Box<dyn Read> = match sniff(&head) {
-        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(reader)),
+    // The peeked bytes go back in front of the stream.
+    let head = &head[..n];
+    let reader = head.chain(reader);
+    let decoded: Box<dyn Read + '_> = match sniff(head) {
+        Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(reader)),
         // libzstd's streaming decoder reads every frame, skips skippable ones, refuses
         // garbage after a frame and a frame cut short, and keeps at most a 128 MiB window
         // (its default `windowLogMax` of 27; a frame asking for more is refused).
@@ -150,13 +168,14 @@ pub(super) fn walk_layer(
 /// Reads a tar layer (gzip, zstd or uncompressed) from `reader` and checks every entry is in
 /// the Windows layout, within `limits`.
 pub fn check_layer(reader: impl Read, limits: Limits) -> LayerFormat {
+    let reader = BufReader::with_capacity(64 * 1024, reader);
     check_layer_with(reader, limits, |_, _| Ok(()))
 }
 
 /// [`check_layer`], also handing every entry and a reader of its data to `also` (what
 /// `--deep` keeps of the layer to find the image's program: `scan.rs`).
 pub(super) fn check_layer_with(
-    reader: impl Read,
+    reader: impl BufRead,
     limits: Limits,
     mut also: impl FnMut(&entries::Entry<'_>, &mut dyn Read) -> Result<(), entries::TarError>,
 ) -> LayerFormat {

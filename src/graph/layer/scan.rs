@@ -8,7 +8,7 @@
 //! case-insensitively) with `\` also separating.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
+use std::io::{BufRead, Read};
 
 use super::entries::{Entry, TarError};
 use super::read::{Limits, check_layer_with, linux_components, normalised_components, walk_layer};
@@ -180,7 +180,7 @@ impl Scanner<'_> {
 /// Reads a Windows layer: its layout (as [`check_layer`](super::read::check_layer)) and what
 /// `targets` asks for.
 pub fn scan_windows_layer(
-    reader: impl Read,
+    reader: impl BufRead,
     limits: Limits,
     targets: &Targets,
 ) -> (LayerFormat, LayerScan) {
@@ -195,7 +195,7 @@ pub fn scan_windows_layer(
 
 /// Reads a Linux layer for what `targets` asks for.
 pub fn scan_linux_layer(
-    reader: impl Read,
+    reader: impl BufRead,
     limits: Limits,
     targets: &Targets,
 ) -> Result<LayerScan, Problem> {

@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use futures::Stream;
 
 use super::failure::{Failure, backoff, error_chain, gave_up, scrubbed};
@@ -103,7 +104,7 @@ impl BodyReader {
         Ok(response)
     }
 
-    fn into_stream(self) -> impl Stream<Item = Result<Vec<u8>, FetchError>> + Send + 'static {
+    fn into_stream(self) -> impl Stream<Item = Result<Bytes, FetchError>> + Send + 'static {
         futures::stream::unfold(Some(self), |state| async move {
             let mut reader = state?;
             match reader.next().await {
@@ -114,8 +115,8 @@ impl BodyReader {
         })
     }
 
-    /// The next piece of the body, `None` at its end.
-    async fn next(&mut self) -> Result<Option<Vec<u8>>, FetchError> {
+    /// The next piece of the body (the client's own buffer, not a copy), `None` at its end.
+    async fn next(&mut self) -> Result<Option<Bytes>, FetchError> {
         let mut skip = 0u64;
         loop {
             if self.response.is_none() {
@@ -136,7 +137,7 @@ impl BodyReader {
                 return Ok(None);
             };
             // After a retry, the bytes already handed on come again first.
-            let fresh = &chunk[skip.min(chunk.len() as u64) as usize..];
+            let fresh = chunk.slice(skip.min(chunk.len() as u64) as usize..);
             skip -= (chunk.len() - fresh.len()) as u64;
             if fresh.is_empty() {
                 continue;
@@ -148,7 +149,7 @@ impl BodyReader {
                     limit: self.limit,
                 });
             }
-            return Ok(Some(fresh.to_vec()));
+            return Ok(Some(fresh));
         }
     }
 
@@ -174,7 +175,7 @@ impl BodyReader {
     }
 
     /// One piece of the current answer, within the request timeout and the deadline.
-    async fn piece(&mut self) -> Result<Option<Vec<u8>>, Failure> {
+    async fn piece(&mut self) -> Result<Option<Bytes>, Failure> {
         let what = self.what();
         let (link, response) = (self.requests.link(), &mut self.response);
         let Some(response) = response.as_mut() else {
@@ -190,7 +191,7 @@ impl BodyReader {
         match got {
             Ok(Some(chunk)) => {
                 Stats::add(&link.stats.bytes, chunk.len() as u64);
-                Ok(Some(chunk.to_vec()))
+                Ok(Some(chunk))
             }
             Ok(None) => Ok(None),
             Err(e) => Err(Failure::Retry(

@@ -1,6 +1,6 @@
 //! The layer check over generated tar, gzip and zstd streams, hostile ones included.
 
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::time::{Duration, Instant};
 
 use super::*;
@@ -315,4 +315,61 @@ fn decompression_is_bounded_in_size_time_and_by_cancellation() {
         Limits::for_compressed_size(1 << 30).max_expanded,
         MAX_EXPANSION_RATIO << 30
     );
+}
+
+/// Hands out at most `step` bytes per read, as a network stream may.
+struct Trickle<'a> {
+    bytes: &'a [u8],
+    step: usize,
+}
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = buf.len().min(self.step).min(self.bytes.len());
+        buf[..n].copy_from_slice(&self.bytes[..n]);
+        self.bytes = &self.bytes[n..];
+        Ok(n)
+    }
+}
+
+impl BufRead for Trickle<'_> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        let n = self.step.min(self.bytes.len());
+        Ok(&self.bytes[..n])
+    }
+    fn consume(&mut self, n: usize) {
+        self.bytes = &self.bytes[n..];
+    }
+}
+
+/// The compression is told by the stream's first four bytes however the stream is cut: a
+/// reader handing out one byte at a time (a registry's first piece of body may be that short)
+/// is read as the gzip or zstd stream it is, never as an uncompressed tar.
+#[test]
+fn compression_is_sniffed_whatever_the_first_read_gives() {
+    let tar = tar_of(&["Files/a", "Hives/b"], true);
+    let cases = [
+        ("gzip", gzip(&tar)),
+        ("zstd", zstd(&tar)),
+        ("tar", tar.clone()),
+    ];
+    for (what, bytes) in &cases {
+        for step in [1, 2, 3, 4, 5, 511, 4096] {
+            let limits = Limits::for_compressed_size(bytes.len() as u64);
+            let trickle = Trickle { bytes, step };
+            assert_eq!(
+                check_layer(trickle, limits.clone()),
+                LayerFormat::Windows,
+                "{what}, {step} bytes a read"
+            );
+            let trickle = Trickle { bytes, step };
+            let (format, _) =
+                crate::graph::layer::scan::scan_windows_layer(trickle, limits, &Default::default());
+            assert_eq!(
+                format,
+                LayerFormat::Windows,
+                "{what}, {step} bytes a fill_buf"
+            );
+        }
+    }
 }
