@@ -382,14 +382,15 @@ impl<'a> Placer<'a> {
     }
 }
 
-/// The per-node answer of a run with `--nodes` and pod templates: for each target's
-/// landings (in target order), what its node's host row gets in `reports[i]` (the report of
-/// `targets[i]`). An image that could not be judged on a row (its report has no row for the
-/// node) fails there with its first error finding's rule.
-pub fn node_placements(targets: &[Target], reports: &[ImageReport]) -> Vec<NodePlacement> {
-    let mut out = Vec::new();
-    for (t, r) in targets.iter().zip(reports) {
-        for l in &t.landings {
+/// The per-node answer of a run with `--nodes` and pod templates, for one target: what each
+/// of its `landings` gets on its node's host row in `report` (the target's report). An image
+/// that could not be judged on a row (its report has no row for the node) fails there with
+/// its first error finding's rule.
+pub fn placements_of(landings: &[Landing], report: &ImageReport) -> Vec<NodePlacement> {
+    let r = report;
+    landings
+        .iter()
+        .map(|l| {
             let row = r.hosts.iter().find(|h| h.nodes.contains(&l.node));
             let status = match row {
                 Some(h) => h.status,
@@ -403,7 +404,7 @@ pub fn node_placements(targets: &[Target], reports: &[ImageReport]) -> Vec<NodeP
                 },
             };
             let o = &l.origin;
-            out.push(NodePlacement {
+            NodePlacement {
                 node: l.node.clone(),
                 kind: o.kind.clone(),
                 namespace: o.namespace.clone(),
@@ -415,10 +416,9 @@ pub fn node_placements(targets: &[Target], reports: &[ImageReport]) -> Vec<NodeP
                 runtime: row.and_then(|h| h.runtime),
                 selected: row.and_then(|h| h.selected.clone()),
                 status,
-            });
-        }
-    }
-    out
+            }
+        })
+        .collect()
 }
 
 fn manifest_origin(u: &ImageUse) -> Origin {
