@@ -35,15 +35,18 @@ impl<'t> Printer<'t> {
     }
 
     /// The run ended with `error` before all its images: what was printed stays, a JSON
-    /// document begun is closed with `notes` and `stopped` (the error, on one line). Nothing
-    /// more is written when standard output itself failed.
-    pub fn stop(self, notes: &[String], error: &RunError) -> Result<(), CliError> {
-        if matches!(error, RunError::Output(_)) {
-            return Ok(());
+    /// document begun is closed with `notes` and `stopped` (the error, on one line). Returns
+    /// the error the command ends with: the run's, except that standard output that cannot
+    /// be written is [`CliError::Stdout`], as for any command (nothing more is written).
+    pub fn stop(self, notes: &[String], error: RunError) -> CliError {
+        if let RunError::Output(e) = error {
+            return CliError::Stdout(e);
         }
-        let why = imgcheck::error::one_line(error);
-        self.writer.stop(notes, &why).map_err(CliError::Stdout)?;
-        Ok(())
+        let why = imgcheck::error::one_line(&error);
+        // The bad input is what the command ends with (exit 2) even when standard output
+        // fails now: it came first, and it is what the user must fix.
+        let _closed = self.writer.stop(notes, &why);
+        error.into()
     }
 }
 

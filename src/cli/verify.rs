@@ -72,10 +72,7 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
     terminal.finish();
     let finished = match finished {
         Ok(f) => f,
-        Err(e) => {
-            printer.stop(&notes, &e)?;
-            return Err(e.into());
-        }
+        Err(e) => return Err(printer.stop(&notes, e)),
     };
     printer.finish(&finished.extras(), std::time::SystemTime::now())?;
     let Finished {
