@@ -70,7 +70,10 @@ fn the_first_report_is_printed_while_a_later_image_is_held_back() {
     );
     assert_eq!(status.code(), Some(0), "{out}");
     assert!(out.contains(&format!("PASS  {held}")), "{out}");
-    assert!(out.contains("\n2 images: 2 pass, 0 fail, 0 error\n"), "{out}");
+    assert!(
+        out.contains("\n2 images: 2 pass, 0 fail, 0 error\n"),
+        "{out}"
+    );
 }
 
 /// Bad input (a layout that is not there) between two registry images ends the run, exit 2:

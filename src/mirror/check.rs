@@ -128,7 +128,7 @@ pub fn targets(
             Target {
                 reference: r.clone(),
                 origins,
-                scope: image.scope.clone(),
+                scope: image.scope.as_deref().cloned(),
                 plan,
             }
         };

@@ -27,8 +27,9 @@ pub struct Target {
     pub reference: ImageRef,
     /// Where it was found (empty: typed or listed).
     pub origins: Vec<Origin>,
-    /// The narrower policy it is judged against, if any.
-    pub scope: Option<Scope>,
+    /// The narrower policy it is judged against, if any (boxed: most targets have none, and
+    /// a catalog holds hundreds of thousands of targets).
+    pub scope: Option<Box<Scope>>,
     /// The nodes of `--nodes` its pods land on, one entry per node and container.
     pub landings: Vec<Landing>,
 }
@@ -156,10 +157,10 @@ pub fn sandbox(policy: &Policy) -> Option<Target> {
         origins: vec![Origin::Sandbox {
             key: "windows.sandbox_image".to_string(),
         }],
-        scope: Some(Scope {
+        scope: Some(Box::new(Scope {
             policy: policy.scoped(|h| h.platform.is_windows(), policy.isolation()),
             placement: "every pod on a Windows node".to_string(),
-        }),
+        })),
         landings: vec![],
     })
 }
@@ -323,7 +324,7 @@ impl<'a> Placer<'a> {
         Target {
             reference: reference.clone(),
             origins: uses.iter().map(|u| manifest_origin(u)).collect(),
-            scope: Some(Scope { policy, placement }),
+            scope: Some(Box::new(Scope { policy, placement })),
             landings,
         }
     }
@@ -474,28 +475,32 @@ pub fn merge(targets: Vec<Target>, deadline: Option<Instant>) -> Result<Vec<Targ
 
 /// [`merge`] with `key` telling which references are the same image: `key` is read once per
 /// target and looked up in a hash map, and the origins a target already has are kept in a
-/// set once another target joins it, so `n` targets merge in O(n log n).
+/// set once another target joins it, so `n` targets merge in O(n log n). The merge works in
+/// place: each image's first target moves forward, the others are emptied into it, and the
+/// list is cut to the images — no second list of targets is made.
 fn merge_by<K: Eq + Hash>(
-    targets: Vec<Target>,
+    mut targets: Vec<Target>,
     deadline: Option<Instant>,
     mut key: impl FnMut(&ImageRef) -> K,
 ) -> Result<Vec<Target>, MergeOverdue> {
     let total = targets.len();
-    let mut merged: Vec<Target> = Vec::with_capacity(total);
-    // The origins of `merged[i]`, made when a second target joins it.
+    // The origins of `targets[i]` (an image kept), made when a second target joins it.
     let mut joined: HashMap<usize, BTreeSet<Origin>> = HashMap::new();
     let mut index: HashMap<K, usize> = HashMap::with_capacity(total);
-    for (done, t) in targets.into_iter().enumerate() {
+    // targets[..kept]: one per image so far, in order of first appearance.
+    let mut kept = 0;
+    for done in 0..total {
         if done % MERGE_CHECK_EVERY == 0 && deadline.is_some_and(|d| Instant::now() >= d) {
             return Err(MergeOverdue { done, total });
         }
-        match index.entry(key(&t.reference)) {
+        match index.entry(key(&targets[done].reference)) {
             Entry::Occupied(e) => {
-                let m = &mut merged[*e.get()];
+                let (images, rest) = targets.split_at_mut(done);
+                let (m, t) = (&mut images[*e.get()], &mut rest[0]);
                 let seen = joined
                     .entry(*e.get())
                     .or_insert_with(|| m.origins.iter().cloned().collect());
-                for o in t.origins {
+                for o in std::mem::take(&mut t.origins) {
                     if seen.insert(o.clone()) {
                         m.origins.push(o);
                     }
@@ -503,15 +508,19 @@ fn merge_by<K: Eq + Hash>(
                 if t.scope.is_none() {
                     m.scope = None;
                 }
-                m.landings.extend(t.landings);
+                m.landings.append(&mut t.landings);
             }
             Entry::Vacant(e) => {
-                e.insert(merged.len());
-                merged.push(t);
+                e.insert(kept);
+                // targets[kept..done] are emptied duplicates: one of them takes this place.
+                targets.swap(kept, done);
+                kept += 1;
             }
         }
     }
-    Ok(merged)
+    targets.truncate(kept);
+    targets.shrink_to_fit();
+    Ok(targets)
 }
 
 #[cfg(test)]

@@ -269,14 +269,15 @@ fn the_merge_stops_once_the_deadline_has_passed() {
         ),
     ];
     for (n, deadline, slow, stopped) in rows {
+        // The targets first: on a loaded machine making them may take longer than a deadline.
+        let targets: Vec<Target> = (0..n)
+            .map(|i| Target::plain(format!("quay.io/ocp/r{i}:v1").parse().unwrap()))
+            .collect();
         let now = Instant::now();
         let deadline = deadline.map(|s: f64| match s < 0.0 {
             true => now - Duration::from_secs_f64(-s),
             false => now + Duration::from_secs_f64(s),
         });
-        let targets: Vec<Target> = (0..n)
-            .map(|i| Target::plain(format!("quay.io/ocp/r{i}:v1").parse().unwrap()))
-            .collect();
         let calls = std::cell::Cell::new(0usize);
         let merged = merge_by(targets, deadline, |r| {
             if Some(calls.get()) == slow {
@@ -359,9 +360,11 @@ proptest::proptest! {
             .map(|(r, origins, scope)| Target {
                 reference: refs[*r].parse().unwrap(),
                 origins: origins.iter().map(|&i| origin(i)).collect(),
-                scope: scope.map(|s| Scope {
-                    policy: Policy::default_policy(),
-                    placement: format!("placement {s}"),
+                scope: scope.map(|s| {
+                    Box::new(Scope {
+                        policy: Policy::default_policy(),
+                        placement: format!("placement {s}"),
+                    })
                 }),
                 landings: vec![],
             })

@@ -21,7 +21,7 @@ type CacheSlot = Arc<OnceCell<Result<Arc<Vec<u8>>, FetchError>>>;
 /// The bytes the cache keeps at most, answers and keys counted (an answer is at most a
 /// manifest's or a config's limit, far below this): enough for the children and configs of
 /// the images in flight and of many images before them (a catalog's tags share children).
-pub(super) const CACHE_BYTES: usize = 32 * 1024 * 1024;
+pub(super) const CACHE_BYTES: usize = 8 * 1024 * 1024;
 
 /// What an entry costs besides its bytes and key (the map's and the order's bookkeeping,
 /// the slot, an error's text).
