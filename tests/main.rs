@@ -33,6 +33,7 @@ mod rules;
 mod sandbox;
 mod schema;
 mod selection;
+mod stream;
 mod synopsis;
 mod tekton;
 mod verify;

@@ -415,10 +415,10 @@ async fn every_fixture_layout_gives_its_rules_and_verdict() {
             digest: None,
         }),
         origins: vec![],
-        scope: Some(Scope {
+        scope: Some(Box::new(Scope {
             policy: policy.scoped(|_| false, Isolation::Hostprocess),
             placement: "kubernetes.io/os In [windows]".into(),
-        }),
+        })),
         landings: vec![],
     };
     let nowhere = row(

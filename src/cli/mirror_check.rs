@@ -10,12 +10,13 @@ use imgcheck::mirror::{self, check::MirrorRun, check::Mirrors};
 use imgcheck::policy::DEFAULT_POLICY;
 use imgcheck::reference::ImageRef;
 use imgcheck::report;
-use imgcheck::run::{Inputs, Progress as _};
+use imgcheck::run::{Finished, Gathered, Inputs, Outcome, Progress as _, RunError};
 
 use super::args::{GlobalArgs, RefInput, ReportFormat};
 use super::error::CliError;
 use super::exit::ExitKind;
 use super::output;
+use super::printer::Printer;
 use super::progress::Terminal;
 
 /// Arguments of `imgcheck mirror-check`.
@@ -122,7 +123,7 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
     if args.plan {
         return print_plans(mirrors, &plan.local_references(), args.format);
     }
-    let mut gathered = plan.gather(global.connection(jobs)?).await?;
+    let gathered = plan.gather(global.connection(jobs)?).await?;
     let targets = mirror::check::targets(mirrors, &gathered.targets)?;
     // Mirrors join the references the session expects (token scopes are batched over them).
     let mut all_refs = gathered.references();
@@ -141,15 +142,49 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
         },
         images_in_flight: jobs,
     };
-    let session = gathered.session(&all_refs);
-    terminal.start(targets.len());
-    let outcomes = mirror::check::check_all(session, &targets, &run, &|o| terminal.done(o)).await;
+    let notes: Vec<String> = gathered.notes.iter().map(ToString::to_string).collect();
+    let mut printer = Printer::new(args.format.into(), &terminal);
+    let checks = Checks {
+        refs: &all_refs,
+        targets: &targets,
+        run: &run,
+    };
+    let finished = checks.run(gathered, &terminal, &mut printer).await;
     terminal.finish();
-    let verified = gathered.finish(outcomes)?;
-    let (reports, extras) = (&verified.reports, verified.extras());
-    let now = std::time::SystemTime::now();
-    output::print(report::render(args.format.into(), reports, &extras, now))?;
-    Ok(report::overall(reports).into())
+    let finished = match finished {
+        Ok(f) => f,
+        Err(e) => return Err(printer.stop(&notes, e)),
+    };
+    printer.finish(&finished.extras(), std::time::SystemTime::now())?;
+    Ok(finished.verdict.into())
+}
+
+/// The mirror gate's checks of a run's images.
+struct Checks<'a> {
+    /// Every reference the checks read: the images' and their mirrors'.
+    refs: &'a [ImageRef],
+    /// One target per image and node OS.
+    targets: &'a [mirror::check::Target],
+    run: &'a MirrorRun,
+}
+
+impl Checks<'_> {
+    /// Checks every target through the run's session, telling `terminal` as each is done,
+    /// each report to `printer` as its turn comes.
+    async fn run(
+        &self,
+        mut gathered: Gathered,
+        terminal: &Terminal,
+        printer: &mut Printer<'_>,
+    ) -> Result<Finished, RunError> {
+        let mut delivery = gathered.delivery(printer);
+        let session = gathered.session(self.refs);
+        terminal.start(self.targets.len());
+        let done = |o: &Outcome| terminal.done(o);
+        let mut each = |o| delivery.outcome(o);
+        mirror::check::check_all(session, self.targets, self.run, &done, &mut each).await?;
+        gathered.finish(delivery)
+    }
 }
 
 /// `--plan`: the pull plans of `references` (registry references only), printed; no network.

@@ -18,6 +18,7 @@ pub mod inspect;
 pub mod mirror_check;
 pub mod output;
 pub mod policy;
+pub mod printer;
 pub mod progress;
 pub mod resolve;
 pub mod verbose;

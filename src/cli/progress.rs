@@ -26,6 +26,15 @@ impl Terminal {
             bar.finish();
         }
     }
+
+    /// Runs `f` (printing part of the report) with the bar, if any, cleared meanwhile and
+    /// drawn again after: the report and the bar never share a line.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        match self.bar.get().and_then(|p| p.bar.as_ref()) {
+            Some(bar) => bar.suspend(f),
+            None => f(),
+        }
+    }
 }
 
 impl run::Progress for Terminal {

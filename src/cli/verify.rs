@@ -4,13 +4,13 @@
 use imgcheck::cluster::nodes::OddNodes;
 use imgcheck::platform::RuntimeProfile;
 use imgcheck::policy::DEFAULT_POLICY;
-use imgcheck::report;
-use imgcheck::run::{Inputs, Verified};
+use imgcheck::run::{Finished, Inputs};
 
 use super::args::{GlobalArgs, RefInput, ReportFormat};
 use super::error::CliError;
 use super::exit::ExitKind;
 use super::output;
+use super::printer::Printer;
 use super::progress::Terminal;
 
 /// Arguments of `imgcheck verify`.
@@ -48,7 +48,9 @@ pub struct VerifyArgs {
     jobs: u16,
 }
 
-/// Verifies every reference, prints the report, and exits with the verdicts' kind.
+/// Verifies every reference, printing each image's report as its turn comes, then the end
+/// of the report, and exits with the verdicts' kind. Bad input ends the run (exit 2): what
+/// was printed stays, a JSON document begun is closed ([`Printer::stop`]).
 pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, CliError> {
     let jobs = usize::from(args.jobs);
     let inputs = Inputs {
@@ -63,24 +65,29 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
     };
     let terminal = Terminal::default();
     let plan = inputs.plan_within(global.deadline(), &terminal)?;
-    let verified = plan.verify(global.connection(jobs)?, &terminal).await;
+    let notes: Vec<String> = plan.notes.iter().map(ToString::to_string).collect();
+    let mut printer = Printer::new(args.format.into(), &terminal);
+    let connection = global.connection(jobs)?;
+    let finished = plan.verify_into(connection, &terminal, &mut printer).await;
     terminal.finish();
-    let verified = verified?;
-    let extras = verified.extras();
-    let Verified {
-        reports,
+    let finished = match finished {
+        Ok(f) => f,
+        Err(e) => return Err(printer.stop(&notes, e)),
+    };
+    printer.finish(&finished.extras(), std::time::SystemTime::now())?;
+    let Finished {
+        images,
+        verdict,
         stats,
         release_stats,
         ..
-    } = verified;
-    let now = std::time::SystemTime::now();
-    output::print(report::render(args.format.into(), &reports, &extras, now))?;
+    } = finished;
     if args.stats {
         let line = stats.unwrap_or_else(|| "requests: none (no registry references)".to_string());
-        output::eprintln(format_args!("imgcheck: {} images; {line}", reports.len()));
+        output::eprintln(format_args!("imgcheck: {images} images; {line}"));
         if let Some(line) = release_stats {
             output::eprintln(format_args!("imgcheck: reading the release: {line}"));
         }
     }
-    Ok(report::overall(&reports).into())
+    Ok(verdict.into())
 }

@@ -128,7 +128,7 @@ pub fn targets(
             Target {
                 reference: r.clone(),
                 origins,
-                scope: image.scope.clone(),
+                scope: image.scope.as_deref().cloned(),
                 plan,
             }
         };
@@ -146,31 +146,39 @@ pub fn targets(
 }
 
 /// Checks every target, at most `images_in_flight` at once, calling `on_done` as each
-/// finishes; results in input order. Without `pre`, each mirror is checked ([`check`]);
-/// with `pre`, each source is judged ([`pre_check`]).
-pub async fn check_all(
+/// finishes and handing each outcome to `each` in input order as soon as its turn comes (an
+/// error from `each` stops there). Without `pre`, each mirror is checked ([`check`]); with
+/// `pre`, each source is judged ([`pre_check`]).
+pub async fn check_all<E>(
     session: &Session,
     targets: &[Target],
     run: &MirrorRun,
     on_done: &(dyn Fn(&Outcome) + Sync),
-) -> Vec<Outcome> {
-    run_bounded(targets, run.images_in_flight, on_done, |t| async move {
-        let policy = t.scope.as_ref().map_or(&run.policy, |s| &s.policy);
-        let mut outcome = match (&t.plan, run.pre) {
-            (Some(p), false) => match check(session, p, policy, run.walk).await {
-                Ok(r) => Outcome::Report(r),
-                Err(e) => Outcome::BadInput(e.into()),
-            },
-            (_, _) => check_before_mirroring(session, t, policy, run).await,
-        };
-        if let Outcome::Report(r) = &mut outcome {
-            r.origins = t.origins.clone();
-            if let Some(scope) = &t.scope {
-                scope.note_on(r);
+    each: &mut dyn FnMut(Outcome) -> Result<(), E>,
+) -> Result<(), E> {
+    run_bounded(
+        targets,
+        run.images_in_flight,
+        on_done,
+        |t| async move {
+            let policy = t.scope.as_ref().map_or(&run.policy, |s| &s.policy);
+            let mut outcome = match (&t.plan, run.pre) {
+                (Some(p), false) => match check(session, p, policy, run.walk).await {
+                    Ok(r) => Outcome::Report(r),
+                    Err(e) => Outcome::BadInput(e.into()),
+                },
+                (_, _) => check_before_mirroring(session, t, policy, run).await,
+            };
+            if let Outcome::Report(r) = &mut outcome {
+                r.origins = t.origins.clone();
+                if let Some(scope) = &t.scope {
+                    scope.note_on(r);
+                }
             }
-        }
-        outcome
-    })
+            outcome
+        },
+        each,
+    )
     .await
 }
 

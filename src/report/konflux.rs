@@ -39,47 +39,79 @@ pub fn konflux_with(
     notes: &[String],
     now: std::time::SystemTime,
 ) -> TestOutput {
-    let count = |keep: &dyn Fn(&ImageReport) -> bool| reports.iter().filter(|r| keep(r)).count();
-    let warned = |r: &ImageReport| r.verdict == Verdict::Pass && r.count(Severity::Warning) > 0;
-    let fails = count(&|r| r.verdict == Verdict::Fail);
-    let errors = count(&|r| r.verdict == Verdict::Error);
-    let warnings = count(&warned);
-    let successes = count(&|r| r.verdict == Verdict::Pass) - warnings;
-    let result = if errors > 0 {
-        "ERROR"
-    } else if fails > 0 {
-        "FAILURE"
-    } else if warnings > 0 {
-        "WARNING"
-    } else {
-        "SUCCESS"
-    };
-    let mut note = format!(
-        "imgcheck: {} image(s): {errors} could not be checked, {fails} failed, {warnings} passed with warnings, {successes} passed",
-        reports.len()
-    );
-    // The images behind the result first (the ADR: the note corresponds to the result).
-    for verdict in [Verdict::Error, Verdict::Fail] {
-        for r in reports.iter().filter(|r| r.verdict == verdict) {
-            let _ = write!(
-                note,
-                "; {}: {}",
-                r.reference,
-                super::labels::error_rules(r).join(",")
-            );
+    let mut tally = Tally::default();
+    reports.iter().for_each(|r| tally.add(r));
+    tally.result(notes, now)
+}
+
+/// The Konflux result kept as its images pass by: the counts, and the note's part for each
+/// image that could not be checked or failed (its reference and rules); nothing of the
+/// others.
+#[derive(Debug, Default)]
+pub(super) struct Tally {
+    images: usize,
+    errors: usize,
+    fails: usize,
+    warnings: usize,
+    /// `; REF: RULES` of each image that could not be checked, then of each failing one.
+    behind: [String; 2],
+}
+
+impl Tally {
+    /// Notes one image.
+    pub(super) fn add(&mut self, r: &ImageReport) {
+        self.images += 1;
+        let behind = match r.verdict {
+            Verdict::Error => &mut self.behind[0],
+            Verdict::Fail => &mut self.behind[1],
+            Verdict::Pass => {
+                self.warnings += usize::from(r.count(Severity::Warning) > 0);
+                return;
+            }
+        };
+        let _ = write!(
+            behind,
+            "; {}: {}",
+            r.reference,
+            super::labels::error_rules(r).join(",")
+        );
+        match r.verdict {
+            Verdict::Error => self.errors += 1,
+            _ => self.fails += 1,
         }
     }
-    for n in notes {
-        let _ = write!(note, "; note: {n}");
-    }
-    TestOutput {
-        result: result.to_string(),
-        timestamp: humantime::format_rfc3339_seconds(now).to_string(),
-        note,
-        namespace: "default".to_string(),
-        successes,
-        failures: fails,
-        warnings,
+
+    /// The result, its note ending with the run's `notes`.
+    pub(super) fn result(&self, notes: &[String], now: std::time::SystemTime) -> TestOutput {
+        let (errors, fails, warnings) = (self.errors, self.fails, self.warnings);
+        let successes = self.images - errors - fails - warnings;
+        let result = if errors > 0 {
+            "ERROR"
+        } else if fails > 0 {
+            "FAILURE"
+        } else if warnings > 0 {
+            "WARNING"
+        } else {
+            "SUCCESS"
+        };
+        let mut note = format!(
+            "imgcheck: {} image(s): {errors} could not be checked, {fails} failed, {warnings} passed with warnings, {successes} passed",
+            self.images
+        );
+        // The images behind the result first (the ADR: the note corresponds to the result).
+        self.behind.iter().for_each(|b| note.push_str(b));
+        for n in notes {
+            let _ = write!(note, "; note: {n}");
+        }
+        TestOutput {
+            result: result.to_string(),
+            timestamp: humantime::format_rfc3339_seconds(now).to_string(),
+            note,
+            namespace: "default".to_string(),
+            successes,
+            failures: fails,
+            warnings,
+        }
     }
 }
 

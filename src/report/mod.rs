@@ -3,7 +3,10 @@
 //! ([`konflux`]), the `inspect` view ([`inspect_text`], [`inspect_json`]) and `resolve`'s
 //! document ([`resolve_json`], [`resolve_rows_json`]), `mirror-check --plan`'s pull plans
 //! ([`plans_json`], [`plans_text`]). Text shows every input-derived string through [`escape`].
+//! [`Writer`] writes the verify report as its images come, in every format, keeping none of
+//! them: the same bytes as [`render`].
 
+use std::io::Write;
 use std::time::SystemTime;
 
 use crate::engine::{ImageReport, Verdict};
@@ -71,10 +74,95 @@ pub fn render(
     }
 }
 
+/// The report of `verify` and `mirror-check` written as its images come, in input order:
+/// the same bytes as [`render`] of them all, but each image's part is written (and flushed)
+/// as soon as it is given, and nothing of it is kept beyond what the end needs — the text
+/// summary's line, the Konflux counts and the note's part of an image that fails or could
+/// not be checked. Text: each image's block at once, the summary and the failing placements
+/// at the end; JSON: one document, each image as it comes, then `notes` and `placements`;
+/// Konflux: one object at the end.
+pub struct Writer<W: Write> {
+    out: W,
+    body: Body,
+}
+
+/// What a [`Writer`] keeps, per format.
+enum Body {
+    Text(text::Summary),
+    Json(json::Stream),
+    Konflux(konflux::Tally),
+}
+
+impl<W: Write> Writer<W> {
+    /// A report in `format` written to `out`; nothing is written yet.
+    pub fn new(format: Format, out: W) -> Writer<W> {
+        let body = match format {
+            Format::Text => Body::Text(text::Summary::default()),
+            Format::Json => Body::Json(json::Stream::default()),
+            Format::Konflux => Body::Konflux(konflux::Tally::default()),
+        };
+        Writer { out, body }
+    }
+
+    /// Writes the next image's part (Konflux: only counts it) and flushes.
+    pub fn image(&mut self, report: &ImageReport) -> std::io::Result<()> {
+        let part = match &mut self.body {
+            Body::Text(summary) => {
+                summary.add(report);
+                let mut block = String::new();
+                text::block(&mut block, report);
+                block
+            }
+            Body::Json(stream) => stream.image(report),
+            Body::Konflux(tally) => {
+                tally.add(report);
+                return Ok(());
+            }
+        };
+        self.out.write_all(part.as_bytes())?;
+        self.out.flush()
+    }
+
+    /// Writes the end of the report — the text summary and failing placements, the JSON
+    /// `notes` and `placements`, the Konflux result stamped `now` — and returns the output.
+    pub fn finish(mut self, extras: &RunExtras, now: SystemTime) -> std::io::Result<W> {
+        let end = match &self.body {
+            Body::Text(summary) => {
+                let mut end = String::new();
+                summary.write(&mut end);
+                text::extras_lines(&mut end, extras);
+                end
+            }
+            Body::Json(stream) => stream.end(extras),
+            Body::Konflux(tally) => {
+                let out = tally.result(&extras.notes, now);
+                serde_json::to_string(&out).expect("serialises") + "\n"
+            }
+        };
+        self.out.write_all(end.as_bytes())?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
+    /// Ends a report whose run stopped before all its images (bad input, `why`): text keeps
+    /// the blocks written, without a summary; a JSON document that was begun is closed with
+    /// the run's `notes` and `stopped` (nothing was written before the first image: nothing
+    /// is); Konflux writes nothing. Returns the output.
+    pub fn stop(mut self, notes: &[String], why: &str) -> std::io::Result<W> {
+        if let Body::Json(stream) = &self.body {
+            self.out.write_all(stream.stop(notes, why).as_bytes())?;
+            self.out.flush()?;
+        }
+        Ok(self.out)
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::cluster::nodes::NodeRuntime;
     use crate::engine::{Finding, HostResult, HostStatus, Severity, Verdict};
+    use crate::report::placement::NodePlacement;
 
     /// A report with one host row and one finding per severity.
     pub(crate) fn report(verdict: Verdict, severities: &[Severity]) -> ImageReport {
@@ -116,6 +204,137 @@ pub(crate) mod tests {
         assert_eq!(overall(std::slice::from_ref(&p)), Verdict::Pass);
         assert_eq!(overall(&[p.clone(), e.clone()]), Verdict::Error);
         assert_eq!(overall(&[e, f, p]), Verdict::Fail);
+    }
+
+    /// A report of `verdict` named `reference`, with `hosts` host rows and a finding per
+    /// severity in `severities`.
+    fn varied(reference: String, verdict: u8, severities: u8, hosts: usize) -> ImageReport {
+        let verdict = [Verdict::Pass, Verdict::Fail, Verdict::Error][usize::from(verdict % 3)];
+        let all = [Severity::Error, Severity::Warning, Severity::Info];
+        let picked: Vec<Severity> = (0..3)
+            .filter(|i| severities & (1 << i) != 0)
+            .map(|i| all[i])
+            .collect();
+        let mut r = report(verdict, &picked);
+        r.reference = reference;
+        let row = r.hosts[0].clone();
+        r.hosts = vec![row; hosts];
+        r
+    }
+
+    fn placement(node: String, ok: bool) -> NodePlacement {
+        NodePlacement {
+            node,
+            kind: "DaemonSet".into(),
+            namespace: Some("ns".into()),
+            name: "csi".into(),
+            container: "c".into(),
+            init: false,
+            image: "q.io/a:v1".into(),
+            platform: Some("windows/amd64:10.0.17763".into()),
+            runtime: None,
+            runtime_version: Some("containerd://1.7.27".into()),
+            runtime_reason: Some("a \"quoted\"\nreason".into()),
+            selected: None,
+            status: match ok {
+                true => HostStatus::Ok,
+                false => HostStatus::Fails(crate::engine::Rule::NoMatch),
+            },
+        }
+    }
+
+    /// The report written image by image.
+    fn streamed(format: Format, reports: &[ImageReport], extras: &RunExtras) -> String {
+        let mut w = Writer::new(format, Vec::new());
+        for r in reports {
+            w.image(r).unwrap();
+        }
+        let out = w.finish(extras, std::time::UNIX_EPOCH).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    proptest::proptest! {
+        /// Issue 24: the report written image by image is, byte for byte, the document made
+        /// of them all at once (`serde_json` of the whole document for JSON), in every format,
+        /// whatever the references, notes and placements hold (quotes, newlines, controls).
+        #[test]
+        fn the_streamed_report_is_the_whole_document(
+            images in proptest::collection::vec(
+                (".{0,12}", 0u8..3, 0u8..8, 0usize..3), 0..6),
+            notes in proptest::collection::vec(".{0,10}", 0..3),
+            placements in proptest::collection::vec((".{0,8}", proptest::bool::ANY), 0..3),
+            runtimes in proptest::collection::vec((".{0,8}", ".{0,8}"), 0..3),
+        ) {
+            let reports: Vec<ImageReport> = images
+                .into_iter()
+                .map(|(r, v, s, h)| varied(r, v, s, h))
+                .collect();
+            let extras = RunExtras {
+                notes,
+                placements: placements.into_iter().map(|(n, ok)| placement(n, ok)).collect(),
+                runtimes: runtimes.into_iter().map(|(v, why)| runtime(v, why)).collect(),
+            };
+            for format in [Format::Text, Format::Json, Format::Konflux] {
+                let whole = render(format, &reports, &extras, std::time::UNIX_EPOCH);
+                proptest::prop_assert_eq!(streamed(format, &reports, &extras), whole);
+            }
+            let doc = JsonDoc {
+                images: &reports,
+                notes: &extras.notes,
+                placements: &extras.placements,
+                runtimes: &extras.runtimes,
+            };
+            let whole = serde_json::to_string_pretty(&doc).unwrap() + "\n";
+            proptest::prop_assert_eq!(streamed(Format::Json, &reports, &extras), whole);
+        }
+    }
+
+    /// The whole JSON document, as `serde_json` writes it.
+    #[derive(serde::Serialize)]
+    struct JsonDoc<'a> {
+        images: &'a [ImageReport],
+        #[serde(skip_serializing_if = "<[String]>::is_empty")]
+        notes: &'a [String],
+        #[serde(skip_serializing_if = "<[NodePlacement]>::is_empty")]
+        placements: &'a [NodePlacement],
+        #[serde(skip_serializing_if = "<[NodeRuntime]>::is_empty")]
+        runtimes: &'a [NodeRuntime],
+    }
+
+    /// A node runtime as reported (`version`), judged as containerd 1.7 for `reason`.
+    fn runtime(version: String, reason: String) -> NodeRuntime {
+        NodeRuntime {
+            version,
+            profile: crate::platform::RuntimeProfile::CONTAINERD_1_7,
+            reason,
+            nodes: vec!["n1".into()],
+        }
+    }
+
+    /// Issue 24: a run stopped by bad input after some images leaves a JSON document that
+    /// parses, holds those images and says why it stopped; stopped before any image it
+    /// leaves nothing (in no format); text keeps the blocks without a summary.
+    #[test]
+    fn a_stopped_report_is_closed_or_empty() {
+        let reports = [report(Verdict::Pass, &[]), report(Verdict::Fail, &[])];
+        let notes = ["a note".to_string()];
+        let why = "oci:x: not an OCI layout";
+        for format in [Format::Text, Format::Json, Format::Konflux] {
+            let untouched = Writer::new(format, Vec::new()).stop(&notes, why).unwrap();
+            assert!(untouched.is_empty(), "{format:?}");
+        }
+        let mut w = Writer::new(Format::Json, Vec::new());
+        reports.iter().for_each(|r| w.image(r).unwrap());
+        let out = w.stop(&notes, why).unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(doc["images"].as_array().unwrap().len(), 2);
+        assert_eq!(doc["stopped"], why);
+        assert_eq!(doc["notes"][0], "a note");
+        let mut w = Writer::new(Format::Text, Vec::new());
+        reports.iter().for_each(|r| w.image(r).unwrap());
+        let out = String::from_utf8(w.stop(&notes, why).unwrap()).unwrap();
+        assert_eq!(out, text(&reports[..1]) + &text(&reports[1..]));
+        assert!(!out.contains("summary"), "{out}");
     }
 
     #[test]

@@ -13,26 +13,12 @@ use super::placement::{NodePlacement, RunExtras};
 /// more than one image, the summary.
 pub fn text(reports: &[ImageReport]) -> String {
     let mut out = String::new();
+    let mut summary = Summary::default();
     for r in reports {
-        let _ = writeln!(
-            out,
-            "{}  {}  {}",
-            verdict_word(r.verdict),
-            escape(&r.reference),
-            escape(&r.digest.as_deref().map(short).unwrap_or_default())
-        );
-        for origin in &r.origins {
-            let _ = writeln!(out, "  from {}", escape(&origin.to_string()));
-        }
-        matrix(&mut out, &r.hosts);
-        for b in &r.binaries {
-            let _ = writeln!(out, "  program  {}", escape(&program_line(b)));
-        }
-        findings(&mut out, r);
+        block(&mut out, r);
+        summary.add(r);
     }
-    if reports.len() > 1 {
-        summary(&mut out, reports);
-    }
+    summary.write(&mut out);
     out
 }
 
@@ -40,13 +26,45 @@ pub fn text(reports: &[ImageReport]) -> String {
 /// failing placements of the per-node answer, one line each (none: nothing added).
 pub fn text_with(reports: &[ImageReport], extras: &RunExtras) -> String {
     let mut out = text(reports);
+    extras_lines(&mut out, extras);
+    out
+}
+
+/// The end of the text report past its summary: the nodes' runtimes with the profile each is
+/// judged under and why, then the failing placements.
+pub(super) fn extras_lines(out: &mut String, extras: &RunExtras) {
     if !extras.runtimes.is_empty() {
         let _ = writeln!(out, "\nnode runtimes:");
         for r in &extras.runtimes {
             let _ = writeln!(out, "  {}", escape(&r.line()));
         }
     }
-    let placements = &extras.placements;
+    failing_placements(out, &extras.placements);
+}
+
+/// One image's part of the text report: its verdict line, origins, host matrix, programs and
+/// findings.
+pub(super) fn block(out: &mut String, r: &ImageReport) {
+    let _ = writeln!(
+        out,
+        "{}  {}  {}",
+        verdict_word(r.verdict),
+        escape(&r.reference),
+        escape(&r.digest.as_deref().map(short).unwrap_or_default())
+    );
+    for origin in &r.origins {
+        let _ = writeln!(out, "  from {}", escape(&origin.to_string()));
+    }
+    matrix(out, &r.hosts);
+    for b in &r.binaries {
+        let _ = writeln!(out, "  program  {}", escape(&program_line(b)));
+    }
+    findings(out, r);
+}
+
+/// The failing placements of the per-node answer, one line each, after a heading (none:
+/// nothing).
+fn failing_placements(out: &mut String, placements: &[NodePlacement]) {
     let failing: Vec<&NodePlacement> = placements.iter().filter(|p| p.fails()).collect();
     if !failing.is_empty() {
         let _ = writeln!(
@@ -59,7 +77,6 @@ pub fn text_with(reports: &[ImageReport], extras: &RunExtras) -> String {
             let _ = writeln!(out, "  {}", escape(&p.line()));
         }
     }
-    out
 }
 
 /// One line per image read with `--deep`: its platform, each program on the way (path and
@@ -198,34 +215,50 @@ fn findings(out: &mut String, r: &ImageReport) {
     }
 }
 
-/// The summary: failing images first, then those that could not be checked, then passes;
-/// then the counts.
-fn summary(out: &mut String, reports: &[ImageReport]) {
-    let _ = writeln!(out, "\nsummary:");
-    let mut order: Vec<&ImageReport> = reports.iter().collect();
-    order.sort_by_key(|r| match r.verdict {
-        Verdict::Fail => 0,
-        Verdict::Error => 1,
-        Verdict::Pass => 2,
-    });
-    for r in order {
+/// The summary of a text report, kept as its images pass by: one line per image (failing
+/// images first, then those that could not be checked, then passes, each kind in input
+/// order), then the counts. Only these lines are kept of each image (about the length of
+/// its reference).
+#[derive(Debug, Default)]
+pub(super) struct Summary {
+    /// The lines of failing images, of images not checked, of passing ones.
+    lines: [String; 3],
+    /// Images passed, failed, not checked.
+    counts: [usize; 3],
+}
+
+impl Summary {
+    /// Notes one image.
+    pub(super) fn add(&mut self, r: &ImageReport) {
+        let (lines, count) = match r.verdict {
+            Verdict::Fail => (0, 1),
+            Verdict::Error => (1, 2),
+            Verdict::Pass => (2, 0),
+        };
         let line = format!(
             "  {:<5} {}  {}",
             verdict_word(r.verdict),
             escape(&r.reference),
             error_rules(r).join(",")
         );
-        let _ = writeln!(out, "{}", line.trim_end());
+        let _ = writeln!(self.lines[lines], "{}", line.trim_end());
+        self.counts[count] += 1;
     }
-    let count = |v| reports.iter().filter(|r| r.verdict == v).count();
-    let _ = writeln!(
-        out,
-        "{} images: {} pass, {} fail, {} error",
-        reports.len(),
-        count(Verdict::Pass),
-        count(Verdict::Fail),
-        count(Verdict::Error)
-    );
+
+    /// The summary, for more than one image (else nothing).
+    pub(super) fn write(&self, out: &mut String) {
+        let [pass, fail, error] = self.counts;
+        let images = pass + fail + error;
+        if images <= 1 {
+            return;
+        }
+        let _ = writeln!(out, "\nsummary:");
+        self.lines.iter().for_each(|l| out.push_str(l));
+        let _ = writeln!(
+            out,
+            "{images} images: {pass} pass, {fail} fail, {error} error"
+        );
+    }
 }
 
 #[cfg(test)]

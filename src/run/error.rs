@@ -1,4 +1,4 @@
-//! Why a run ended without reports.
+//! Why a run ended without (all of) its reports.
 
 use crate::cluster::{manifests::ManifestsError, nodes::NodesError, release::ReleaseError};
 use crate::error::{Blame, Fault};
@@ -48,6 +48,10 @@ pub enum RunError {
     /// The inputs name no image.
     #[error("no references given (REF..., --from-file or --from-imageset)")]
     NoReferences,
+    /// A report could not be handed on: the run's [`crate::run::Sink`] failed (standard
+    /// output cannot be written).
+    #[error("cannot write the report")]
+    Output(#[source] std::io::Error),
 }
 
 impl Blame for RunError {
@@ -63,6 +67,7 @@ impl Blame for RunError {
                 Fault::Input
             }
             RunError::Timeout { .. } => Fault::Unavailable,
+            RunError::Output(_) => Fault::Output,
         }
     }
 }

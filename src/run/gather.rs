@@ -7,12 +7,13 @@
 use super::error::RunError;
 use super::outcome::Outcome;
 use super::progress::{Note, Progress};
-use super::targets::{Target, from_release, merge, node_placements};
+use super::sink::{Delivery, Sink};
+use super::targets::{Target, from_release, merge, name_runtimes};
 use super::verify::{Settings, verify_all};
 use crate::auth::AuthStore;
 use crate::cluster::nodes::NodeRuntime;
 use crate::cluster::release::{Release, ReleaseError, read_release};
-use crate::engine::ImageReport;
+use crate::engine::{ImageReport, Verdict};
 use crate::reference::ImageRef;
 use crate::report::{NodePlacement, RunExtras};
 use crate::session::Session;
@@ -60,6 +61,18 @@ impl Plan {
         progress: &dyn Progress,
     ) -> Result<Verified, RunError> {
         self.gather(connection).await?.verify(progress).await
+    }
+
+    /// Gathers the images ([`Plan::gather`]) and verifies them, each report handed to `sink`
+    /// as soon as its turn comes ([`Gathered::verify_into`]).
+    pub async fn verify_into(
+        self,
+        connection: Connection,
+        progress: &dyn Progress,
+        sink: &mut dyn Sink,
+    ) -> Result<Finished, RunError> {
+        let gathered = self.gather(connection).await?;
+        gathered.verify_into(progress, sink).await
     }
 
     /// Every image the inputs name, one target each: typed and listed, the release's
@@ -121,38 +134,110 @@ impl Gathered {
         self.link.session(refs)
     }
 
-    /// Fetches and judges every target, telling `progress` as each is done; the first bad
-    /// input ends the run.
-    pub async fn verify(mut self, progress: &dyn Progress) -> Result<Verified, RunError> {
-        let refs = self.references();
-        let session = self.link.session(&refs);
-        progress.start(self.targets.len());
-        let done = |o: &Outcome| progress.done(o);
-        let outcomes = verify_all(session, &self.targets, &self.settings, &done).await;
-        self.finish(outcomes)
+    /// Fetches and judges every target, telling `progress` as each is done, and returns every
+    /// report (in input order, then the release components the payload lacks); the first bad
+    /// input ends the run. [`Gathered::verify_into`] without keeping the reports.
+    pub async fn verify(self, progress: &dyn Progress) -> Result<Verified, RunError> {
+        let mut reports = Vec::new();
+        let finished = self.verify_into(progress, &mut reports).await?;
+        Ok(Verified::of(finished, reports))
     }
 
-    /// The run's result from the outcomes of its targets (in their order): their reports,
-    /// then the release components the payload lacks; the first bad input ends the run
-    /// instead.
-    pub fn finish(self, outcomes: Vec<Outcome>) -> Result<Verified, RunError> {
-        let mut reports = outcomes
-            .into_iter()
-            .map(|o| match o {
-                Outcome::Report(r) => Ok(r),
-                Outcome::BadInput(e) => Err(RunError::Input(e)),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let placements = node_placements(&self.targets, &reports, &self.runtimes);
-        reports.extend(self.missing);
-        Ok(Verified {
-            reports,
+    /// Fetches and judges every target, at most `images_in_flight` at once, telling
+    /// `progress` as each is done, and hands each report to `sink` in input order as soon as
+    /// it and every one before it are judged; then the release components the payload lacks.
+    /// The run keeps no report ([`Delivery`]). The first bad input (in input order) ends the
+    /// run: the reports before it have reached the sink, it and those after it do not.
+    pub async fn verify_into(
+        mut self,
+        progress: &dyn Progress,
+        sink: &mut dyn Sink,
+    ) -> Result<Finished, RunError> {
+        self.expect_targets();
+        progress.start(self.targets.len());
+        let done = |o: &Outcome| progress.done(o);
+        let mut delivery = Delivery::new(&self.targets, sink);
+        let (session, targets) = (&self.link.session, &self.targets);
+        let mut each = |o| delivery.outcome(o);
+        verify_all(session, targets, &self.settings, &done, &mut each).await?;
+        self.finish(delivery)
+    }
+
+    /// Tells the session of the targets' references, a slice at a time (a whole catalog's
+    /// references are never copied at once).
+    fn expect_targets(&mut self) {
+        const AT_ONCE: usize = 1024;
+        for slice in self.targets.chunks(AT_ONCE) {
+            let refs: Vec<ImageRef> = slice.iter().map(|t| t.reference.clone()).collect();
+            self.link.session(&refs);
+        }
+    }
+
+    /// The reports of this run's targets on their way to `sink`, for a caller that checks
+    /// the targets its own way (the mirror gate): each outcome, in target order, to
+    /// [`Delivery::outcome`], then [`Gathered::finish`].
+    pub fn delivery<'s>(&self, sink: &'s mut dyn Sink) -> Delivery<'s> {
+        Delivery::new(&self.targets, sink)
+    }
+
+    /// The run's end once its targets' outcomes are delivered: the release components the
+    /// payload lacks go to the sink last; then the counts, the per-node answer, the notes and
+    /// the request counters.
+    pub fn finish(self, mut delivery: Delivery<'_>) -> Result<Finished, RunError> {
+        for r in self.missing {
+            delivery.report(r)?;
+        }
+        let (images, verdict, mut placements) = delivery.end();
+        name_runtimes(&mut placements, &self.runtimes);
+        Ok(Finished {
+            images,
+            verdict,
             placements,
             notes: self.notes,
             runtimes: self.runtimes,
             stats: self.link.stats(),
             release_stats: self.link.release_stats(),
         })
+    }
+}
+
+/// The end of a run whose reports went to a [`Sink`]: how many, their overall verdict, and
+/// what the report shows besides the images.
+#[derive(Debug)]
+pub struct Finished {
+    /// The reports handed to the sink.
+    pub images: usize,
+    /// Their overall verdict ([`crate::report::overall`]).
+    pub verdict: Verdict,
+    /// The per-node answer (`--nodes` with pod templates): each container on each node its
+    /// pods land on, in target order.
+    pub placements: Vec<NodePlacement>,
+    /// Notes about the inputs (also told to the run's [`Progress`]).
+    pub notes: Vec<Note>,
+    /// The runtimes the nodes of `--nodes` report, with their profile and why.
+    pub runtimes: Vec<NodeRuntime>,
+    /// Request counters of checking the images, the release's reading left out (`None`: no
+    /// image is in a registry).
+    pub stats: Option<String>,
+    /// Request counters of reading the release (`--from-release`), when it was read from a
+    /// registry.
+    pub release_stats: Option<String>,
+}
+
+impl Finished {
+    /// What the report shows besides the images: the notes, one line each, and the per-node
+    /// answer.
+    pub fn extras(&self) -> RunExtras {
+        extras(&self.notes, &self.placements, &self.runtimes)
+    }
+}
+
+/// The notes, one line each, the per-node answer and the nodes' runtimes.
+fn extras(notes: &[Note], placements: &[NodePlacement], runtimes: &[NodeRuntime]) -> RunExtras {
+    RunExtras {
+        notes: notes.iter().map(ToString::to_string).collect(),
+        placements: placements.to_vec(),
+        runtimes: runtimes.to_vec(),
     }
 }
 
@@ -178,14 +263,22 @@ pub struct Verified {
 }
 
 impl Verified {
+    /// The run's end with the reports its sink kept.
+    fn of(finished: Finished, reports: Vec<ImageReport>) -> Verified {
+        Verified {
+            reports,
+            placements: finished.placements,
+            notes: finished.notes,
+            runtimes: finished.runtimes,
+            stats: finished.stats,
+            release_stats: finished.release_stats,
+        }
+    }
+
     /// What the report shows besides the images: the notes, one line each, and the per-node
     /// answer.
     pub fn extras(&self) -> RunExtras {
-        RunExtras {
-            notes: self.notes.iter().map(ToString::to_string).collect(),
-            placements: self.placements.clone(),
-            runtimes: self.runtimes.clone(),
-        }
+        extras(&self.notes, &self.placements, &self.runtimes)
     }
 }
 
@@ -229,7 +322,7 @@ impl Link {
 
     /// The session, told of `refs` (the targets', and any others the checks read).
     fn session(&mut self, refs: &[ImageRef]) -> &Session {
-        self.registry_targets = refs.iter().any(|r| matches!(r, ImageRef::Registry(_)));
+        self.registry_targets |= refs.iter().any(|r| matches!(r, ImageRef::Registry(_)));
         self.session.expect(refs);
         &self.session
     }

@@ -10,6 +10,11 @@
 //! target per image, [`Gathered::verify`] (or the caller, then [`Gathered::finish`]) checks
 //! them; [`Plan::verify`] does the last two.
 //!
+//! A whole catalog in constant memory: [`Plan::verify_into`] and [`Gathered::verify_into`]
+//! hand each report to a [`Sink`] in input order as soon as its turn comes (the command line
+//! writes it out then) and keep none; [`Gathered::verify`] is the same run with a sink that
+//! keeps them all.
+//!
 //! Verify a release's components for the nodes of a cluster:
 //!
 //! ```no_run
@@ -44,15 +49,17 @@ mod gather;
 mod inputs;
 mod outcome;
 mod progress;
+mod sink;
 mod targets;
 mod verify;
 
 pub use bounded::run_bounded;
 pub use error::RunError;
-pub use gather::{Connection, Gathered, Plan, Verified};
+pub use gather::{Connection, Finished, Gathered, Plan, Verified};
 pub use inputs::{Inputs, ReleaseInput};
 pub use outcome::Outcome;
 pub use progress::{Note, Progress};
+pub use sink::{Delivery, Sink};
 pub use targets::{
     MERGE_CHECK_EVERY, MergeOverdue, Scope, Target, from_manifests, from_release, host_labels,
     merge,

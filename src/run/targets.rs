@@ -28,8 +28,9 @@ pub struct Target {
     pub reference: ImageRef,
     /// Where it was found (empty: typed or listed).
     pub origins: Vec<Origin>,
-    /// The narrower policy it is judged against, if any.
-    pub scope: Option<Scope>,
+    /// The narrower policy it is judged against, if any (boxed: most targets have none, and
+    /// a catalog holds hundreds of thousands of targets).
+    pub scope: Option<Box<Scope>>,
     /// The nodes of `--nodes` its pods land on, one entry per node and container.
     pub landings: Vec<Landing>,
 }
@@ -157,10 +158,10 @@ pub fn sandbox(policy: &Policy) -> Option<Target> {
         origins: vec![Origin::Sandbox {
             key: "windows.sandbox_image".to_string(),
         }],
-        scope: Some(Scope {
+        scope: Some(Box::new(Scope {
             policy: policy.scoped(|h| h.platform.is_windows(), policy.isolation()),
             placement: "every pod on a Windows node".to_string(),
-        }),
+        })),
         landings: vec![],
     })
 }
@@ -324,7 +325,7 @@ impl<'a> Placer<'a> {
         Target {
             reference: reference.clone(),
             origins: uses.iter().map(|u| manifest_origin(u)).collect(),
-            scope: Some(Scope { policy, placement }),
+            scope: Some(Box::new(Scope { policy, placement })),
             landings,
         }
     }
@@ -383,22 +384,15 @@ impl<'a> Placer<'a> {
     }
 }
 
-/// The per-node answer of a run with `--nodes` and pod templates: for each target's
-/// landings (in target order), what its node's host row gets in `reports[i]` (the report of
-/// `targets[i]`). An image that could not be judged on a row (its report has no row for the
-/// node) fails there with its first error finding's rule. Each names the node's runtime and
-/// why its profile, from `runtimes`.
-pub fn node_placements(
-    targets: &[Target],
-    reports: &[ImageReport],
-    runtimes: &[NodeRuntime],
-) -> Vec<NodePlacement> {
-    let mut out = Vec::new();
-    for (t, r) in targets.iter().zip(reports) {
-        for l in &t.landings {
-            let runtime = runtimes
-                .iter()
-                .find(|rt| rt.nodes.binary_search(&l.node).is_ok());
+/// The per-node answer of a run with `--nodes` and pod templates, for one target: what each
+/// of its `landings` gets on its node's host row in `report` (the target's report). An image
+/// that could not be judged on a row (its report has no row for the node) fails there with
+/// its first error finding's rule.
+pub fn placements_of(landings: &[Landing], report: &ImageReport) -> Vec<NodePlacement> {
+    let r = report;
+    landings
+        .iter()
+        .map(|l| {
             let row = r.hosts.iter().find(|h| h.nodes.contains(&l.node));
             let status = match row {
                 Some(h) => h.status,
@@ -412,7 +406,7 @@ pub fn node_placements(
                 },
             };
             let o = &l.origin;
-            out.push(NodePlacement {
+            NodePlacement {
                 node: l.node.clone(),
                 kind: o.kind.clone(),
                 namespace: o.namespace.clone(),
@@ -422,14 +416,25 @@ pub fn node_placements(
                 image: r.reference.clone(),
                 platform: row.map(|h| h.platform.clone()),
                 runtime: row.and_then(|h| h.runtime),
-                runtime_version: runtime.map(|rt| rt.version.clone()),
-                runtime_reason: runtime.map(|rt| rt.reason.clone()),
+                // Named once the run ends ([`name_runtimes`]).
+                runtime_version: None,
+                runtime_reason: None,
                 selected: row.and_then(|h| h.selected.clone()),
                 status,
-            });
-        }
+            }
+        })
+        .collect()
+}
+
+/// Names each placement's node runtime and why its profile, from the nodes' `runtimes`.
+pub fn name_runtimes(placements: &mut [NodePlacement], runtimes: &[NodeRuntime]) {
+    for p in placements {
+        let runtime = runtimes
+            .iter()
+            .find(|rt| rt.nodes.binary_search(&p.node).is_ok());
+        p.runtime_version = runtime.map(|rt| rt.version.clone());
+        p.runtime_reason = runtime.map(|rt| rt.reason.clone());
     }
-    out
 }
 
 fn manifest_origin(u: &ImageUse) -> Origin {
@@ -485,28 +490,32 @@ pub fn merge(targets: Vec<Target>, deadline: Option<Instant>) -> Result<Vec<Targ
 
 /// [`merge`] with `key` telling which references are the same image: `key` is read once per
 /// target and looked up in a hash map, and the origins a target already has are kept in a
-/// set once another target joins it, so `n` targets merge in O(n log n).
+/// set once another target joins it, so `n` targets merge in O(n log n). The merge works in
+/// place: each image's first target moves forward, the others are emptied into it, and the
+/// list is cut to the images — no second list of targets is made.
 fn merge_by<K: Eq + Hash>(
-    targets: Vec<Target>,
+    mut targets: Vec<Target>,
     deadline: Option<Instant>,
     mut key: impl FnMut(&ImageRef) -> K,
 ) -> Result<Vec<Target>, MergeOverdue> {
     let total = targets.len();
-    let mut merged: Vec<Target> = Vec::with_capacity(total);
-    // The origins of `merged[i]`, made when a second target joins it.
+    // The origins of `targets[i]` (an image kept), made when a second target joins it.
     let mut joined: HashMap<usize, BTreeSet<Origin>> = HashMap::new();
     let mut index: HashMap<K, usize> = HashMap::with_capacity(total);
-    for (done, t) in targets.into_iter().enumerate() {
+    // targets[..kept]: one per image so far, in order of first appearance.
+    let mut kept = 0;
+    for done in 0..total {
         if done % MERGE_CHECK_EVERY == 0 && deadline.is_some_and(|d| Instant::now() >= d) {
             return Err(MergeOverdue { done, total });
         }
-        match index.entry(key(&t.reference)) {
+        match index.entry(key(&targets[done].reference)) {
             Entry::Occupied(e) => {
-                let m = &mut merged[*e.get()];
+                let (images, rest) = targets.split_at_mut(done);
+                let (m, t) = (&mut images[*e.get()], &mut rest[0]);
                 let seen = joined
                     .entry(*e.get())
                     .or_insert_with(|| m.origins.iter().cloned().collect());
-                for o in t.origins {
+                for o in std::mem::take(&mut t.origins) {
                     if seen.insert(o.clone()) {
                         m.origins.push(o);
                     }
@@ -514,15 +523,19 @@ fn merge_by<K: Eq + Hash>(
                 if t.scope.is_none() {
                     m.scope = None;
                 }
-                m.landings.extend(t.landings);
+                m.landings.append(&mut t.landings);
             }
             Entry::Vacant(e) => {
-                e.insert(merged.len());
-                merged.push(t);
+                e.insert(kept);
+                // targets[kept..done] are emptied duplicates: one of them takes this place.
+                targets.swap(kept, done);
+                kept += 1;
             }
         }
     }
-    Ok(merged)
+    targets.truncate(kept);
+    targets.shrink_to_fit();
+    Ok(targets)
 }
 
 #[cfg(test)]

@@ -22,13 +22,16 @@ pub struct Settings {
     pub images_in_flight: usize,
 }
 
-/// Verifies every target, at most `images_in_flight` at once (see [`run_bounded`]).
-pub async fn verify_all(
+/// Verifies every target, at most `images_in_flight` at once, handing each outcome to `each`
+/// in input order as soon as it and those before it are done (see [`run_bounded`]); an error
+/// from `each` stops there.
+pub async fn verify_all<E>(
     session: &Session,
     targets: &[Target],
     settings: &Settings,
     on_done: &(dyn Fn(&Outcome) + Sync),
-) -> Vec<Outcome> {
+    each: &mut dyn FnMut(Outcome) -> Result<(), E>,
+) -> Result<(), E> {
     run_bounded(
         targets,
         settings.images_in_flight,
@@ -45,6 +48,7 @@ pub async fn verify_all(
                 }
             }
         },
+        each,
     )
     .await
 }

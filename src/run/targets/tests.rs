@@ -361,9 +361,11 @@ proptest::proptest! {
             .map(|(r, origins, scope)| Target {
                 reference: refs[*r].parse().unwrap(),
                 origins: origins.iter().map(|&i| origin(i)).collect(),
-                scope: scope.map(|s| Scope {
-                    policy: Policy::default_policy(),
-                    placement: format!("placement {s}"),
+                scope: scope.map(|s| {
+                    Box::new(Scope {
+                        policy: Policy::default_policy(),
+                        placement: format!("placement {s}"),
+                    })
                 }),
                 landings: vec![],
             })

@@ -1,8 +1,10 @@
 //! The run's fetch cache: manifests and small blobs are fetched once per (repository,
 //! digest) — existence in one repository proves nothing about another — and every later
-//! caller gets the same bytes, or the same error.
+//! caller gets the same bytes, or the same error, while the answer is kept. The cache is
+//! bounded ([`CACHE_BYTES`]): past the bound the answers used least recently are dropped
+//! (a later caller fetches again), so a whole catalog is checked in bounded memory.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::OnceCell;
@@ -16,15 +18,59 @@ use crate::source::FetchError;
 type CacheKey = (String, Digest);
 type CacheSlot = Arc<OnceCell<Result<Arc<Vec<u8>>, FetchError>>>;
 
-/// Fetch results by (`registry/repository`, digest).
-#[derive(Default)]
+/// The bytes the cache keeps at most, answers and keys counted (an answer is at most a
+/// manifest's or a config's limit, far below this): enough for the children and configs of
+/// the images in flight and of many images before them (a catalog's tags share children).
+pub(super) const CACHE_BYTES: usize = 8 * 1024 * 1024;
+
+/// What an entry costs besides its bytes and key (the map's and the order's bookkeeping,
+/// the slot, an error's text).
+const ENTRY_OVERHEAD: usize = 256;
+
+/// Fetch results by (`registry/repository`, digest), the least recently used dropped past
+/// the bound.
 pub(super) struct FetchCache {
-    slots: Mutex<HashMap<CacheKey, CacheSlot>>,
+    bound: usize,
+    state: Mutex<State>,
+}
+
+impl Default for FetchCache {
+    fn default() -> FetchCache {
+        FetchCache::bounded(CACHE_BYTES)
+    }
+}
+
+/// The entries, their order of last use and their cost.
+#[derive(Default)]
+struct State {
+    entries: HashMap<CacheKey, Entry>,
+    /// Keys by their last use (a tick), oldest first.
+    order: BTreeMap<u64, CacheKey>,
+    tick: u64,
+    /// The cost of the entries whose answer is in.
+    bytes: usize,
+}
+
+struct Entry {
+    slot: CacheSlot,
+    /// Its last use.
+    used: u64,
+    /// Its cost once its answer is in (0 before).
+    cost: usize,
 }
 
 impl FetchCache {
-    /// Runs `fetch` once per (repository, digest) for the whole run; later callers get the
-    /// same bytes (or the same error), each counted in `stats` as a cache hit.
+    /// A cache that keeps at most `bound` bytes of answers (and their keys).
+    pub(super) fn bounded(bound: usize) -> FetchCache {
+        FetchCache {
+            bound,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// Runs `fetch` once per (repository, digest) while its answer is kept; later callers
+    /// get the same bytes (or the same error), each counted in `stats` as a cache hit.
+    /// Callers that come while it runs wait for it.
     pub(super) async fn cached<F>(
         &self,
         stats: &Stats,
@@ -39,7 +85,7 @@ impl FetchCache {
             format!("{}/{}", reference.registry, reference.repository),
             digest.clone(),
         );
-        let slot = Arc::clone(lock(&self.slots).entry(key).or_default());
+        let slot = lock(&self.state).slot(&key);
         let mut ran = false;
         let result = slot
             .get_or_init(|| {
@@ -47,9 +93,125 @@ impl FetchCache {
                 async { fetch.await.map(Arc::new) }
             })
             .await;
-        if !ran {
+        if ran {
+            let size = result.as_ref().map_or(0, |b| b.len());
+            lock(&self.state).answered(&key, &slot, size, self.bound);
+        } else {
             Stats::count(&stats.cache_hits);
         }
         result.clone().map(|b| b.as_ref().clone())
+    }
+
+    /// The cost of the answers kept now.
+    #[cfg(test)]
+    fn bytes(&self) -> usize {
+        lock(&self.state).bytes
+    }
+}
+
+impl State {
+    /// The slot of `key`, made if missing, marked as used now.
+    fn slot(&mut self, key: &CacheKey) -> CacheSlot {
+        self.tick += 1;
+        let tick = self.tick;
+        let entry = self.entries.entry(key.clone()).or_insert_with(|| Entry {
+            slot: CacheSlot::default(),
+            used: tick,
+            cost: 0,
+        });
+        self.order.remove(&entry.used);
+        entry.used = tick;
+        self.order.insert(tick, key.clone());
+        Arc::clone(&entry.slot)
+    }
+
+    /// The answer of `slot` (for `key`) is in, `size` bytes: counted, then the entries used
+    /// least recently are dropped until the answers kept fit in `bound` (those still being
+    /// fetched stay: their callers wait on them).
+    fn answered(&mut self, key: &CacheKey, slot: &CacheSlot, size: usize, bound: usize) {
+        let Some(entry) = self.entries.get_mut(key) else {
+            return;
+        };
+        if !Arc::ptr_eq(&entry.slot, slot) {
+            return;
+        }
+        entry.cost = size + key.0.len() + ENTRY_OVERHEAD;
+        self.bytes += entry.cost;
+        let mut kept = Vec::new();
+        while self.bytes > bound {
+            let Some((used, oldest)) = self.order.pop_first() else {
+                break;
+            };
+            match self.entries.get(&oldest) {
+                Some(e) if e.slot.initialized() => {
+                    self.bytes -= e.cost;
+                    self.entries.remove(&oldest);
+                }
+                _ => kept.push((used, oldest)),
+            }
+        }
+        self.order.extend(kept);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering;
+
+    fn digest(i: usize) -> Digest {
+        format!("sha256:{:064x}", i).parse().unwrap()
+    }
+
+    /// Issue 24: whatever the number of answers, the cache keeps at most its bound; the
+    /// answers used recently stay (hits), those dropped are fetched again when asked.
+    #[tokio::test]
+    async fn the_cache_keeps_at_most_its_bound() {
+        let bound = 64 * 1024;
+        let cache = FetchCache::bounded(bound);
+        let stats = Stats::default();
+        let crate::reference::ImageRef::Registry(repo) = "q.io/org/repo:v1".parse().unwrap() else {
+            unreachable!("a registry reference")
+        };
+        let fetches = std::sync::atomic::AtomicUsize::new(0);
+        let get = |i: usize| {
+            let (cache, stats, repo, fetches) = (&cache, &stats, &repo, &fetches);
+            async move {
+                let fetch = async {
+                    fetches.fetch_add(1, Ordering::SeqCst);
+                    match i % 10 {
+                        9 => Err(FetchError::NotFound(format!("blob {i}"))),
+                        _ => Ok(vec![i as u8; 4096]),
+                    }
+                };
+                cache.cached(stats, repo, &digest(i), fetch).await
+            }
+        };
+        for round in 0..3 {
+            for i in 0..1000 {
+                let got = get(i).await;
+                assert_eq!(got.is_ok(), i % 10 != 9, "{i}");
+                // one answer used all along stays
+                assert_eq!(get(0).await.unwrap(), vec![0u8; 4096]);
+                assert!(
+                    cache.bytes() <= bound,
+                    "round {round}, {i}: {}",
+                    cache.bytes()
+                );
+            }
+        }
+        let hits = stats.cache_hits.load(Ordering::SeqCst) as usize;
+        let fetched = fetches.load(Ordering::SeqCst);
+        // 3000 asks + 3000 asks of the hot one: the hot one fetched once; the others far
+        // more often than once each (dropped, fetched again)
+        assert_eq!(hits + fetched, 6000);
+        assert!(fetched > 2 * 1000, "{fetched} fetches: nothing was dropped");
+        // a small working set stays whole: asked again, no new fetch
+        let before = fetches.load(Ordering::SeqCst);
+        for i in 2000..2005 {
+            get(i).await.unwrap();
+            get(i).await.unwrap();
+        }
+        assert_eq!(fetches.load(Ordering::SeqCst), before + 5);
     }
 }

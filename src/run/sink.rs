@@ -1,0 +1,109 @@
+//! Where a run's reports go as they are judged ([`Sink`]), and what a run keeps of them
+//! meanwhile ([`Delivery`]): counts, the overall verdict and the per-node answer, never the
+//! reports themselves.
+
+use std::collections::HashMap;
+
+use super::error::RunError;
+use super::outcome::Outcome;
+use super::targets::{Landing, Target, placements_of};
+use crate::engine::{ImageReport, Verdict};
+use crate::report::NodePlacement;
+
+/// Takes a run's reports one at a time, in input order, each as soon as it and every one
+/// before it are judged (the command line writes each to standard output then; a
+/// `Vec<ImageReport>` keeps them all).
+pub trait Sink {
+    /// The next report. An error stops the run ([`RunError::Output`]).
+    fn report(&mut self, report: ImageReport) -> std::io::Result<()>;
+}
+
+impl Sink for Vec<ImageReport> {
+    fn report(&mut self, report: ImageReport) -> std::io::Result<()> {
+        self.push(report);
+        Ok(())
+    }
+}
+
+/// A run's reports on their way to a [`Sink`], in input order: what the run keeps of each is
+/// its verdict (into the overall one), a count, and — for a target whose pods land on nodes
+/// of `--nodes` — its placements.
+pub struct Delivery<'s> {
+    sink: &'s mut dyn Sink,
+    /// The landings of the targets that have any, by target index (the per-node answer needs
+    /// nothing of the others).
+    landings: HashMap<usize, Vec<Landing>>,
+    reports: usize,
+    verdict: Verdict,
+    placements: Vec<NodePlacement>,
+}
+
+impl<'s> Delivery<'s> {
+    /// Reports of `targets` (in their order) to `sink`.
+    pub fn new(targets: &[Target], sink: &'s mut dyn Sink) -> Delivery<'s> {
+        let landings = (targets.iter().enumerate())
+            .filter(|(_, t)| !t.landings.is_empty())
+            .map(|(i, t)| (i, t.landings.clone()))
+            .collect();
+        Delivery {
+            sink,
+            landings,
+            reports: 0,
+            verdict: Verdict::Pass,
+            placements: Vec::new(),
+        }
+    }
+
+    /// The outcome of the next target: its report goes to the sink, after its placements
+    /// are noted; bad input ends the run ([`RunError::Input`]), before anything of it goes
+    /// to the sink.
+    pub fn outcome(&mut self, outcome: Outcome) -> Result<(), RunError> {
+        match outcome {
+            Outcome::Report(r) => {
+                if let Some(landings) = self.landings.remove(&self.reports) {
+                    self.placements.extend(placements_of(&landings, &r));
+                }
+                self.report(r)
+            }
+            Outcome::BadInput(e) => Err(RunError::Input(e)),
+        }
+    }
+
+    /// A report that stands for no target (a release component the payload lacks), after
+    /// the targets' reports.
+    pub fn report(&mut self, report: ImageReport) -> Result<(), RunError> {
+        self.reports += 1;
+        self.verdict = self.verdict.max(report.verdict);
+        self.sink.report(report).map_err(RunError::Output)
+    }
+
+    /// The reports handed on so far, their overall verdict (as [`crate::report::overall`])
+    /// and the per-node answer, in target order.
+    pub fn end(self) -> (usize, Verdict, Vec<NodePlacement>) {
+        (self.reports, self.verdict, self.placements)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::InputError;
+
+    /// Bad input ends the run before its outcome reaches the sink; the reports before it
+    /// are there, counted, and the verdict is the highest so far.
+    #[test]
+    fn reports_pass_through_in_order_until_bad_input() {
+        let mut got: Vec<ImageReport> = Vec::new();
+        let mut d = Delivery::new(&[], &mut got);
+        let fail = ImageReport::not_found("q.io/a:gone", "404");
+        d.outcome(Outcome::Report(fail)).unwrap();
+        let error = ImageReport::unavailable("q.io/a:down", "503");
+        d.outcome(Outcome::Report(error)).unwrap();
+        let bad = Outcome::BadInput(InputError::new("oci:x", "not a layout"));
+        assert!(matches!(d.outcome(bad), Err(RunError::Input(_))));
+        let (count, verdict, placements) = d.end();
+        assert_eq!((count, verdict, placements.len()), (2, Verdict::Fail, 0));
+        let names: Vec<&str> = got.iter().map(|r| r.reference.as_str()).collect();
+        assert_eq!(names, ["q.io/a:gone", "q.io/a:down"]);
+    }
+}
