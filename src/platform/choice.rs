@@ -176,9 +176,15 @@ mod tests {
             ),
             (
                 (1, 4, 12),
-                "containerd-1.5",
+                "containerd-1.4",
+                Mapping::Covered,
+                "containerd 1.4.12 is in 1.4.x: any Windows entry of the architecture matches (os.version not read), then linux/amd64 entries",
+            ),
+            (
+                (1, 3, 9),
+                "containerd-1.4",
                 Mapping::OlderThanEveryRow,
-                "containerd 1.4.12: older than every profile (its matcher is not modelled); judged as containerd-1.5, the oldest profile (1.5.2–1.5.x): the os.version prefix",
+                "containerd 1.3.9: older than every profile (its matcher is not modelled); judged as containerd-1.4, the oldest profile (1.4.x): any Windows entry",
             ),
             (
                 (2, 4, 0),
