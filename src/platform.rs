@@ -328,7 +328,8 @@ fn accepts(
     if hos != eos {
         // containerd 1.4 `Default` on Windows: `linux/amd64` (as written, whatever the host's
         // architecture) after every Windows entry.
-        let linux = hos == "windows" && eos == "linux" && (earch.as_ref(), evar.as_ref()) == ("amd64", "");
+        let linux =
+            hos == "windows" && eos == "linux" && (earch.as_ref(), evar.as_ref()) == ("amd64", "");
         return (stage == Stage::Pull && profile.linux_fallback() && linux).then_some(1);
     }
     if hos != "windows" {
