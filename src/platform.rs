@@ -326,7 +326,11 @@ fn accepts(
     let (hos, harch, hvar) = host.normal();
     let (eos, earch, evar) = entry.normal();
     if hos != eos {
-        return None;
+        // containerd 1.4 `Default` on Windows: `linux/amd64` (as written, whatever the host's
+        // architecture) after every Windows entry.
+        let linux =
+            hos == "windows" && eos == "linux" && (earch.as_ref(), evar.as_ref()) == ("amd64", "");
+        return (stage == Stage::Pull && profile.linux_fallback() && linux).then_some(1);
     }
     if hos != "windows" {
         return containerd_vector(&harch, &hvar)
@@ -374,6 +378,10 @@ fn windows_matches(
     }
     let host_version = host.os_version.as_deref().unwrap_or("");
     let entry_version = entry.os_version.as_deref().unwrap_or("");
+    if stage == Stage::Pull && profile.windows_any_version() {
+        // containerd 1.4 `matcher.Match`: `os.version` is not read.
+        return true;
+    }
     if stage == Stage::Pull && profile.windows_prefix_only() {
         // containerd 1.6.0 – 1.6.17 `windowsmatcher.Match`: `strings.HasPrefix` on the
         // strings, nothing else (an entry without os.version matches no versioned host).
@@ -533,11 +541,14 @@ fn ranked(
     ranked.sort_by(|(ia, ra, na), (ib, rb, nb)| {
         let (a, b) = (&candidates[*ia], &candidates[*ib]);
         ra.cmp(rb).then_with(|| match (&a.platform, &b.platform) {
-            (Some(pa), Some(pb)) if *ra == Rank::Match && windows => profile.prefer(
-                host_version,
-                pa.os_version.as_deref(),
-                pb.os_version.as_deref(),
-            ),
+            // containerd 1.4's Linux entries (rank 1) come after every Windows one.
+            (Some(pa), Some(pb)) if *ra == Rank::Match && windows => na.cmp(nb).then_with(|| {
+                profile.prefer(
+                    host_version,
+                    pa.os_version.as_deref(),
+                    pb.os_version.as_deref(),
+                )
+            }),
             _ if *ra != Rank::Match && !crio => Ordering::Equal,
             _ => na.cmp(nb).then_with(|| {
                 // containers/image `isPreferredOver`: zstd wins in an OCI index.
@@ -717,31 +728,32 @@ mod tests {
     /// `docs/matching.md`: the compatibility window per profile.
     #[test]
     fn ltsc_window_per_profile() {
-        // (host, ctr, [1.5, 1.6-early, 1.6, 1.7, 2.0, 2.2, 2.3, next])
-        let cases: &[(u16, u16, [bool; 8])] = &[
-            (17763, 17763, [true; 8]),
-            (17763, 17762, [false; 8]),
-            (19041, 19041, [true; 8]),
-            (19041, 17763, [false; 8]),
-            (20348, 20348, [true; 8]),
-            (20348, 22621, [false; 8]),
-            (22621, 20348, [true; 8]),
-            (22621, 22621, [true; 8]),
-            (22621, 22631, [false; 8]),
-            (25398, 20348, [true; 8]),
-            (26100, 20348, [true; 8]),
-            (26100, 26100, [true; 8]),
-            (26100, 17763, [false; 8]),
+        // (host, ctr, [1.4, 1.5, 1.6-early, 1.6, 1.7, 2.0, 2.2, 2.3, next]): 1.4 and 1.5 at
+        // start only (their pull reads no window), by the host's own check.
+        let cases: &[(u16, u16, [bool; 9])] = &[
+            (17763, 17763, [true; 9]),
+            (17763, 17762, [false; 9]),
+            (19041, 19041, [true; 9]),
+            (19041, 17763, [false; 9]),
+            (20348, 20348, [true; 9]),
+            (20348, 22621, [false; 9]),
+            (22621, 20348, [true; 9]),
+            (22621, 22621, [true; 9]),
+            (22621, 22631, [false; 9]),
+            (25398, 20348, [true; 9]),
+            (26100, 20348, [true; 9]),
+            (26100, 26100, [true; 9]),
+            (26100, 17763, [false; 9]),
             // Above 26100 the 2.2/2.3 floor moves to 26100 (moby/moby#53397); next goes one
             // LTSC back again.
             (
                 26200,
                 20348,
-                [true, true, true, true, true, false, false, true],
+                [true, true, true, true, true, true, false, false, true],
             ),
-            (26200, 26100, [true; 8]),
-            (26200, 26200, [true; 8]),
-            (26200, 26300, [false; 8]),
+            (26200, 26100, [true; 9]),
+            (26200, 26200, [true; 9]),
+            (26200, 26300, [false; 9]),
         ];
         for (h, c, want) in cases {
             assert_eq!(RuntimeProfile::CONTAINERD.len(), want.len());
@@ -832,7 +844,7 @@ mod tests {
         assert!(matches(RuntimeProfile::CONTAINERD_2_3, &h_hv, &other));
         assert_eq!(
             RuntimeProfile::CONTAINERD.map(|p| p.checks_features()),
-            [false, false, false, false, false, false, true, true]
+            [false, false, false, false, false, false, false, true, true]
         );
     }
 
@@ -941,6 +953,86 @@ mod tests {
         assert_eq!(sel.selected, Some(1));
     }
 
+    /// containerd 1.4's matcher (`containerd-1.4`), one row per rule, each citing the function
+    /// read: containerd v1.4.1 as dageita/frontend-websocket vendors it (commit
+    /// 2bb8c1357583b15180793ba5d0ae9605d35a3537, `vendor/modules.txt` naming
+    /// `github.com/containerd/containerd v1.4.1`), files under
+    /// `vendor/github.com/containerd/containerd/`. Each row also says whether the pulled image
+    /// starts on the host ([`runs`]) and which finding a node gets.
+    #[test]
+    fn containerd_1_4_rules_from_its_code() {
+        // (source and rule, host build, entry, 1.4 matches, the image starts)
+        let cases: &[(&str, u16, Platform, bool, bool)] = &[
+            (
+                "platforms/platforms.go matcher.Match: OS, architecture, variant; the host's build matches",
+                17763,
+                win("10.0.17763.5830"),
+                true,
+                true,
+            ),
+            (
+                "platforms/platforms.go matcher.Match: os.version is not read, another build matches (wrong-build-selected)",
+                17763,
+                win("10.0.20348.2461"),
+                true,
+                false,
+            ),
+            (
+                "platforms/platforms.go matcher.Match: an entry without os.version matches",
+                17763,
+                Platform::new("windows", "amd64"),
+                true,
+                true,
+            ),
+            (
+                "platforms/platforms.go matcher.Match: Normalize lower-cases the entry's OS",
+                17763,
+                Platform::new("Windows", "amd64").with_os_version("10.0.17763.1"),
+                true,
+                true,
+            ),
+            (
+                "platforms/platforms.go matcher.Match: another architecture does not match",
+                17763,
+                Platform::new("windows", "arm64").with_os_version("10.0.17763.1"),
+                false,
+                false,
+            ),
+            (
+                "platforms/defaults_windows.go Default: Ordered(DefaultSpec(), linux/amd64), a Linux entry matches a Windows host (wrong-build-selected: it cannot start)",
+                17763,
+                Platform::new("linux", "amd64"),
+                true,
+                false,
+            ),
+            (
+                "platforms/defaults_windows.go Default: the fallback is linux/amd64 as written, not linux/arm64",
+                17763,
+                Platform::new("linux", "arm64"),
+                false,
+                false,
+            ),
+        ];
+        let p = RuntimeProfile::CONTAINERD_1_4;
+        for (rule, build, entry, want_match, want_runs) in cases {
+            let h = host(*build);
+            assert_eq!(matches(p, &h, entry), *want_match, "match: {rule}");
+            assert_eq!(runs(p, &h, entry), *want_runs, "starts: {rule}");
+        }
+        // platforms/compare.go orderedPlatformComparer.Less: the Windows entries (the first
+        // platform of Ordered) before the Linux one, whatever their place in the list.
+        let linux = Some(Platform::new("linux", "amd64"));
+        let list = cands(&[linux.clone(), Some(win("10.0.20348.2461"))]);
+        assert_eq!(pick(p, &host(17763), &list).selected, Some(1));
+        // images/image.go Manifest: sort.SliceStable by Less, the first taken: of two Windows
+        // entries the first in the list, even of another build.
+        let list = cands(&[Some(win("10.0.20348.1")), Some(win("10.0.17763.1"))]);
+        assert_eq!(pick(p, &host(17763), &list).selected, Some(0));
+        // No Windows entry: the Linux one is pulled (see `engine::judge::hosts`).
+        let list = cands(&[linux, Some(Platform::new("linux", "arm64"))]);
+        assert_eq!(pick(p, &host(17763), &list).selected, Some(0));
+    }
+
     /// The winner among several matches differs per profile (see `docs/matching.md`).
     #[test]
     fn winner_per_profile() {
@@ -956,10 +1048,11 @@ mod tests {
             .iter()
             .map(|p| pick(*p, &h, &list).selected.unwrap())
             .collect();
-        // 1.5.2 – 1.5.x, 1.6.0 – 1.6.17: only the host's own build (prefix); 1.6: highest
+        // 1.4: any Windows entry, index order (the first Windows one); 1.5.2 – 1.5.x,
+        // 1.6.0 – 1.6.17: only the host's own build (prefix); 1.6: highest
         // numeric revision (2227); 1.7: index order (first Windows entry); 2.2+: os.version
         // string, descending ("10.0.26100.100" is the greatest string).
-        assert_eq!(got, vec![2, 2, 1, 1, 1, 2, 2, 2]);
+        assert_eq!(got, vec![1, 2, 2, 1, 1, 1, 2, 2, 2]);
         // String order, not numeric: "10.0.20348.999" > "10.0.20348.2227".
         let list = cands(&[Some(win("10.0.20348.2227")), Some(win("10.0.20348.999"))]);
         assert_eq!(

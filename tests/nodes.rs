@@ -733,10 +733,11 @@ fn each_placement_says_its_nodes_runtime_profile_and_why() {
 
 /// Issue 21 item 3, containerd 1.5.x and 1.4.x. containerd v1.5.2's matcher (read where
 /// kubernetes/kubernetes vendors it, docs/matching.md) is the prefix rule with the entry's OS
-/// lower-cased: `containerd-1.5`. 1.4's (any Windows entry, then Linux ones) is not modelled:
-/// a 1.4 node is judged under the oldest profile, and every place that names its runtime says
-/// so (`runtimes[]`, the placements, the note on standard error, the text report). Before, both
-/// were "containerd-1.6.0, the nearest" and the JSON gave no reason.
+/// lower-cased: `containerd-1.5`. 1.4's (any Windows entry, then Linux ones; v1.4.1 read where
+/// dageita/frontend-websocket vendors it) is `containerd-1.4`: a 1.4 node is covered, and
+/// every place that names its runtime says so (`runtimes[]`, the placements, no note on
+/// standard error, the text report). Before, 1.4 was judged under the oldest profile then
+/// (`containerd-1.5`) with a note, and the HostProcess entry without os.version got no match.
 #[test]
 fn containerd_1_4_and_1_5_nodes_say_how_they_are_judged() {
     let registry = Registry::start();
@@ -752,15 +753,20 @@ fn containerd_1_4_and_1_5_nodes_say_how_they_are_judged() {
     let manifest = manifest.to_str().unwrap();
     let old = eks_windows_on(dir.path(), ["containerd://1.4.12", "containerd://1.5.18"]);
     let covered = "containerd 1.5.18 is in 1.5.2–1.5.x: the os.version prefix is required (no fallback for entries without os.version), the entry's OS lower-cased first";
-    let older = "containerd 1.4.12: older than every profile (its matcher is not modelled); judged as containerd-1.5, the oldest profile (1.5.2–1.5.x): the os.version prefix is required";
+    let older = "containerd 1.4.12 is in 1.4.x: any Windows entry of the architecture matches (os.version not read), then linux/amd64 entries; the first in index order wins";
 
     let out = hostprocess_run(&old, manifest, "json");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(&format!("note: {older}")), "{stderr}");
+    assert!(!stderr.contains("note: containerd 1.4.12"), "{stderr}");
     assert!(!stderr.contains("note: containerd 1.5.18"), "{stderr}");
     let doc = json_of(&out);
     crate::cluster::assert_schema(&doc);
-    for (v, reason) in [("1.4.12", older), ("1.5.18", covered)] {
+    // (version, reason, profile, status): 1.4 takes the entry without os.version, which a
+    // HostProcess pod runs; 1.5's prefix rule takes nothing.
+    for (v, reason, profile, status) in [
+        ("1.4.12", older, "containerd-1.4", "ok"),
+        ("1.5.18", covered, "containerd-1.5", "no-match"),
+    ] {
         let version = format!("containerd://{v}");
         let r = doc["runtimes"]
             .as_array()
@@ -768,7 +774,7 @@ fn containerd_1_4_and_1_5_nodes_say_how_they_are_judged() {
             .iter()
             .find(|r| r["version"] == version.as_str())
             .unwrap_or_else(|| panic!("no runtime {version}: {doc:#}"));
-        assert_eq!(r["profile"], "containerd-1.5");
+        assert_eq!(r["profile"], profile);
         assert!(r["reason"].as_str().unwrap().starts_with(reason), "{r}");
         let p = doc["placements"]
             .as_array()
@@ -776,10 +782,9 @@ fn containerd_1_4_and_1_5_nodes_say_how_they_are_judged() {
             .iter()
             .find(|p| p["runtime_version"] == version.as_str())
             .unwrap_or_else(|| panic!("no placement on {version}: {doc:#}"));
-        assert_eq!(p["runtime"], "containerd-1.5");
+        assert_eq!(p["runtime"], profile);
         assert_eq!(p["runtime_reason"], r["reason"]);
-        // The prefix rule: the HostProcess entry without os.version matches nothing.
-        assert_eq!(p["status"], "no-match", "{p}");
+        assert_eq!(p["status"], status, "{p}");
     }
 
     let out = hostprocess_run(&old, manifest, "text");
@@ -788,6 +793,73 @@ fn containerd_1_4_and_1_5_nodes_say_how_they_are_judged() {
         stdout.contains(&format!("  containerd://1.4.12 (1 node): {older}")),
         "{stdout}"
     );
+}
+
+/// Issue 21 item 3: containerd 1.4 (v1.4.1 as dageita/frontend-websocket vendors it at commit
+/// 2bb8c1357583b15180793ba5d0ae9605d35a3537: `platforms/defaults_windows.go` `Default`,
+/// `platforms/compare.go` `orderedPlatformComparer`, `images/image.go` `Manifest`). EKS
+/// Windows nodes (10.0.17763) on containerd 1.4.12: a list with only Linux entries gives them
+/// the `linux/amd64` image, which cannot start (`wrong-build-selected` naming it; before: judged
+/// under containerd-1.5, `no-match`); a list whose only Windows entry is 20348 gives them that
+/// entry (`wrong-build-selected`; before: `no-match`).
+#[test]
+fn containerd_1_4_windows_nodes_pull_a_linux_image_or_another_build() {
+    const LINUX_AMD64: &str =
+        "sha256:6fcf813d4eb7845e239cee66bcb6de35e33e1f69ea98eb8ff7b48dbe7de7ab00";
+    const WS2022: &str = "sha256:8888abdb127247b9029b295a056efda3ab86a1b275850c397f6d51b1be2b1b58";
+    let registry = Registry::start();
+    registry.push_layout(&fixture("linux-only-list"), "linux-only", "v1");
+    registry.push_layout(&fixture("ltsc2022-only"), "partial", "v1");
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = eks_windows_on(dir.path(), ["containerd://1.4.12", "containerd://1.4.12"]);
+    let cases = [
+        (
+            "linux-only",
+            LINUX_AMD64,
+            "an image built for linux/amd64, not Windows",
+        ),
+        ("partial", WS2022, "an image built for 10.0.20348.2461"),
+    ];
+    for (repo, digest, built) in cases {
+        let image = registry.docker_ref(repo, "v1");
+        let out = run(&[
+            "verify",
+            "--sandbox-image",
+            "none",
+            "--nodes",
+            &nodes,
+            "--format",
+            "json",
+            &image,
+        ]);
+        let doc = json_of(&out);
+        crate::cluster::assert_schema(&doc);
+        let hosts = doc["images"][0]["hosts"].as_array().unwrap();
+        let row = hosts
+            .iter()
+            .find(|h| h["platform"] == "windows/amd64:10.0.17763")
+            .unwrap_or_else(|| panic!("{repo}: no Windows row: {doc:#}"));
+        assert_eq!(row["runtime"], "containerd-1.4", "{repo}: {row}");
+        assert_eq!(row["status"], "wrong-build-selected", "{repo}: {row}");
+        assert_eq!(row["selected"], digest, "{repo}: {row}");
+        let finding = doc["images"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["rule"] == "wrong-build-selected")
+            .unwrap_or_else(|| panic!("{repo}: no wrong-build-selected: {doc:#}"));
+        let message = finding["message"].as_str().unwrap();
+        // `Digest::short`: the algorithm and 12 hex digits.
+        let short = &digest[.."sha256:".len() + 12];
+        assert!(
+            message.contains(&format!("would pull {short} under containerd-1.4, {built}")),
+            "{repo}: {message}"
+        );
+        assert!(
+            message.ends_with("it fails at container start"),
+            "{message}"
+        );
+    }
 }
 
 /// The EKS 1.24 node list with its two Windows nodes on the runtimes `versions`.

@@ -422,7 +422,7 @@ fn node_runtimes_and_their_reasons_keep_to_the_schema() {
         d["runtimes"][0]["nodes"] = json!([]);
     });
     assert_refused("imagesReport", &doc, "a runtime of no profile", |d| {
-        d["runtimes"][0]["profile"] = json!("containerd-1.4");
+        d["runtimes"][0]["profile"] = json!("containerd-1.3");
     });
     assert_refused(
         "imagesReport",

@@ -128,71 +128,80 @@ mod tests {
     use super::*;
 
     /// Each way a version maps, with the reason a node reporting it is told (the rows'
-    /// releases and `why` are those of `profile.rs`).
+    /// releases and `why` are those of `profile.rs`): (version, profile, mapping, the
+    /// reason's beginning).
+    const MAPPINGS: &[(ContainerdVersion, &str, Mapping, &str)] = &[
+        (
+            (1, 6, 6),
+            "containerd-1.6.0",
+            Mapping::Covered,
+            "containerd 1.6.6 is in 1.6.0–1.6.17: the os.version prefix is required (no fallback for entries without os.version before 1.6.18, containerd#7431)",
+        ),
+        (
+            (1, 7, 27),
+            "containerd-1.7",
+            Mapping::Covered,
+            "containerd 1.7.27 is in 1.7.x: a Windows entry needs",
+        ),
+        (
+            (2, 1, 6),
+            "containerd-2.2",
+            Mapping::Covered,
+            "containerd 2.1.6 is in 2.1.6–2.2.x: the LTSC floor",
+        ),
+        (
+            (1, 6, 20),
+            "containerd-1.6",
+            Mapping::NearestNewer,
+            "containerd 1.6.20: no profile covers 1.6.18–1.6.22; judged as containerd-1.6, the nearest newer row of the 1.6 series: a Windows entry needs",
+        ),
+        (
+            (1, 6, 40),
+            "containerd-1.6",
+            Mapping::NearestOlder,
+            "containerd 1.6.40: no profile covers 1.6.40 and later; judged as containerd-1.6, the nearest older row of the 1.6 series: ",
+        ),
+        (
+            (1, 5, 18),
+            "containerd-1.5",
+            Mapping::Covered,
+            "containerd 1.5.18 is in 1.5.2–1.5.x: the os.version prefix is required (no fallback for entries without os.version), the entry's OS lower-cased first",
+        ),
+        (
+            (1, 5, 0),
+            "containerd-1.5",
+            Mapping::NearestNewer,
+            "containerd 1.5.0: no profile covers 1.5.0–1.5.1; judged as containerd-1.5, the nearest newer row of the 1.5 series: ",
+        ),
+        (
+            (1, 4, 12),
+            "containerd-1.4",
+            Mapping::Covered,
+            "containerd 1.4.12 is in 1.4.x: any Windows entry of the architecture matches (os.version not read), then linux/amd64 entries",
+        ),
+        (
+            (1, 3, 9),
+            "containerd-1.4",
+            Mapping::OlderThanEveryRow,
+            "containerd 1.3.9: older than every profile (its matcher is not modelled); judged as containerd-1.4, the oldest profile (1.4.x): any Windows entry",
+        ),
+        (
+            (2, 4, 0),
+            "containerd-next",
+            Mapping::Main,
+            "containerd 2.4.0: newer than every release a profile covers (the newest: 2.3.x); judged as containerd-next: containerd main, unreleased",
+        ),
+        (
+            (1, 8, 0),
+            "containerd-next",
+            Mapping::Main,
+            "containerd 1.8.0: no profile covers the 1.8 series; judged as containerd-next: ",
+        ),
+    ];
+
     #[test]
     fn each_mapping_gives_its_reason() {
-        let cases: &[(ContainerdVersion, &str, Mapping, &str)] = &[
-            (
-                (1, 6, 6),
-                "containerd-1.6.0",
-                Mapping::Covered,
-                "containerd 1.6.6 is in 1.6.0–1.6.17: the os.version prefix is required (no fallback for entries without os.version before 1.6.18, containerd#7431)",
-            ),
-            (
-                (1, 7, 27),
-                "containerd-1.7",
-                Mapping::Covered,
-                "containerd 1.7.27 is in 1.7.x: a Windows entry needs",
-            ),
-            (
-                (2, 1, 6),
-                "containerd-2.2",
-                Mapping::Covered,
-                "containerd 2.1.6 is in 2.1.6–2.2.x: the LTSC floor",
-            ),
-            (
-                (1, 6, 20),
-                "containerd-1.6",
-                Mapping::NearestNewer,
-                "containerd 1.6.20: no profile covers 1.6.18–1.6.22; judged as containerd-1.6, the nearest newer row of the 1.6 series: a Windows entry needs",
-            ),
-            (
-                (1, 6, 40),
-                "containerd-1.6",
-                Mapping::NearestOlder,
-                "containerd 1.6.40: no profile covers 1.6.40 and later; judged as containerd-1.6, the nearest older row of the 1.6 series: ",
-            ),
-            (
-                (1, 5, 18),
-                "containerd-1.5",
-                Mapping::Covered,
-                "containerd 1.5.18 is in 1.5.2–1.5.x: the os.version prefix is required (no fallback for entries without os.version), the entry's OS lower-cased first",
-            ),
-            (
-                (1, 5, 0),
-                "containerd-1.5",
-                Mapping::NearestNewer,
-                "containerd 1.5.0: no profile covers 1.5.0–1.5.1; judged as containerd-1.5, the nearest newer row of the 1.5 series: ",
-            ),
-            (
-                (1, 4, 12),
-                "containerd-1.5",
-                Mapping::OlderThanEveryRow,
-                "containerd 1.4.12: older than every profile (its matcher is not modelled); judged as containerd-1.5, the oldest profile (1.5.2–1.5.x): the os.version prefix",
-            ),
-            (
-                (2, 4, 0),
-                "containerd-next",
-                Mapping::Main,
-                "containerd 2.4.0: newer than every release a profile covers (the newest: 2.3.x); judged as containerd-next: containerd main, unreleased",
-            ),
-            (
-                (1, 8, 0),
-                "containerd-next",
-                Mapping::Main,
-                "containerd 1.8.0: no profile covers the 1.8 series; judged as containerd-next: ",
-            ),
-        ];
+        let cases = MAPPINGS;
         for (version, profile, mapping, reason) in cases {
             let got = RuntimeChoice::containerd(*version);
             assert_eq!(got.profile.name(), *profile, "{version:?}");

@@ -23,6 +23,9 @@ use super::windows::{BUILD_WS2022, BUILD_WS2025, WindowsVersion, go_revision};
 pub struct RuntimeProfile(u8);
 
 impl RuntimeProfile {
+    /// containerd 1.4.0 – 1.4.x: any Windows entry of the architecture, then `linux/amd64`
+    /// entries (a Windows node may pull a Linux image).
+    pub const CONTAINERD_1_4: RuntimeProfile = named("containerd-1.4");
     /// containerd 1.5.2 – 1.5.x: the prefix rule of 1.6.0, the entry's OS lower-cased.
     pub const CONTAINERD_1_5: RuntimeProfile = named("containerd-1.5");
     /// containerd 1.6.0 – 1.6.17: a Windows entry matches only when its `os.version` starts
@@ -167,6 +170,10 @@ enum WindowsVersions {
     /// an entry without one, or whose build does not parse, is kept; major and minor are not
     /// compared). An older build is pulled; whether it then starts is the host's check.
     NotNewer,
+    /// Every entry, whatever its `os.version` (containerd 1.4 `platforms.go` `matcher.Match`
+    /// compares OS, architecture and variant only); whether the image then starts is the
+    /// host's check.
+    Any,
 }
 
 /// How an entry's OS is compared with a Windows host's.
@@ -206,12 +213,41 @@ struct ProfileInfo {
     /// 2.0 and later, `ConfigPlatform` in `core/images/image.go` `Manifest`) rather than by OS
     /// and architecture only (1.6.x, 1.7.x `images/image.go` `Manifest`).
     full_config_check: bool,
+    /// Whether a Windows host's matcher also takes `linux/amd64` entries, after every Windows
+    /// one (containerd 1.4 `platforms/defaults_windows.go` `Default`): such an image is pulled
+    /// and fails at start.
+    linux_fallback: bool,
 }
 
 /// The profile table: one row per [`RuntimeProfile`], the containerd generations oldest first,
 /// then CRI-O. Adding a profile is adding a row here (see `docs/matching.md`, "Adding a
 /// profile").
 const PROFILES: &[ProfileInfo] = &[
+    // containerd v1.4.1 as dageita/frontend-websocket vendors it (commit 2bb8c1357583,
+    // vendor/modules.txt `github.com/containerd/containerd v1.4.1`):
+    // platforms/defaults_windows.go `Default` is `Ordered(DefaultSpec(), linux/amd64)` (the
+    // architecture written as `amd64`, not the host's), over platforms.go `matcher.Match`
+    // (OS, architecture, variant after `Normalize`; `os.version` never read); compare.go
+    // `orderedPlatformComparer.Less` puts the Windows entries before the Linux ones, ties kept
+    // in list order by images/image.go `Manifest` (`sort.SliceStable`, the first one taken).
+    ProfileInfo {
+        name: "containerd-1.4",
+        why: "any Windows entry of the architecture matches (os.version not read), then linux/amd64 entries; the first in index order wins",
+        runtime: Runtime::Containerd {
+            first: (1, 4, 0),
+            last: (1, 4, X),
+        },
+        // Used at start only (the pull reads no os.version): the host's own check.
+        ltsc: &[BUILD_WS2022],
+        floor: Floor::NewestBelow,
+        winner: Winner::IndexOrder,
+        checks_features: false,
+        version_numbers: VersionNumbers::Atoi,
+        windows_versions: WindowsVersions::Any,
+        os_compare: OsCompare::Normalized,
+        full_config_check: false,
+        linux_fallback: true,
+    },
     // containerd v1.5.2 as kubernetes/kubernetes vendors it (commit b1c51a58ce46,
     // vendor/modules.txt `github.com/containerd/containerd v1.5.2`):
     // platforms/defaults_windows.go `matchComparer.Match` (the prefix, no fallback) and `Less`
@@ -232,6 +268,7 @@ const PROFILES: &[ProfileInfo] = &[
         windows_versions: WindowsVersions::Prefix,
         os_compare: OsCompare::Normalized,
         full_config_check: false,
+        linux_fallback: false,
     },
     ProfileInfo {
         name: "containerd-1.6.0",
@@ -249,6 +286,7 @@ const PROFILES: &[ProfileInfo] = &[
         windows_versions: WindowsVersions::Prefix,
         os_compare: OsCompare::Raw,
         full_config_check: false,
+        linux_fallback: false,
     },
     ProfileInfo {
         name: "containerd-1.6",
@@ -265,6 +303,7 @@ const PROFILES: &[ProfileInfo] = &[
         version_numbers: VersionNumbers::Atoi,
         os_compare: OsCompare::Raw,
         full_config_check: false,
+        linux_fallback: false,
     },
     ProfileInfo {
         name: "containerd-1.7",
@@ -281,6 +320,7 @@ const PROFILES: &[ProfileInfo] = &[
         version_numbers: VersionNumbers::Atoi,
         os_compare: OsCompare::Normalized,
         full_config_check: false,
+        linux_fallback: false,
     },
     ProfileInfo {
         name: "containerd-2.0",
@@ -297,6 +337,7 @@ const PROFILES: &[ProfileInfo] = &[
         version_numbers: VersionNumbers::ParseUint,
         os_compare: OsCompare::Normalized,
         full_config_check: true,
+        linux_fallback: false,
     },
     ProfileInfo {
         name: "containerd-2.2",
@@ -313,6 +354,7 @@ const PROFILES: &[ProfileInfo] = &[
         version_numbers: VersionNumbers::ParseUint,
         os_compare: OsCompare::Normalized,
         full_config_check: true,
+        linux_fallback: false,
     },
     ProfileInfo {
         name: "containerd-2.3",
@@ -329,6 +371,7 @@ const PROFILES: &[ProfileInfo] = &[
         version_numbers: VersionNumbers::ParseUint,
         os_compare: OsCompare::Normalized,
         full_config_check: true,
+        linux_fallback: false,
     },
     ProfileInfo {
         name: "containerd-next",
@@ -342,6 +385,7 @@ const PROFILES: &[ProfileInfo] = &[
         version_numbers: VersionNumbers::ParseUint,
         os_compare: OsCompare::Normalized,
         full_config_check: true,
+        linux_fallback: false,
     },
     ProfileInfo {
         name: "docker-19.03",
@@ -361,6 +405,7 @@ const PROFILES: &[ProfileInfo] = &[
         os_compare: OsCompare::Normalized,
         // Never used: an entry without platform is never a candidate (`Runtime::Docker`).
         full_config_check: false,
+        linux_fallback: false,
     },
     ProfileInfo {
         name: "cri-o",
@@ -375,6 +420,7 @@ const PROFILES: &[ProfileInfo] = &[
         version_numbers: VersionNumbers::ParseUint,
         os_compare: OsCompare::Normalized,
         full_config_check: true,
+        linux_fallback: false,
     },
 ];
 
@@ -411,9 +457,8 @@ pub enum Mapping {
     NearestNewer,
     /// No row covers it, none of its series is newer; the newest older row of the series is.
     NearestOlder,
-    /// Its series is older than every row: the oldest profile. containerd 1.4.x maps so: its
-    /// matcher (any Windows entry of the architecture, then Linux ones) is not modelled
-    /// (`docs/matching.md`).
+    /// Its series is older than every row (containerd 1.3 and before): the oldest profile,
+    /// containerd 1.4's, whose matcher theirs is not checked against (`docs/matching.md`).
     OlderThanEveryRow,
     /// No row of its series, and it is not older than every row: containerd main's profile.
     Main,
@@ -584,6 +629,17 @@ impl RuntimeProfile {
     /// than by compatibility or prefix.
     pub(super) fn windows_not_newer(self) -> bool {
         self.info().windows_versions == WindowsVersions::NotNewer
+    }
+
+    /// Whether a Windows entry matches whatever its `os.version` (containerd 1.4).
+    pub(super) fn windows_any_version(self) -> bool {
+        self.info().windows_versions == WindowsVersions::Any
+    }
+
+    /// Whether a Windows host's matcher takes `linux/amd64` entries after the Windows ones
+    /// (containerd 1.4).
+    pub(super) fn linux_fallback(self) -> bool {
+        self.info().linux_fallback
     }
 
     /// Whether a platform-less entry's config is checked with the full matcher rather than

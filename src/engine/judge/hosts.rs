@@ -160,19 +160,23 @@ fn status(
                 Some(cfg) if host.is_windows() && isolation == Some(Isolation::Hostprocess) => {
                     // HostProcess pods run on the host: only os and architecture matter.
                     let ok = runs(runner, host, &Platform::new(&cfg.os, &cfg.architecture));
-                    wrong_build(ok, cfg)
+                    wrong_build(ok, host, cfg)
                 }
-                Some(cfg) => wrong_build(runs(runner, host, cfg), cfg),
+                Some(cfg) => wrong_build(runs(runner, host, cfg), host, cfg),
                 None => (None, None),
             }
         }
     }
 }
 
-/// `wrong-build-selected` with the image's build text, unless the image runs.
-fn wrong_build(runs: bool, cfg: &Platform) -> (Option<Rule>, Option<String>) {
+/// `wrong-build-selected` with the image's build text, unless the image runs. A Linux image
+/// a Windows host pulls (containerd 1.4's fallback) is named by its OS and architecture.
+fn wrong_build(runs: bool, host: &Platform, cfg: &Platform) -> (Option<Rule>, Option<String>) {
     if runs {
         (None, None)
+    } else if host.is_windows() && !cfg.is_windows() {
+        let built = format!("{}, not Windows", cfg.os_arch());
+        (Some(Rule::WrongBuildSelected), Some(built))
     } else {
         (Some(Rule::WrongBuildSelected), Some(build_text(cfg)))
     }
