@@ -26,80 +26,11 @@ exist (404: a `not-found` report each). Standard library only.
   bench-catalog-seed.py HOST REPOS PUSHED LISTED REFS_FILE [THREADS [STORAGE]]
 """
 
-import hashlib
-import http.client
 import json
 import sys
 import threading
 
-LINUX = [("amd64", None), ("arm64", "v8"), ("ppc64le", None), ("s390x", None)]
-WINDOWS = ["10.0.17763.5830", "10.0.20348.2461"]
-OCI_INDEX = "application/vnd.oci.image.index.v1+json"
-OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
-OCI_CONFIG = "application/vnd.oci.image.config.v1+json"
-OCI_LAYER = "application/vnd.oci.image.layer.v1.tar+gzip"
-
-
-def digest(b):
-    return "sha256:" + hashlib.sha256(b).hexdigest()
-
-
-def dumps(obj):
-    return json.dumps(obj, separators=(",", ":")).encode()
-
-
-class Registry:
-    def __init__(self, host):
-        self.host = host
-        self.conn = http.client.HTTPConnection(host, timeout=60)
-
-    def request(self, method, path, body=None, headers=None):
-        for attempt in range(3):
-            try:
-                self.conn.request(method, path, body=body, headers=headers or {})
-                resp = self.conn.getresponse()
-                return resp.status, dict(resp.getheaders()), resp.read()
-            except (ConnectionError, http.client.HTTPException):
-                self.conn.close()
-                self.conn = http.client.HTTPConnection(self.host, timeout=60)
-                if attempt == 2:
-                    raise
-
-    def upload(self, repo, blob):
-        d = digest(blob)
-        status, headers, _ = self.request("POST", f"/v2/{repo}/blobs/uploads/")
-        assert status == 202, (status, repo)
-        loc = headers["Location"]
-        loc = loc.split(self.host, 1)[-1] if "://" in loc else loc
-        sep = "&" if "?" in loc else "?"
-        status, _, body = self.request("PUT", f"{loc}{sep}digest={d}", body=blob,
-                                       headers={"Content-Type": "application/octet-stream"})
-        assert status == 201, (status, body[:200])
-        return d
-
-    def mount(self, repo, d, source):
-        status, _, body = self.request("POST", f"/v2/{repo}/blobs/uploads/?mount={d}&from={source}")
-        assert status == 201, (status, body[:200])
-
-    def put_manifest(self, repo, ref, body, media_type):
-        status, _, resp = self.request("PUT", f"/v2/{repo}/manifests/{ref}", body=body,
-                                       headers={"Content-Type": media_type})
-        assert status == 201, (status, resp[:300])
-
-
-def layer(name):
-    # Small gzip'd tars stand in for layers; verify never fetches them without --deep.
-    import gzip
-    import io
-    import tarfile
-    raw = io.BytesIO()
-    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        data = name.encode() * 64
-        info = tarfile.TarInfo(name)
-        info.size = len(data)
-        info.mtime = 0
-        tar.addfile(info, io.BytesIO(data))
-    return gzip.compress(raw.getvalue(), mtime=0), hashlib.sha256(raw.getvalue()).hexdigest()
+from benchlib import CHILDREN, OCI_INDEX, OCI_MANIFEST, Registry, digest, dumps, layers, push_child
 
 
 def write(path, data):
@@ -122,37 +53,13 @@ def write_tag(storage, repo, tag, body):
     return d
 
 
-def seed_repo(reg, repo, source, layers, pushed, storage=None):
+def seed_repo(reg, repo, source, layer_of, pushed, storage=None):
     """The pool of children of `repo`, then its `pushed` tags."""
     if repo != source:
-        for blob, _ in layers.values():
+        for blob, _ in layer_of.values():
             reg.mount(repo, digest(blob), source)
-    entries = []
-    children = [("linux", a, v, None) for a, v in LINUX] + \
-               [("windows", "amd64", None, v) for v in WINDOWS]
-    for os_, arch, variant, osv in children:
-        blob, diff_id = layers[arch if os_ == "linux" else osv]
-        config = {"architecture": arch, "os": os_,
-                  "config": {"Entrypoint": ["/app"], "Labels": {"catalog": "bench"}},
-                  "rootfs": {"type": "layers", "diff_ids": ["sha256:" + diff_id]}}
-        platform = {"architecture": arch, "os": os_}
-        if variant:
-            config["variant"] = variant
-            platform["variant"] = variant
-        if osv:
-            config["os.version"] = osv
-            platform["os.version"] = osv
-        config_bytes = dumps(config)
-        config_digest = reg.upload(repo, config_bytes)
-        manifest = dumps({"schemaVersion": 2, "mediaType": OCI_MANIFEST,
-                          "config": {"mediaType": OCI_CONFIG, "digest": config_digest,
-                                     "size": len(config_bytes)},
-                          "layers": [{"mediaType": OCI_LAYER, "digest": digest(blob),
-                                      "size": len(blob)}]})
-        md = digest(manifest)
-        reg.put_manifest(repo, md, manifest, OCI_MANIFEST)
-        entries.append({"mediaType": OCI_MANIFEST, "digest": md, "size": len(manifest),
-                        "platform": platform})
+    entries = [push_child(reg, repo, child, layer_of, {"catalog": "bench"})[0]
+               for child in CHILDREN]
     for t in range(pushed):
         index = dumps({"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": entries,
                        "annotations": {"org.opencontainers.image.ref.name": f"t{t}"}})
@@ -167,17 +74,16 @@ def main():
         int(sys.argv[4]), sys.argv[5]
     threads = int(sys.argv[6]) if len(sys.argv) > 6 else 4
     storage = sys.argv[7] if len(sys.argv) > 7 else None
-    layers = {arch: layer(f"bin/app-{arch}") for arch, _ in LINUX}
-    layers.update({v: layer(f"Files/csi-{v}.exe") for v in WINDOWS})
+    layer_of = layers()
     source = "cat/r0"
-    first = Registry(host)
-    for blob, _ in layers.values():
+    first = Registry(host, timeout=60)
+    for blob, _ in layer_of.values():
         first.upload(source, blob)
-    seed_repo(first, source, source, layers, pushed, storage)
+    seed_repo(first, source, source, layer_of, pushed, storage)
     if storage is not None:
         copy_repos(first, storage, source, repos, pushed)
     else:
-        push_repos(host, source, layers, repos, pushed, threads)
+        push_repos(host, source, layer_of, repos, pushed, threads)
     with open(refs_path, "w") as refs:
         for r in range(repos):
             for t in range(listed):
@@ -204,15 +110,15 @@ def copy_repos(reg, storage, source, repos, pushed):
         sys.exit(f"bench-catalog-seed: {last}'s children are not served: {status}, {status2}")
 
 
-def push_repos(host, source, layers, repos, pushed, threads):
+def push_repos(host, source, layer_of, repos, pushed, threads):
     """Repositories 1.. pushed over HTTP, `threads` connections at once."""
     failures = []
 
     def work(k):
         try:
-            reg = Registry(host)
+            reg = Registry(host, timeout=60)
             for r in range(1 + k, repos, threads):
-                seed_repo(reg, f"cat/r{r}", source, layers, pushed)
+                seed_repo(reg, f"cat/r{r}", source, layer_of, pushed)
         except Exception as e:  # reported below: the seeding failed
             failures.append(repr(e))
 

@@ -6,40 +6,18 @@
 //! every node on Docker 19.03.14); the pod templates are kubernetes-sigs/vsphere-csi-driver's
 //! (fixtures/realworld/, sources in fixtures/README.md).
 
-use std::path::Path;
-
 use crate::cluster::assert_schema;
-use crate::common::{Registry, fixture, fixtures_dir, json_of, run_imgcheck as run};
+use crate::common::cluster_run::{
+    failing_placements, finding_message, image, nodes_file, registry_with, run_exiting, vsphere_csi,
+};
+use crate::common::{fixtures_dir, json_of, run_imgcheck as run};
 use serde_json::Value;
-
-/// The real manifest `name` of fixtures/realworld/ with its images moved to `registry`.
-fn realworld(dir: &Path, name: &str, registry: &Registry) -> String {
-    let text = std::fs::read_to_string(fixtures_dir().join("realworld").join(name)).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text.replace("127.0.0.1:5077", &registry.host())).unwrap();
-    path.to_str().unwrap().to_string()
-}
-
-fn aks_engine_nodes() -> String {
-    let path = fixtures_dir().join("nodes").join("aks-engine-1.19.json");
-    path.to_str().unwrap().to_string()
-}
 
 /// The child digest `key` of fixture `name` (fixtures/digests.json).
 fn child(name: &str, key: &str) -> String {
     let text = std::fs::read_to_string(fixtures_dir().join("digests.json")).unwrap();
     let digests: Value = serde_json::from_str(&text).unwrap();
     digests[name]["children"][key].as_str().unwrap().to_string()
-}
-
-/// The image of a JSON report whose reference contains `repo`.
-fn image<'a>(doc: &'a Value, repo: &str) -> &'a Value {
-    doc["images"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|i| i["reference"].as_str().unwrap().contains(repo))
-        .unwrap_or_else(|| panic!("no image {repo} in {doc:#}"))
 }
 
 /// Before: every node of the list reports Docker, so every node was skipped and the run was
@@ -51,37 +29,12 @@ fn image<'a>(doc: &'a Value, repo: &str) -> &'a Value {
 /// Linux nodes on Docker stay skipped, each named with its field, in `notes` too.
 #[test]
 fn dockershim_windows_nodes_are_judged_as_moby_pulls() {
-    let registry = Registry::start();
-    let push = |layout: &str, repo: &str, tag: &str| {
-        registry.push_layout(&fixture(layout), repo, tag);
-    };
-    for (repo, tag) in [
-        ("sig-storage/csi-attacher", "v3.3.0"),
-        ("sig-storage/csi-resizer", "v1.3.0"),
-        ("sig-storage/csi-provisioner", "v3.0.0"),
-        ("cloud-provider-vsphere/csi/ci/syncer", "latest"),
-    ] {
-        push("linux-only-list", repo, tag);
-    }
-    push(
-        "ltsc2022-only",
-        "cloud-provider-vsphere/csi/ci/driver",
-        "latest",
-    );
-    push("good", "sig-storage/livenessprobe", "v2.4.0");
-    push(
-        "nested-index",
-        "sig-storage/csi-node-driver-registrar",
-        "v2.3.0",
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let m = realworld(dir.path(), "vsphere-csi-driver.yaml", &registry);
-    let nodes = aks_engine_nodes();
+    let (_registry, _dir, m) = vsphere_csi("ltsc2022-only", "good", "nested-index");
+    let nodes = nodes_file("aks-engine-1.19.json");
     let args = ["verify", "--from-manifests", &m, "--nodes", &nodes];
 
-    let out = run(&[&args[..], &["--format", "json"]].concat());
+    let out = run_exiting(&[&args[..], &["--format", "json"]].concat(), 1);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
     let doc = json_of(&out);
     assert_schema(&doc);
     let windows_row = |repo: &str| -> Value {
@@ -109,13 +62,7 @@ fn dockershim_windows_nodes_are_judged_as_moby_pulls() {
     );
     for repo in ["csi/ci/driver", "csi-node-driver-registrar"] {
         assert_eq!(image(&doc, repo)["verdict"], "fail", "{repo}");
-        let finding = image(&doc, repo)["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["rule"] == "no-match")
-            .unwrap_or_else(|| panic!("{repo}: no no-match finding"));
-        let message = finding["message"].as_str().unwrap();
+        let message = finding_message(image(&doc, repo), "no-match");
         assert!(
             message.starts_with(
                 "2 nodes (2963k8s010, 2963k8s011) on windows/amd64:10.0.17763 would select \
@@ -149,12 +96,7 @@ fn dockershim_windows_nodes_are_judged_as_moby_pulls() {
     }
     assert!(!stderr.contains("node 2963k8s01"), "{stderr}");
 
-    let out = run(&args);
-    let text = String::from_utf8_lossy(&out.stdout);
-    let tail = text
-        .split("failing placements")
-        .nth(1)
-        .unwrap_or_else(|| panic!("{text}"));
+    let tail = failing_placements(&run(&args));
     assert!(
         tail.contains(
             "2963k8s010: DaemonSet vmware-system-csi/vsphere-csi-node-windows, container \
@@ -172,9 +114,7 @@ fn dockershim_windows_nodes_are_judged_as_moby_pulls() {
 /// exact build. Before: `--runtime docker-19.03` was refused (exit 2).
 #[test]
 fn docker_pulls_an_older_build_that_process_isolation_cannot_start() {
-    let registry = Registry::start();
-    registry.push_layout(&fixture("good"), "csi", "v1");
-    let reference = registry.docker_ref("csi", "v1");
+    let (_registry, reference) = registry_with("good", "csi", "v1");
     let ws2019 = child("good", "windows/amd64:10.0.17763.5830");
     let ws2022 = child("good", "windows/amd64:10.0.20348.2461");
     for (runtime, build, want) in [
@@ -184,21 +124,9 @@ fn docker_pulls_an_older_build_that_process_isolation_cannot_start() {
         ("docker-19.03", "10.0.17763", &ws2019),
     ] {
         let platform = format!("windows/amd64:{build}");
-        let out = run(&[
-            "resolve",
-            "--runtime",
-            runtime,
-            "--platform",
-            &platform,
-            &reference,
-        ]);
+        let args = ["resolve", "--runtime", runtime, "--platform", &platform];
+        let out = run_exiting(&[&args[..], &[reference.as_str()]].concat(), 0);
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{runtime} {build}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
         assert_eq!(stdout.trim(), want.as_str(), "{runtime} {build}");
     }
     let dir = tempfile::tempdir().unwrap();
@@ -209,25 +137,14 @@ fn docker_pulls_an_older_build_that_process_isolation_cannot_start() {
     )
     .unwrap();
     let policy = policy.to_str().unwrap();
-    let verify = |runtime: &str| {
-        run(&[
-            "verify",
-            "--policy",
-            policy,
-            "--runtime",
-            runtime,
-            "--format",
-            "json",
-            &reference,
-        ])
+    let verify = |runtime: &str, code: i32| {
+        let args = ["verify", "--policy", policy, "--runtime", runtime];
+        run_exiting(
+            &[&args[..], &["--format", "json", reference.as_str()]].concat(),
+            code,
+        )
     };
-    let out = verify("docker-19.03");
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = verify("docker-19.03", 1);
     let doc = json_of(&out);
     assert_schema(&doc);
     let hosts = doc["images"][0]["hosts"].as_array().unwrap();
@@ -243,24 +160,17 @@ fn docker_pulls_an_older_build_that_process_isolation_cannot_start() {
         status("windows/amd64:10.0.20348"),
         ("ok", Value::from(ws2022))
     );
-    let out = verify("containerd-2.3");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    verify("containerd-2.3", 0);
     // The profile follows moby's Windows pull only: a Linux host under it is a usage error.
-    let out = run(&[
+    let args = [
         "resolve",
         "--runtime",
         "docker-19.03",
         "--platform",
         "linux/amd64",
-        &reference,
-    ]);
+    ];
+    let out = run_exiting(&[&args[..], &[reference.as_str()]].concat(), 2);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("--runtime docker-19.03: it follows Docker Engine's Windows pull only"),
         "{stderr}"

@@ -32,6 +32,7 @@ mod release;
 mod rules;
 mod sandbox;
 mod schema;
+mod seeders;
 mod selection;
 mod stream;
 mod synopsis;

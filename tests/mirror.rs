@@ -457,6 +457,45 @@ fn bad_input_exits_2_naming_the_file() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("registry references"));
 }
 
+/// `--plan --format konflux` is a usage error naming the combination (exit 2, nothing on
+/// standard output): a plan checks nothing, so there is no Konflux TEST_OUTPUT result to give,
+/// and a pipeline step that asks for one is told at once instead of reading a text plan as its
+/// result (before: the text plan, exit 0). The plan in text and JSON is as before.
+#[test]
+fn a_plan_has_no_konflux_result() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let idms = dir.path().join("idms.yaml");
+    std::fs::write(
+        &idms,
+        "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {name: a}\n\
+         spec:\n  imageDigestMirrors:\n  - source: q.io/a\n    mirrors: [m.local/a]\n",
+    )
+    .expect("write");
+    // IDMS mirrors serve pulls by digest only.
+    let reference = format!("q.io/a/b@sha256:{}", "e3".repeat(32));
+    let plan = ["mirror-check", "--plan", "--idms", path(&idms), &reference];
+    for (format, code) in [("konflux", 2), ("text", 0), ("json", 0)] {
+        let out = run(&[&plan[..], &["--format", format]].concat());
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(code), "{format}: {stdout}{stderr}");
+        if code == 2 {
+            assert_eq!(stdout, "", "{format}");
+            assert!(
+                stderr.contains("--plan --format konflux: a plan checks nothing"),
+                "{stderr}"
+            );
+        } else {
+            assert!(
+                stdout.contains("https://m.local/v2/a/b/manifests/sha256:e3e3"),
+                "{format}: {stdout}"
+            );
+        }
+    }
+}
+
 #[test]
 fn references_come_from_a_list_or_an_imageset_in_order() {
     let pair = Pair::new("good");

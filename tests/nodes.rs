@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
+use crate::common::cluster_run::{finding_message, nodes_file, registry_with, run_exiting};
 use crate::common::{Registry, fixture, fixtures_dir, imgcheck, json_of, run_imgcheck as run};
 use serde_json::{Value, json};
 
@@ -54,12 +55,9 @@ fn ws2019_nodes_fail_an_ltsc2022_only_list_until_they_are_gone() {
     let full = cluster_path();
     let full = full.to_str().unwrap();
 
-    let out = run(&["verify", "--nodes", full, "--format", "json", &partial]);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_exiting(
+        &["verify", "--nodes", full, "--format", "json", &partial],
+        1,
     );
     let doc = json_of(&out);
     let image = &doc["images"][0];
@@ -150,18 +148,16 @@ fn ws2019_nodes_fail_an_ltsc2022_only_list_until_they_are_gone() {
             || label(n, "kubernetes.io/arch") == "arm64"
     });
     let amd64 = write(dir.path(), "amd64.json", &amd64);
-    let out = run(&["verify", "--nodes", &amd64, &partial]);
+    let out = run_exiting(&["verify", "--nodes", &amd64, &partial], 0);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(
         stdout.starts_with("PASS") && stdout.contains("1: winworker-7xk2p"),
         "{stdout}"
     );
 
     // A list with every entry passes the whole cluster; the text matrix names the nodes.
-    let out = run(&["verify", "--nodes", full, &good]);
+    let out = run_exiting(&["verify", "--nodes", full, &good], 0);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(
         stdout.contains("2: winworker-4kq8x, winworker-9tbzm"),
         "{stdout}"
@@ -172,9 +168,7 @@ fn ws2019_nodes_fail_an_ltsc2022_only_list_until_they_are_gone() {
 /// input too; a row that selects nothing fails the command and is told on standard error.
 #[test]
 fn resolve_answers_for_every_node_row() {
-    let registry = Registry::start();
-    registry.push_layout(&fixture("ltsc2022-only"), "partial", "v1");
-    let partial = registry.docker_ref("partial", "v1");
+    let (_registry, partial) = registry_with("ltsc2022-only", "partial", "v1");
     let mut child = imgcheck()
         .args(["resolve", "--nodes", "-", &partial])
         .stdin(Stdio::piped())
@@ -228,18 +222,18 @@ fn resolve_answers_for_every_node_row() {
 /// `mirror-check --pre --nodes`: the pre-mirror gate judges the cluster's nodes.
 #[test]
 fn mirror_check_pre_judges_the_cluster_nodes() {
-    let registry = Registry::start();
-    registry.push_layout(&fixture("ltsc2022-only"), "partial", "v1");
-    let partial = registry.docker_ref("partial", "v1");
-    let out = run(&[
-        "mirror-check",
-        "--pre",
-        "--nodes",
-        cluster_path().to_str().unwrap(),
-        &partial,
-    ]);
+    let (_registry, partial) = registry_with("ltsc2022-only", "partial", "v1");
+    let out = run_exiting(
+        &[
+            "mirror-check",
+            "--pre",
+            "--nodes",
+            cluster_path().to_str().unwrap(),
+            &partial,
+        ],
+        1,
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains(WS2019), "{stdout}");
 }
 
@@ -310,9 +304,8 @@ fn bad_node_lists_exit_2_naming_file_node_and_field() {
             if cmd == "mirror-check" {
                 args.push("--pre");
             }
-            let out = run(&args);
+            let out = run_exiting(&args, 2);
             let stderr = String::from_utf8_lossy(&out.stderr);
-            assert_eq!(out.status.code(), Some(2), "{cmd} {path}: {stderr}");
             assert!(
                 stderr.contains(&format!("nodes {path}: ")) && stderr.contains(want),
                 "{cmd} {path}: {stderr}"
@@ -350,12 +343,9 @@ fn each_row_is_judged_under_its_nodes_runtime_only() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "mixed.json", &cluster);
     let layout = format!("oci:{}:latest", fixture("good").display());
-    let out = run(&["verify", "--nodes", &path, "--format", "json", &layout]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
+    let out = run_exiting(
+        &["verify", "--nodes", &path, "--format", "json", &layout],
+        0,
     );
     let doc = json_of(&out);
     let rows: Vec<String> = doc["images"][0]["hosts"]
@@ -408,9 +398,7 @@ fn nodes_and_a_reference_list_cannot_both_read_standard_input() {
 /// and `mirror-check`; `--strict-nodes` refuses the list as before (exit 2).
 #[test]
 fn an_odd_node_is_skipped_and_yaml_is_read() {
-    let registry = Registry::start();
-    registry.push_layout(&fixture("good"), "good", "v1");
-    let good = registry.docker_ref("good", "v1");
+    let (_registry, good) = registry_with("good", "good", "v1");
     let mut c = cluster();
     let items = c["items"].as_array_mut().unwrap();
     let ws2019 = items
@@ -448,17 +436,15 @@ fn an_odd_node_is_skipped_and_yaml_is_read() {
         if cmd == "mirror-check" {
             args.push("--pre");
         }
-        let out = run(&args);
+        let out = run_exiting(&args, 0);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{cmd}: {stderr}");
         assert!(
             stderr.contains(&note) && stderr.contains("skipped"),
             "{cmd}: {stderr}"
         );
         args.insert(3, "--strict-nodes");
-        let out = run(&args);
+        let out = run_exiting(&args, 2);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{cmd} --strict-nodes: {stderr}");
         assert!(
             stderr.contains(&format!(
                 "nodes {yaml}: node {odd_name}: status.nodeInfo.containerRuntimeVersion"
@@ -499,8 +485,8 @@ fn eks_124_windows_nodes_on_containerd_166_cannot_pull_a_list_without_os_version
         "v1.30.1-windows-hp",
     );
     let image = registry.docker_ref("azurefile-csi", "v1.30.1-windows-hp");
-    let eks = fixtures_dir().join("nodes").join("eks-1.24.json");
-    let eks = eks.to_str().unwrap();
+    let eks = nodes_file("eks-1.24.json");
+    let eks = eks.as_str();
     let args = |nodes: &str| {
         let v = [
             "verify",
@@ -517,9 +503,8 @@ fn eks_124_windows_nodes_on_containerd_166_cannot_pull_a_list_without_os_version
             .collect::<Vec<_>>()
     };
     let argv = args(eks);
-    let out = run(&argv.iter().map(String::as_str).collect::<Vec<_>>());
+    let out = run_exiting(&argv.iter().map(String::as_str).collect::<Vec<_>>(), 1);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(!stderr.contains("note: containerd"), "{stderr}");
     let doc = json_of(&out);
     let hosts = doc["images"][0]["hosts"].as_array().unwrap();
@@ -530,13 +515,7 @@ fn eks_124_windows_nodes_on_containerd_166_cannot_pull_a_list_without_os_version
     assert_eq!(windows.len(), 1, "{hosts:?}");
     assert_eq!(windows[0]["runtime"], "containerd-1.6.0");
     assert_eq!(windows[0]["status"], "no-match", "{:?}", windows[0]);
-    let finding = doc["images"][0]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == "no-match")
-        .expect("a no-match finding");
-    let message = finding["message"].as_str().unwrap();
+    let message = finding_message(&doc["images"][0], "no-match");
     assert!(
         message.starts_with(
             "2 nodes (ip-192-168-78-90.us-west-2.compute.internal, ip-192-168-91-12.us-west-2.compute.internal) on windows/amd64:10.0.17763 would select nothing under containerd-1.6.0"
@@ -606,8 +585,8 @@ fn each_placement_says_its_nodes_runtime_profile_and_why() {
     let manifest = dir.path().join("ds.yaml");
     std::fs::write(&manifest, windows_daemonset(&image)).unwrap();
     let manifest = manifest.to_str().unwrap();
-    let eks = fixtures_dir().join("nodes").join("eks-1.24.json");
-    let eks = eks.to_str().unwrap();
+    let eks = nodes_file("eks-1.24.json");
+    let eks = eks.as_str();
     let (win_a, win_b) = (
         "ip-192-168-78-90.us-west-2.compute.internal",
         "ip-192-168-91-12.us-west-2.compute.internal",
@@ -842,13 +821,7 @@ fn containerd_1_4_windows_nodes_pull_a_linux_image_or_another_build() {
         assert_eq!(row["runtime"], "containerd-1.4", "{repo}: {row}");
         assert_eq!(row["status"], "wrong-build-selected", "{repo}: {row}");
         assert_eq!(row["selected"], digest, "{repo}: {row}");
-        let finding = doc["images"][0]["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["rule"] == "wrong-build-selected")
-            .unwrap_or_else(|| panic!("{repo}: no wrong-build-selected: {doc:#}"));
-        let message = finding["message"].as_str().unwrap();
+        let message = finding_message(&doc["images"][0], "wrong-build-selected");
         // `Digest::short`: the algorithm and 12 hex digits.
         let short = &digest[.."sha256:".len() + 12];
         assert!(
@@ -864,7 +837,7 @@ fn containerd_1_4_windows_nodes_pull_a_linux_image_or_another_build() {
 
 /// The EKS 1.24 node list with its two Windows nodes on the runtimes `versions`.
 fn eks_windows_on(dir: &Path, versions: [&str; 2]) -> String {
-    let eks = fixtures_dir().join("nodes").join("eks-1.24.json");
+    let eks = nodes_file("eks-1.24.json");
     let mut list: Value = serde_json::from_slice(&std::fs::read(eks).unwrap()).unwrap();
     let mut windows = 0;
     for n in list["items"].as_array_mut().unwrap() {

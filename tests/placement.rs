@@ -6,24 +6,15 @@
 //! `node-role.kubernetes.io/master` and tainted, Linux workers, Windows workers tainted
 //! `os=Windows:NoSchedule`, containerd 1.7).
 
-use std::path::Path;
-
 use crate::cluster::assert_schema;
-use crate::common::{Registry, fixture, fixtures_dir, json_of, run_imgcheck as run};
+use crate::common::cluster_run::{
+    failing_placements, image, nodes_file, realworld, run_exiting, vsphere_csi,
+};
+use crate::common::{Registry, fixture, json_of, run_imgcheck as run};
 use serde_json::Value;
 
-/// The real manifest `name` of fixtures/realworld/ with its images moved to `registry`,
-/// written into `dir`.
-fn realworld(dir: &Path, name: &str, registry: &Registry) -> String {
-    let text = std::fs::read_to_string(fixtures_dir().join("realworld").join(name)).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text.replace("127.0.0.1:5077", &registry.host())).unwrap();
-    path.to_str().unwrap().to_string()
-}
-
 fn wmco_nodes() -> String {
-    let path = fixtures_dir().join("nodes").join("ocp-wmco.json");
-    path.to_str().unwrap().to_string()
+    nodes_file("ocp-wmco.json")
 }
 
 /// The verdict of each image of a JSON report, by repository (`sig-storage/csi-attacher`).
@@ -50,36 +41,11 @@ fn verdicts(doc: &Value) -> Vec<(String, String)> {
 /// failed; 2 should).
 #[test]
 fn a_controller_on_master_nodes_is_judged_there_only() {
-    let registry = Registry::start();
-    let push = |layout: &str, repo: &str, tag: &str| {
-        registry.push_layout(&fixture(layout), repo, tag);
-    };
-    for (repo, tag) in [
-        ("sig-storage/csi-attacher", "v3.3.0"),
-        ("sig-storage/csi-resizer", "v1.3.0"),
-        ("sig-storage/csi-provisioner", "v3.0.0"),
-        ("cloud-provider-vsphere/csi/ci/syncer", "latest"),
-    ] {
-        push("linux-only-list", repo, tag);
-    }
-    push(
-        "ltsc2022-only",
-        "cloud-provider-vsphere/csi/ci/driver",
-        "latest",
-    );
-    push("ltsc2022-only", "sig-storage/livenessprobe", "v2.4.0");
-    push(
-        "with-ltsc2025",
-        "sig-storage/csi-node-driver-registrar",
-        "v2.3.0",
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let m = realworld(dir.path(), "vsphere-csi-driver.yaml", &registry);
+    let (_registry, _dir, m) = vsphere_csi("ltsc2022-only", "ltsc2022-only", "with-ltsc2025");
     let nodes = wmco_nodes();
     let args = ["verify", "--from-manifests", &m, "--nodes", &nodes];
 
-    let out = run(&[&args[..], &["--format", "json"]].concat());
-    assert_eq!(out.status.code(), Some(1));
+    let out = run_exiting(&[&args[..], &["--format", "json"]].concat(), 1);
     let doc = json_of(&out);
     assert_schema(&doc);
     let fail = |r: &str| (r.to_string(), "fail".to_string());
@@ -97,12 +63,7 @@ fn a_controller_on_master_nodes_is_judged_there_only() {
         ]
     );
     // The controller's sidecars are judged for the three masters, nowhere else.
-    let attacher = doc["images"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|i| i["reference"].as_str().unwrap().contains("csi-attacher"))
-        .unwrap();
+    let attacher = image(&doc, "csi-attacher");
     let rows = attacher["hosts"].as_array().unwrap();
     assert_eq!(rows.len(), 1, "{attacher:#}");
     assert_eq!(rows[0]["platform"], "linux/amd64");
@@ -147,12 +108,7 @@ fn a_controller_on_master_nodes_is_judged_there_only() {
         "nothing fails on the masters: {failing:#?}"
     );
 
-    let out = run(&args);
-    let text = String::from_utf8_lossy(&out.stdout);
-    let tail = text
-        .split("failing placements")
-        .nth(1)
-        .unwrap_or_else(|| panic!("{text}"));
+    let tail = failing_placements(&run(&args));
     assert!(
         tail.contains(
             "winworker-4kq8x: DaemonSet vmware-system-csi/vsphere-csi-node-windows, container \

@@ -1,11 +1,14 @@
 //! Arguments more than one command takes: the global options (how to reach registries),
 //! where a batch command's references come from, the output formats.
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use clap::builder::{PossibleValue, StringValueParser, TypedValueParser};
 use clap::{ArgAction, ValueEnum};
 use imgcheck::auth::{AuthError, AuthStore};
+use imgcheck::platform::RuntimeProfile;
 use imgcheck::reference::ImageRef;
 use imgcheck::report;
 use imgcheck::run::{Connection, Inputs, ReleaseInput};
@@ -224,6 +227,35 @@ impl From<ReportFormat> for report::Format {
             ReportFormat::Json => report::Format::Json,
             ReportFormat::Konflux => report::Format::Konflux,
         }
+    }
+}
+
+/// `--runtime`'s values (`verify`, `resolve`): the names of the profile table's rows, which
+/// `--help`, the man pages and the completions list from the table itself; a name is read as
+/// [`RuntimeProfile`]'s `FromStr` reads it (an unknown one is told with the known ones).
+#[derive(Clone, Copy)]
+pub struct RuntimeParser;
+
+impl TypedValueParser for RuntimeParser {
+    type Value = RuntimeProfile;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<RuntimeProfile, clap::Error> {
+        StringValueParser::new()
+            .try_map(|name| name.parse::<RuntimeProfile>())
+            .parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            RuntimeProfile::ALL
+                .map(|p| PossibleValue::new(p.name()))
+                .into_iter(),
+        ))
     }
 }
 

@@ -55,6 +55,14 @@ pub enum CliError {
     /// `mirror-check` was given no mirror configuration and no `--pre`.
     #[error("mirror-check needs --idms, --icsp or --registries-conf (or --pre for a plain verify)")]
     NoMirrorConfig,
+    /// `mirror-check --plan --format konflux`: a plan checks nothing, so it has no Konflux
+    /// result (a TEST_OUTPUT is a check's verdict).
+    #[error(
+        "mirror-check --plan --format konflux: a plan checks nothing, so it has no Konflux \
+         TEST_OUTPUT result; print the plan with --format text or json, or check the mirrors \
+         without --plan"
+    )]
+    KonfluxPlan,
     /// `resolve`: no entry matches the host (`host` is `os/arch [os.version]`).
     #[error("no matching manifest for {host} in the manifest list entries{why}")]
     NoMatch {
@@ -127,9 +135,10 @@ impl Blame for CliError {
             CliError::MirrorTarget(e) => e.fault(),
             CliError::Fetch(e) => e.fault(),
             CliError::Push(e) => e.fault(),
-            CliError::CertDir(_) | CliError::NoMirrorConfig | CliError::ManDir { .. } => {
-                Fault::Input
-            }
+            CliError::CertDir(_)
+            | CliError::NoMirrorConfig
+            | CliError::KonfluxPlan
+            | CliError::ManDir { .. } => Fault::Input,
             CliError::NoMatch { .. }
             | CliError::PullWouldFail { .. }
             | CliError::PushedFails { .. } => Fault::Policy,
@@ -160,8 +169,9 @@ mod tests {
     #[test]
     fn each_error_ends_with_its_kind() {
         let fetch = |e| CliError::Fetch(e);
-        let table: [(CliError, ExitKind); 8] = [
+        let table: [(CliError, ExitKind); 9] = [
             (CliError::Run(RunError::NoReferences), ExitKind::Usage),
+            (CliError::KonfluxPlan, ExitKind::Usage),
             (
                 CliError::Run(RunError::NoReleaseComponents("linux-only".into())),
                 ExitKind::Usage,

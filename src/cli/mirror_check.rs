@@ -90,6 +90,10 @@ impl From<OsArg> for NodeOs {
 /// Checks every reference against its mirrors (or, with `--pre`, its source; with `--plan`,
 /// prints the pull plans only), prints the report, and exits with the verdicts' kind.
 pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind, CliError> {
+    // Refused before any input is read, as clap refuses a bad combination of flags.
+    if args.plan && args.format == ReportFormat::Konflux {
+        return Err(CliError::KonfluxPlan);
+    }
     let jobs = usize::from(args.jobs);
     let inputs = Inputs {
         nodes: args.nodes.clone(),
@@ -121,7 +125,8 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
         oses: &oses,
     });
     if args.plan {
-        return print_plans(mirrors, &plan.local_references(), args.format);
+        let json = args.format == ReportFormat::Json;
+        return print_plans(mirrors, &plan.local_references(), json);
     }
     let gathered = plan.gather(global.connection(jobs)?).await?;
     let targets = mirror::check::targets(mirrors, &gathered.targets)?;
@@ -187,11 +192,12 @@ impl Checks<'_> {
     }
 }
 
-/// `--plan`: the pull plans of `references` (registry references only), printed; no network.
+/// `--plan`: the pull plans of `references` (registry references only), printed as text or
+/// (`json`) JSON; no network. There is no Konflux plan: [`CliError::KonfluxPlan`].
 fn print_plans(
     mirrors: Option<Mirrors<'_>>,
     references: &[ImageRef],
-    format: ReportFormat,
+    json: bool,
 ) -> Result<ExitKind, CliError> {
     let Some(m) = mirrors else {
         return Err(CliError::NoMirrorConfig);
@@ -208,9 +214,9 @@ fn print_plans(
             );
         }
     }
-    output::print(match format {
-        ReportFormat::Json => report::plans_json(&plans),
-        ReportFormat::Text | ReportFormat::Konflux => report::plans_text(&plans),
+    output::print(match json {
+        true => report::plans_json(&plans),
+        false => report::plans_text(&plans),
     })?;
     Ok(ExitKind::Pass)
 }

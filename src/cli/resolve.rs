@@ -9,7 +9,7 @@ use imgcheck::platform::{Platform, RuntimeProfile};
 use imgcheck::policy::Host;
 use imgcheck::report::{self, escape};
 
-use super::args::{GlobalArgs, SimpleFormat, parse_refs};
+use super::args::{GlobalArgs, RuntimeParser, SimpleFormat, parse_refs};
 use super::error::CliError;
 use super::exit::ExitKind;
 use super::output;
@@ -32,8 +32,15 @@ pub struct ResolveArgs {
     /// default such a node is skipped, with a note naming it and the field).
     #[arg(long = "strict-nodes", requires = "nodes")]
     strict_nodes: bool,
-    /// containerd generation to emulate (with --nodes: each node's own runtime).
-    #[arg(long, default_value_t = RuntimeProfile::DEFAULT, conflicts_with = "nodes")]
+    /// Runtime profile to emulate, a row of the profile table: a containerd generation,
+    /// Docker Engine's Windows pull or CRI-O's (with --nodes: each node's own runtime).
+    #[arg(
+        long,
+        value_name = "PROFILE",
+        value_parser = RuntimeParser,
+        default_value_t = RuntimeProfile::DEFAULT,
+        conflicts_with = "nodes"
+    )]
     runtime: RuntimeProfile,
     /// Output format.
     #[arg(long, value_enum, default_value_t = SimpleFormat::Text)]

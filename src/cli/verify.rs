@@ -6,7 +6,7 @@ use imgcheck::platform::RuntimeProfile;
 use imgcheck::policy::DEFAULT_POLICY;
 use imgcheck::run::{Finished, Inputs};
 
-use super::args::{GlobalArgs, RefInput, ReportFormat};
+use super::args::{GlobalArgs, RefInput, ReportFormat, RuntimeParser};
 use super::error::CliError;
 use super::exit::ExitKind;
 use super::output;
@@ -41,7 +41,12 @@ pub struct VerifyArgs {
     strict_nodes: bool,
     /// Runtime profiles to judge with (repeatable); default: the policy's `runtimes` (with
     /// `--nodes`: each node's own).
-    #[arg(long = "runtime", value_name = "PROFILE", conflicts_with = "nodes")]
+    #[arg(
+        long = "runtime",
+        value_name = "PROFILE",
+        value_parser = RuntimeParser,
+        conflicts_with = "nodes"
+    )]
     runtimes: Vec<RuntimeProfile>,
     /// Registry requests (and images) in flight at once.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]

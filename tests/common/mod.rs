@@ -12,6 +12,7 @@
 //!
 //! Declared once in `tests/main.rs`; the test modules use it as `crate::common`.
 
+pub mod cluster_run;
 pub mod proxy;
 pub mod release;
 pub mod secure;

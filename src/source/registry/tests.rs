@@ -78,6 +78,9 @@ async fn closed_port() -> u16 {
     listener.local_addr().unwrap().port()
 }
 
+/// The request timeout of [`fetch_error`]'s client.
+const REQUEST_TIMEOUT: Duration = Duration::from_millis(300);
+
 /// The error fetching `127.0.0.1:port/x:y` ends with (one retry, short timeouts).
 async fn fetch_error(port: u16) -> FetchError {
     let reference = format!("127.0.0.1:{port}/x:y");
@@ -87,7 +90,7 @@ async fn fetch_error(port: u16) -> FetchError {
     let options = ClientOptions {
         retries: 1,
         backoff: Duration::from_millis(1),
-        request_timeout: Duration::from_millis(300),
+        request_timeout: REQUEST_TIMEOUT,
         ..ClientOptions::default()
     };
     let client = Arc::new(RegistryClient::new(&options, AuthStore::anonymous()));
@@ -103,6 +106,17 @@ const DENIED: &str = r#"{"errors":[{"code":"DENIED","message":"requested access 
 
 /// Each common failure's finding line (`{P}` is the port), and the text of the cause under
 /// the top message when there is one.
+///
+/// The "timeout" row runs on a paused clock. Its HTTPS attempts end when two equal timers
+/// run out: the HTTP client's connect timeout (the request timeout, at most 10s:
+/// `tls::HttpClients::new`) and the step bound around the send (`Link::within`). On a real
+/// clock, each deadline is rounded up to the next millisecond when its timer is made, and the
+/// step timer is made first; when a busy machine lets a millisecond pass between the two, the
+/// step timer fires alone and the line read "nothing received for 0.3s" (1 run in 120 under
+/// busy loops on both cores). On the paused clock both deadlines are the same instant, so the
+/// client's connect error (polled first, inside the step) is the answer every time; time
+/// moves only when every task waits, so the row also shows that each of the 4 attempts
+/// (2 over plain HTTP, then 2 over HTTPS) waited out the request timeout, and no longer.
 #[tokio::test]
 async fn common_failures_keep_their_one_line_and_their_causes() {
     let not_found = response("404 Not Found", "", MANIFEST_UNKNOWN);
@@ -157,7 +171,22 @@ async fn common_failures_keep_their_one_line_and_their_causes() {
             Some(a) => serve(a).await,
             None => closed_port().await,
         };
+        let stall = matches!(answer, Some(Answer::Stall));
+        if stall {
+            tokio::time::pause();
+        }
+        let started = tokio::time::Instant::now();
         let err = fetch_error(port).await;
+        if stall {
+            let waited = started.elapsed();
+            tokio::time::resume();
+            // 4 attempts of REQUEST_TIMEOUT each, and 2 backoffs of 1ms at the most.
+            let least = REQUEST_TIMEOUT * 4;
+            assert!(
+                waited >= least && waited <= least + Duration::from_millis(10),
+                "{name}: {waited:?}"
+            );
+        }
         let p = port.to_string();
         assert_eq!(one_line(&err), want.replace("{P}", &p), "{name}");
         let first = std::error::Error::source(&err).map(|c| c.to_string());
