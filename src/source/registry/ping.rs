@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use reqwest::{StatusCode, Url};
+use http::{Method, StatusCode, Uri};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
 use super::body::read_small;
@@ -19,6 +19,7 @@ use super::link::Link;
 use super::mutex::lock;
 use super::options::Stats;
 use super::request::api_host;
+use super::wire::{Outgoing, Response};
 use crate::reference::RegistryRef;
 
 /// What is known of a registry's scheme: `Some(true)` plain HTTP, `Some(false)` HTTPS,
@@ -139,9 +140,10 @@ async fn probe(link: &Link, host: &str) -> bool {
     let url = format!("http://{host}/v2/");
     // The host's own plain-HTTP client (no redirects followed), so its connection is
     // reused later.
-    let Some(client) = Url::parse(&url)
+    let Some((uri, client)) = url
+        .parse::<Uri>()
         .ok()
-        .and_then(|u| link.http.for_url(&u).ok())
+        .and_then(|u| Some((u.clone(), link.http.for_url(&u).ok()?)))
     else {
         return false;
     };
@@ -154,14 +156,16 @@ async fn probe(link: &Link, host: &str) -> bool {
         if timeout.is_zero() {
             break;
         }
-        let why = match client.get(&url).timeout(timeout).send().await {
-            Ok(resp) if is_retryable_status(resp.status().as_u16()) => {
+        let sent = client.send(Outgoing::new(Method::GET, uri.clone()));
+        let why = match tokio::time::timeout(timeout, sent).await {
+            Err(_) => format!("no answer within {:.1}s", timeout.as_secs_f64()),
+            Ok(Err(e)) => error_chain(&e),
+            Ok(Ok(resp)) if is_retryable_status(resp.status().as_u16()) => {
                 format!("HTTP {}", resp.status().as_u16())
             }
             // A redirect (typically to https://) means "not here over plain HTTP".
-            Ok(resp) if resp.status().is_redirection() => return false,
-            Ok(resp) => return answers_plain_http(resp, timeout).await,
-            Err(e) => error_chain(&e),
+            Ok(Ok(resp)) if resp.status().is_redirection() => return false,
+            Ok(Ok(resp)) => return answers_plain_http(resp, timeout).await,
         };
         if attempt == retries || link.remaining().is_some_and(|l| l.is_zero()) {
             break;
@@ -180,7 +184,7 @@ async fn probe(link: &Link, host: &str) -> bool {
 
 /// Is a final answer to the plain-HTTP probe from a server that speaks plain HTTP (anything
 /// but Go's "client sent an HTTP request to an HTTPS server" 400)?
-async fn answers_plain_http(resp: reqwest::Response, timeout: Duration) -> bool {
+async fn answers_plain_http(resp: Response, timeout: Duration) -> bool {
     let status = resp.status();
     let body = read_small(resp, timeout).await;
     !is_tls_only_answer(status, &body)

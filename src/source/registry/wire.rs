@@ -1,0 +1,303 @@
+//! The one way a request is sent: hyper-util's pooled client (HTTP/1.1, or HTTP/2 when TLS
+//! negotiates it by ALPN) over rustls, used directly. An [`Outgoing`] request goes out as
+//! it is (no redirect, retry or decompression layer: the layers above follow redirects by
+//! hand and retry by themselves), a [`Response`] comes back with its status, headers and
+//! body stream. Connecting (TCP and TLS) is bounded by the connect timeout.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{ACCEPT, HeaderName, HeaderValue, USER_AGENT};
+use http::{HeaderMap, Method, StatusCode, Uri};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Body as _;
+use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use tokio::net::TcpStream;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// How long an idle pooled connection is kept.
+const POOL_IDLE: Duration = Duration::from_secs(90);
+
+/// The client of one host and scheme: its connections are pooled and reused.
+#[derive(Clone)]
+pub(super) struct HttpClient {
+    pool: Client<Connector, Full<Bytes>>,
+}
+
+impl HttpClient {
+    /// A client whose TLS connections use `tls` (its ALPN is set here: `h2`, `http/1.1`),
+    /// each connection made within `connect_timeout`.
+    pub(super) fn new(tls: rustls::ClientConfig, connect_timeout: Duration) -> HttpClient {
+        let mut tcp = HttpConnector::new();
+        tcp.enforce_http(false);
+        tcp.set_nodelay(true);
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .enable_http2()
+            .wrap_connector(tcp);
+        let connector = Connector {
+            inner: https,
+            timeout: connect_timeout,
+        };
+        let pool = Client::builder(TokioExecutor::new())
+            .timer(TokioTimer::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(POOL_IDLE)
+            .build(connector);
+        HttpClient { pool }
+    }
+
+    /// Sends `out` and returns the answer's head, its body unread. `Accept: */*` unless the
+    /// request names what it accepts; imgcheck's `User-Agent`.
+    pub(super) async fn send(&self, out: Outgoing) -> Result<Response, HttpError> {
+        let Outgoing {
+            method,
+            uri,
+            mut headers,
+            body,
+        } = out;
+        static AGENT: HeaderValue =
+            HeaderValue::from_static(concat!("imgcheck/", env!("CARGO_PKG_VERSION")));
+        static ANY: HeaderValue = HeaderValue::from_static("*/*");
+        headers.insert(USER_AGENT, AGENT.clone());
+        headers.entry(ACCEPT).or_insert_with(|| ANY.clone());
+        let mut req = http::Request::new(Full::new(body));
+        *req.method_mut() = method;
+        *req.uri_mut() = uri.clone();
+        *req.headers_mut() = headers;
+        match self.pool.request(req).await {
+            Ok(resp) => {
+                let (head, body) = resp.into_parts();
+                Ok(Response {
+                    status: head.status,
+                    headers: head.headers,
+                    body: body.boxed(),
+                })
+            }
+            Err(e) => Err(HttpError::sending(&uri, e)),
+        }
+    }
+}
+
+/// A request as it goes out: method, absolute URI, headers and body.
+pub(super) struct Outgoing {
+    pub(super) method: Method,
+    pub(super) uri: Uri,
+    pub(super) headers: HeaderMap,
+    pub(super) body: Bytes,
+}
+
+impl Outgoing {
+    /// `method` on `uri`, without headers or body.
+    pub(super) fn new(method: Method, uri: Uri) -> Outgoing {
+        Outgoing {
+            method,
+            uri,
+            headers: HeaderMap::with_capacity(4),
+            body: Bytes::new(),
+        }
+    }
+
+    /// The request with the header `name: value` (replacing one of the same name).
+    pub(super) fn header(mut self, name: HeaderName, value: HeaderValue) -> Outgoing {
+        self.headers.insert(name, value);
+        self
+    }
+
+    /// The request with `body`.
+    pub(super) fn body(mut self, body: Bytes) -> Outgoing {
+        self.body = body;
+        self
+    }
+}
+
+/// An answer: status, headers, and the body still to read.
+pub(super) struct Response {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: BoxBody<Bytes, hyper::Error>,
+}
+
+impl Response {
+    /// The status.
+    pub(super) fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The headers.
+    pub(super) fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
+    /// The body's length, when the answer tells it.
+    pub(super) fn content_length(&self) -> Option<u64> {
+        self.body.size_hint().exact()
+    }
+
+    /// The next piece of the body (the connection's own buffer), `None` at its end.
+    pub(super) async fn chunk(&mut self) -> Result<Option<Bytes>, HttpError> {
+        loop {
+            let Some(frame) = self.body.frame().await else {
+                return Ok(None);
+            };
+            let frame = frame.map_err(|e| HttpError {
+                url: None,
+                source: Box::new(e),
+            })?;
+            // Trailers carry nothing imgcheck reads.
+            if let Ok(data) = frame.into_data() {
+                return Ok(Some(data));
+            }
+        }
+    }
+
+    /// An answer made here, not received: for tests of what an answer means.
+    #[cfg(test)]
+    pub(super) fn fixed(status: u16, headers: &[(&str, &str)], body: &str) -> Response {
+        let mut map = HeaderMap::new();
+        for (k, v) in headers {
+            let name = HeaderName::from_bytes(k.as_bytes()).unwrap();
+            map.append(name, HeaderValue::from_str(v).unwrap());
+        }
+        let body = Full::new(Bytes::from(body.to_string()))
+            .map_err(|never| match never {})
+            .boxed();
+        Response {
+            status: StatusCode::from_u16(status).unwrap(),
+            headers: map,
+            body,
+        }
+    }
+}
+
+/// A request that could not be sent (no answer: connecting, TLS, the connection lost), or
+/// a body that broke off. Says which URL, without its credentials or query (a signed URL's
+/// signature); the client's error is the cause.
+#[derive(Debug)]
+pub(super) struct HttpError {
+    /// The URL of a request that was not answered; `None` for a body that broke off.
+    url: Option<String>,
+    source: BoxError,
+}
+
+impl HttpError {
+    /// The error of a request to `uri` that had no answer.
+    pub(super) fn sending(uri: &Uri, e: hyper_util::client::legacy::Error) -> HttpError {
+        HttpError {
+            url: Some(shown(uri)),
+            source: Box::new(e),
+        }
+    }
+}
+
+impl std::fmt::Display for HttpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.url {
+            Some(url) => write!(f, "error sending request for url ({url})"),
+            None => f.write_str("error decoding response body"),
+        }
+    }
+}
+
+impl std::error::Error for HttpError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.source)
+    }
+}
+
+/// `scheme://host[:port]/path` of `uri`: no user, password or query.
+fn shown(uri: &Uri) -> String {
+    let scheme = uri.scheme_str().unwrap_or("http");
+    let host = uri.host().unwrap_or("");
+    let port = uri.port_u16().map(|p| format!(":{p}")).unwrap_or_default();
+    format!("{scheme}://{host}{port}{}", uri.path())
+}
+
+/// A connection (TCP, then TLS for `https`) that took longer than the connect timeout.
+#[derive(Debug)]
+struct TimedOut;
+
+impl std::fmt::Display for TimedOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("operation timed out")
+    }
+}
+
+impl std::error::Error for TimedOut {}
+
+/// hyper-rustls's connector, each connection within a timeout.
+#[derive(Clone)]
+struct Connector {
+    inner: HttpsConnector<HttpConnector>,
+    timeout: Duration,
+}
+
+type Connecting =
+    Pin<Box<dyn Future<Output = Result<MaybeHttpsStream<TokioIo<TcpStream>>, BoxError>> + Send>>;
+
+impl tower_service::Service<Uri> for Connector {
+    type Response = MaybeHttpsStream<TokioIo<TcpStream>>;
+    type Error = BoxError;
+    type Future = Connecting;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, dst: Uri) -> Connecting {
+        let connecting = self.inner.call(dst);
+        let timeout = self.timeout;
+        Box::pin(async move {
+            match tokio::time::timeout(timeout, connecting).await {
+                Ok(made) => made,
+                Err(_) => Err(Box::new(TimedOut) as BoxError),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The registry client is hyper-util's, used directly: reqwest (whose redirect and retry
+    /// layers cost a fifth of a request's instructions, docs/decisions.md) is no dependency
+    /// of the program, only of its tests.
+    #[test]
+    fn the_client_is_hyper_util_without_reqwest() {
+        let manifest: toml::Table = toml::from_str(include_str!("../../../Cargo.toml")).unwrap();
+        let deps = manifest["dependencies"].as_table().unwrap();
+        for wanted in ["hyper-util", "hyper-rustls", "http-body-util"] {
+            assert!(deps.contains_key(wanted), "{wanted} is a dependency");
+        }
+        assert!(!deps.contains_key("reqwest"), "reqwest is no dependency");
+    }
+
+    #[test]
+    fn urls_are_shown_without_credentials_or_query() {
+        let rows = [
+            (
+                "https://127.0.0.1:5000/v2/x/manifests/y",
+                "https://127.0.0.1:5000/v2/x/manifests/y",
+            ),
+            (
+                "http://user:s3cret@h.example/blob?X-Amz-Signature=sig",
+                "http://h.example/blob",
+            ),
+            ("https://[::1]:443/v2/", "https://[::1]:443/v2/"),
+        ];
+        for (uri, want) in rows {
+            assert_eq!(shown(&uri.parse().unwrap()), want, "{uri}");
+        }
+    }
+}
