@@ -13,7 +13,7 @@ use super::link::Link;
 use super::ping::{Base, Probing, Schemes, is_tls_only_answer};
 use super::request::{ACCEPT_MANIFESTS, Kind, Request, api_host};
 use super::tls::host_port;
-use super::wire::{Outgoing, Response};
+use super::wire::{Origin, Outgoing, Response};
 use crate::auth::AuthStore;
 use crate::reference::RegistryRef;
 use crate::source::FetchError;
@@ -41,7 +41,7 @@ impl Sender {
 
     /// `scheme://host` of `reference`'s registry API (its scheme probed on `/v2/` on first
     /// use): for writes.
-    pub(super) async fn base_url(&self, reference: &RegistryRef) -> String {
+    pub(super) async fn base_url(&self, reference: &RegistryRef) -> Origin {
         self.schemes.base_url(&self.link, reference).await
     }
 
@@ -62,7 +62,7 @@ impl Sender {
 
     /// One attempt at `req` on the registry at `base` (`scheme://host`): authenticate as the
     /// registry asks, follow redirects, read the body under its cap, and check it.
-    pub(super) async fn attempt(&self, req: &Request<'_>, base: &str) -> Result<Body, Failure> {
+    pub(super) async fn attempt(&self, req: &Request<'_>, base: &Origin) -> Result<Body, Failure> {
         let url = request_url(req, base)?;
         let resp = self.send_authenticated(req, &url).await?;
         self.answer(req, url, resp).await
@@ -117,12 +117,7 @@ impl Sender {
 
     /// The registry's answer to `req` at `url`: redirects followed, the body read under its
     /// cap and checked, or what an answer other than 200 means.
-    async fn answer(
-        &self,
-        req: &Request<'_>,
-        url: Uri,
-        resp: Response,
-    ) -> Result<Body, Failure> {
+    async fn answer(&self, req: &Request<'_>, url: Uri, resp: Response) -> Result<Body, Failure> {
         let resp = self.follow_redirects(req, url, resp).await?;
         let status = resp.status();
         if status == StatusCode::OK && req.kind == Kind::BlobHead {
@@ -229,18 +224,17 @@ fn percent_decoded(s: &str) -> String {
         .unwrap_or_default()
 }
 
-/// `/v2/<repository>/<manifests|blobs>/<reference>` of `req` on the registry at `base`
-/// (`scheme://host`, known): parsed as an `http::Uri`, which takes a fraction of what a
-/// `url::Url` does.
-fn request_url(req: &Request<'_>, base: &str) -> Result<Uri, Failure> {
+/// `/v2/<repository>/<manifests|blobs>/<reference>` of `req` on the registry at `base`:
+/// the origin parsed once, and this path.
+fn request_url(req: &Request<'_>, base: &Origin) -> Result<Uri, Failure> {
     let reference = &req.access.reference;
-    let url = format!(
-        "{base}/v2/{}/{}/{}",
+    let path = format!(
+        "/v2/{}/{}/{}",
         reference.repository,
         req.kind.path(),
         req.reference_part
     );
-    Uri::try_from(url).map_err(|e| {
+    base.uri(path).map_err(|e| {
         Failure::Fatal(FetchError::bad_input_by(
             format!("{}: bad URL", req.what),
             e,

@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 use http::header::CONTENT_TYPE;
 
 use super::failure::Failure;
-use super::wire::Response;
 use super::link::Link;
 use super::options::Stats;
 use super::request::{Kind, Request};
+use super::wire::Response;
 use crate::auth::Credentials;
 use crate::digest::{Digest, Hasher};
 use crate::manifest::ACCEPTED_MANIFEST_TYPES;

@@ -239,7 +239,9 @@ mod tests {
              failed to lookup address information: Name or service not known"
         );
         let cause = std::error::Error::source(&err).unwrap();
-        let sent = cause.downcast_ref::<HttpError>().expect("the client's error");
+        let sent = cause
+            .downcast_ref::<HttpError>()
+            .expect("the client's error");
         let client_error = std::error::Error::source(sent)
             .and_then(|e| e.downcast_ref::<hyper_util::client::legacy::Error>());
         assert!(client_error.is_some_and(|e| e.is_connect()), "{sent:?}");

@@ -19,7 +19,7 @@ use super::link::Link;
 use super::mutex::lock;
 use super::options::Stats;
 use super::request::api_host;
-use super::wire::{Outgoing, Response};
+use super::wire::{Origin, Outgoing, Response};
 use crate::reference::RegistryRef;
 
 /// What is known of a registry's scheme: `Some(true)` plain HTTP, `Some(false)` HTTPS,
@@ -30,13 +30,16 @@ type Known = Option<bool>;
 #[derive(Default)]
 pub(super) struct Schemes {
     probed: Mutex<HashMap<String, Arc<AsyncMutex<Known>>>>,
+    /// The origin of each registry whose scheme is known, by registry: a request finds it
+    /// with one lookup (no probe lock, no URL built).
+    origins: Mutex<HashMap<String, Origin>>,
 }
 
 /// Where a request goes: a base URL already known, or the plain-HTTP base of a registry
 /// whose scheme the request itself is to find out.
 pub(super) enum Base {
     /// `scheme://host`, known.
-    Known(String),
+    Known(Origin),
     /// The registry may speak plain HTTP and has not been asked yet: the holder sends its
     /// request to `plain` first and tells what the answer showed ([`Probing::learned`]);
     /// other first users of the registry wait until it has.
@@ -53,13 +56,13 @@ pub(super) struct Probing {
 
 impl Probing {
     /// `http://host`, where the probing request goes.
-    pub(super) fn plain(&self) -> String {
-        format!("http://{}", self.host)
+    pub(super) fn plain(&self) -> Origin {
+        Origin::new(true, &self.host)
     }
 
     /// `https://host`.
-    pub(super) fn tls(&self) -> String {
-        format!("https://{}", self.host)
+    pub(super) fn tls(&self) -> Origin {
+        Origin::new(false, &self.host)
     }
 
     /// Records what an answer showed: `true` plain HTTP, `false` HTTPS. Later requests
@@ -80,7 +83,7 @@ impl Probing {
 
     /// After the last attempt: when faults that may heal kept the scheme unknown, the answer
     /// is HTTPS, as for a `/v2/` probe none of whose faults healed. `Some(https://host)` then.
-    pub(super) fn give_up(&mut self) -> Option<String> {
+    pub(super) fn give_up(&mut self) -> Option<Origin> {
         (self.known.is_none() && self.faults).then(|| {
             self.learned(false);
             self.tls()
@@ -92,7 +95,7 @@ impl Schemes {
     /// `scheme://host` for the API host of `reference`'s registry, its registry probed on
     /// `/v2/` for plain HTTP first when it is one to probe and has not been probed yet (for
     /// writes; reads use [`Schemes::base`]).
-    pub(super) async fn base_url(&self, link: &Link, reference: &RegistryRef) -> String {
+    pub(super) async fn base_url(&self, link: &Link, reference: &RegistryRef) -> Origin {
         match self.base(link, reference).await {
             Base::Known(base) => base,
             Base::Probing(mut probing) => {
@@ -110,25 +113,35 @@ impl Schemes {
     /// the scheme with this request (while the caller holds it, other first users wait).
     pub(super) async fn base(&self, link: &Link, reference: &RegistryRef) -> Base {
         let registry = &reference.registry;
+        if let Some(origin) = lock(&self.origins).get(registry.as_str()) {
+            return Base::Known(origin.clone());
+        }
         let host = api_host(registry);
         // The answer is the registry's own: Docker Hub's API host is never taken for plain
         // HTTP because `docker.io` is asked for.
         let may_be_plain =
             (reference.is_loopback() || !link.options.tls_verify) && host == registry;
         if !may_be_plain {
-            return Base::Known(format!("https://{host}"));
+            return Base::Known(self.known(registry, Origin::new(false, host)));
         }
         let cell = Arc::clone(lock(&self.probed).entry(registry.to_string()).or_default());
         let known = cell.lock_owned().await;
         match *known {
-            Some(true) => Base::Known(format!("http://{host}")),
-            Some(false) => Base::Known(format!("https://{host}")),
+            Some(plain) => Base::Known(self.known(registry, Origin::new(plain, host))),
             None => Base::Probing(Probing {
                 known,
                 host: host.to_string(),
                 faults: false,
             }),
         }
+    }
+}
+
+impl Schemes {
+    /// Remembers `origin` as `registry`'s, for the requests that follow.
+    fn known(&self, registry: &str, origin: Origin) -> Origin {
+        lock(&self.origins).insert(registry.to_string(), origin.clone());
+        origin
     }
 }
 

@@ -11,11 +11,11 @@ use bytes::Bytes;
 use futures::Stream;
 
 use super::failure::{Failure, backoff, error_chain, gave_up};
-use super::wire::Response;
 use super::link::Link;
 use super::options::Stats;
 use super::request::{Access, Kind, Request};
 use super::retry::Requests;
+use super::wire::Response;
 use crate::digest::Digest;
 use crate::source::{BlobStream, FetchError};
 

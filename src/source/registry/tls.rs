@@ -2,6 +2,7 @@
 //! TLS files (containers-certs.d(5) directories, or `--cert-dir`) and presenting its client
 //! certificate.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -14,9 +15,9 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 
-use super::wire::HttpClient;
 use super::mutex::lock;
 use super::options::ClientOptions;
+use super::wire::HttpClient;
 use crate::auth::{CERTS_D_ROOTS, TlsFiles};
 use crate::source::FetchError;
 
@@ -25,7 +26,8 @@ pub(super) struct HttpClients {
     tls_verify: bool,
     cert_dir: Option<PathBuf>,
     connect_timeout: Duration,
-    built: Mutex<HashMap<(String, bool), HttpClient>>,
+    /// By `host[:port]`: HTTPS clients, then plain-HTTP ones.
+    built: Mutex<[HashMap<String, HttpClient>; 2]>,
 }
 
 impl HttpClients {
@@ -34,7 +36,7 @@ impl HttpClients {
             tls_verify: options.tls_verify,
             cert_dir: options.cert_dir.clone(),
             connect_timeout: options.request_timeout.min(Duration::from_secs(10)),
-            built: Mutex::new(HashMap::new()),
+            built: Mutex::new([HashMap::new(), HashMap::new()]),
         }
     }
 
@@ -44,13 +46,14 @@ impl HttpClients {
     /// single-reference `verify` against a plain-HTTP registry (docs/decisions.md).
     /// Redirects are never followed by the client: the request follows them itself.
     pub(super) fn for_url(&self, url: &Uri) -> Result<HttpClient, FetchError> {
-        let key = (host_port(url), url.scheme_str() == Some("http"));
-        if let Some(c) = lock(&self.built).get(&key) {
+        let plain = url.scheme_str() == Some("http");
+        let host = host_port(url);
+        if let Some(c) = lock(&self.built)[usize::from(plain)].get(host.as_ref()) {
             return Ok(c.clone());
         }
-        let (host, plain) = &key;
+        let host = host.as_ref();
         let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let config = if *plain {
+        let config = if plain {
             ClientConfig::builder_with_provider(provider)
                 .with_safe_default_protocol_versions()
                 .map_err(|e| no_tls(host, e))?
@@ -60,7 +63,7 @@ impl HttpClients {
             self.tls_config(provider, host)?
         };
         let client = HttpClient::new(config, self.connect_timeout);
-        lock(&self.built).insert(key, client.clone());
+        lock(&self.built)[usize::from(plain)].insert(host.to_string(), client.clone());
         Ok(client)
     }
 
@@ -93,9 +96,8 @@ impl HttpClients {
             } else {
                 rustls_platform_verifier::Verifier::new_with_extra_roots(roots, provider)
             };
-            builder.with_custom_certificate_verifier(Arc::new(
-                verifier.map_err(|e| no_tls(host, e))?,
-            ))
+            builder
+                .with_custom_certificate_verifier(Arc::new(verifier.map_err(|e| no_tls(host, e))?))
         };
         let Some((cert, key)) = files.client_pairs.first() else {
             return Ok(builder.with_no_client_auth());
@@ -107,7 +109,8 @@ impl HttpClients {
         let chain = CertificateDer::pem_slice_iter(&pem)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| bad_tls_file(cert, not_pair, e))?;
-        let key = PrivateKeyDer::from_pem_slice(&pem).map_err(|e| bad_tls_file(cert, not_pair, e))?;
+        let key =
+            PrivateKeyDer::from_pem_slice(&pem).map_err(|e| bad_tls_file(cert, not_pair, e))?;
         builder
             .with_client_auth_cert(chain, key)
             .map_err(|e| bad_tls_file(cert, not_pair, e))
@@ -178,17 +181,22 @@ fn bad_tls_file(
 }
 
 /// `host[:port]` of a URL, as certs.d names directories: the port unless it is the
-/// scheme's own (as `url::Url` leaves it out).
-pub(super) fn host_port(url: &Uri) -> String {
+/// scheme's own (as `url::Url` leaves it out). Borrowed from the URL when it is written so.
+pub(super) fn host_port(url: &Uri) -> Cow<'_, str> {
     let host = url.host().unwrap_or("");
     let default = match url.scheme_str() {
         Some("http") => Some(80),
         Some("https") => Some(443),
         _ => None,
     };
-    match url.port_u16() {
-        Some(p) if Some(p) != default => format!("{host}:{p}"),
-        _ => host.to_string(),
+    let authority = url.authority().map_or("", |a| a.as_str());
+    let port = url.port_u16();
+    if !authority.contains('@') && (port.is_none() || port != default) {
+        return Cow::Borrowed(authority);
+    }
+    match port {
+        Some(p) if Some(p) != default => Cow::Owned(format!("{host}:{p}")),
+        _ => Cow::Owned(host.to_string()),
     }
 }
 
@@ -205,6 +213,8 @@ mod tests {
             ("https://h.example:443/v2/", "h.example"),
             ("http://h.example:443/v2/", "h.example:443"),
             ("http://h.example:80/v2/", "h.example"),
+            ("https://u:p@h.example:5000/v2/", "h.example:5000"),
+            ("https://[::1]:5000/v2/", "[::1]:5000"),
         ] {
             assert_eq!(host_port(&u(url)), dir, "{url}");
         }

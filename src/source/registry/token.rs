@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use http::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use http::{Method, StatusCode, Uri};
-use url::Url;
 use sha2::Digest as _;
+use url::Url;
 
 use super::body::{colon, read_small, summarize_error_body};
 use super::failure::{Failure, is_retryable_status, retry_after_of, transport_failure};
@@ -325,7 +325,10 @@ impl TokenRequest<'_> {
         url.as_str().parse().map_err(|e| {
             let realm = self.realm;
             Failure::Fatal(FetchError::unavailable_by(
-                format!("{}: the registry's token realm '{realm}' is not a URL", self.req.what),
+                format!(
+                    "{}: the registry's token realm '{realm}' is not a URL",
+                    self.req.what
+                ),
                 e,
             ))
         })

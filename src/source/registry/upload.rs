@@ -6,8 +6,8 @@
 
 use http::header::{HeaderValue, LOCATION};
 use http::{Method, StatusCode, Uri};
-use url::Url;
 use tokio::io::AsyncReadExt;
+use url::Url;
 
 use super::attempt::origin_is_registry;
 use super::body::{colon, read_small, summarize_error_body};
@@ -166,9 +166,9 @@ fn uri_of(url: &Url, what: &str) -> Result<Uri, Failure> {
     let mut url = url.clone();
     let _ = url.set_username("");
     let _ = url.set_password(None);
-    url.as_str().parse().map_err(|e| {
-        Failure::Fatal(FetchError::bad_input_by(format!("{what}: bad URL"), e))
-    })
+    url.as_str()
+        .parse()
+        .map_err(|e| Failure::Fatal(FetchError::bad_input_by(format!("{what}: bad URL"), e)))
 }
 
 fn octet_stream() -> HeaderValue {

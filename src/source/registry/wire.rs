@@ -6,11 +6,13 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{ACCEPT, HeaderName, HeaderValue, USER_AGENT};
+use http::uri::{Authority, Scheme};
 use http::{HeaderMap, Method, StatusCode, Uri};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
@@ -29,7 +31,7 @@ const POOL_IDLE: Duration = Duration::from_secs(90);
 /// The client of one host and scheme: its connections are pooled and reused.
 #[derive(Clone)]
 pub(super) struct HttpClient {
-    pool: Client<Connector, Full<Bytes>>,
+    pool: Arc<Client<Connector, Full<Bytes>>>,
 }
 
 impl HttpClient {
@@ -54,7 +56,9 @@ impl HttpClient {
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(POOL_IDLE)
             .build(connector);
-        HttpClient { pool }
+        HttpClient {
+            pool: Arc::new(pool),
+        }
     }
 
     /// Sends `out` and returns the answer's head, its body unread. `Accept: */*` unless the
@@ -86,6 +90,48 @@ impl HttpClient {
             }
             Err(e) => Err(HttpError::sending(&uri, e)),
         }
+    }
+}
+
+/// Where a registry's API is reached, `scheme://host[:port]`: parsed once, so a request's
+/// URI is this and a path, with no URL parsed per request.
+#[derive(Clone)]
+pub(super) struct Origin {
+    scheme: Scheme,
+    /// `None` when the host is no URI authority (the request's URI then fails to parse,
+    /// and says so).
+    authority: Option<Authority>,
+    /// `scheme://host`.
+    shown: Arc<str>,
+}
+
+impl Origin {
+    /// `http://host` when `plain`, else `https://host`.
+    pub(super) fn new(plain: bool, host: &str) -> Origin {
+        let scheme = if plain { Scheme::HTTP } else { Scheme::HTTPS };
+        Origin {
+            shown: format!("{scheme}://{host}").into(),
+            authority: Authority::try_from(host).ok(),
+            scheme,
+        }
+    }
+
+    /// The URI of `path` (which starts with `/`) here.
+    pub(super) fn uri(&self, path: String) -> Result<Uri, http::Error> {
+        match &self.authority {
+            Some(authority) => Uri::builder()
+                .scheme(self.scheme.clone())
+                .authority(authority.clone())
+                .path_and_query(path)
+                .build(),
+            None => Ok(format!("{}{path}", self.shown).parse::<Uri>()?),
+        }
+    }
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown)
     }
 }
 
@@ -281,6 +327,28 @@ mod tests {
             assert!(deps.contains_key(wanted), "{wanted} is a dependency");
         }
         assert!(!deps.contains_key("reqwest"), "reqwest is no dependency");
+    }
+
+    #[test]
+    fn request_uris_are_an_origin_and_a_path() {
+        let rows = [
+            (
+                true,
+                "127.0.0.1:5000",
+                "http://127.0.0.1:5000/v2/x/manifests/y",
+            ),
+            (false, "quay.io", "https://quay.io/v2/x/manifests/y"),
+            (false, "[::1]:5000", "https://[::1]:5000/v2/x/manifests/y"),
+        ];
+        for (plain, host, want) in rows {
+            let origin = Origin::new(plain, host);
+            let uri = origin.uri("/v2/x/manifests/y".to_string()).unwrap();
+            assert_eq!(uri.to_string(), want);
+            assert_eq!(format!("{origin}/v2/x/manifests/y"), want);
+        }
+        let bad = Origin::new(false, "a b");
+        assert!(bad.uri("/v2/".to_string()).is_err());
+        assert!(Origin::new(false, "h").uri("/a b".to_string()).is_err());
     }
 
     #[test]
