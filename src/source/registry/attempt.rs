@@ -227,13 +227,12 @@ fn percent_decoded(s: &str) -> String {
 /// `/v2/<repository>/<manifests|blobs>/<reference>` of `req` on the registry at `base`:
 /// the origin parsed once, and this path.
 fn request_url(req: &Request<'_>, base: &Origin) -> Result<Uri, Failure> {
-    let reference = &req.access.reference;
-    let path = format!(
-        "/v2/{}/{}/{}",
-        reference.repository,
-        req.kind.path(),
-        req.reference_part
-    );
+    let repository = &req.access.reference.repository;
+    let (kind, part) = (req.kind.path(), &req.reference_part);
+    let mut path = String::with_capacity(7 + repository.len() + kind.len() + part.len());
+    for piece in ["/v2/", repository, "/", kind, "/", part] {
+        path.push_str(piece);
+    }
     base.uri(path).map_err(|e| {
         Failure::Fatal(FetchError::bad_input_by(
             format!("{}: bad URL", req.what),

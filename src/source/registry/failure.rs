@@ -219,7 +219,8 @@ mod tests {
     #[tokio::test]
     async fn a_dns_failure_keeps_its_line_and_its_cause() {
         use hyper_util::client::legacy::{Client, connect::HttpConnector};
-        let mut connector = HttpConnector::new_with_resolver(NoSuchHost);
+        let resolver = super::super::wire::Resolve(NoSuchHost);
+        let mut connector = HttpConnector::new_with_resolver(resolver);
         connector.enforce_http(false);
         let client = Client::builder(hyper_util::rt::TokioExecutor::new())
             .build::<_, http_body_util::Full<bytes::Bytes>>(connector);
@@ -236,7 +237,7 @@ mod tests {
             crate::error::one_line(&err),
             "manifest registry.invalid/x:y (gave up after 5 attempts): error sending request for \
              url (https://registry.invalid/v2/x/manifests/y): client error (Connect): dns error: \
-             failed to lookup address information: Name or service not known"
+             error resolving DNS: failed to lookup address information: Name or service not known"
         );
         let cause = std::error::Error::source(&err).unwrap();
         let sent = cause

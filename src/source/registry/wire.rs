@@ -20,6 +20,7 @@ use hyper::body::Body as _;
 use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::connect::dns::{GaiResolver, Name};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::net::TcpStream;
 
@@ -38,7 +39,7 @@ impl HttpClient {
     /// A client whose TLS connections use `tls` (its ALPN is set here: `h2`, `http/1.1`),
     /// each connection made within `connect_timeout`.
     pub(super) fn new(tls: rustls::ClientConfig, connect_timeout: Duration) -> HttpClient {
-        let mut tcp = HttpConnector::new();
+        let mut tcp = HttpConnector::new_with_resolver(Resolve(GaiResolver::new()));
         tcp.enforce_http(false);
         tcp.set_nodelay(true);
         let https = hyper_rustls::HttpsConnectorBuilder::new()
@@ -281,10 +282,49 @@ impl std::fmt::Display for TimedOut {
 
 impl std::error::Error for TimedOut {}
 
+/// A host name that did not resolve: the system resolver's error under "error resolving
+/// DNS", as the run's messages have always said it.
+#[derive(Debug)]
+pub(super) struct DnsError(std::io::Error);
+
+impl std::fmt::Display for DnsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("error resolving DNS")
+    }
+}
+
+impl std::error::Error for DnsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+/// A resolver (the system's, `getaddrinfo` on a blocking thread) whose errors are
+/// [`DnsError`]s.
+#[derive(Clone)]
+pub(super) struct Resolve<R>(pub(super) R);
+
+impl<R> tower_service::Service<Name> for Resolve<R>
+where
+    R: tower_service::Service<Name, Error = std::io::Error>,
+{
+    type Response = R::Response;
+    type Error = DnsError;
+    type Future = futures::future::MapErr<R::Future, fn(std::io::Error) -> DnsError>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), DnsError>> {
+        self.0.poll_ready(cx).map_err(DnsError)
+    }
+
+    fn call(&mut self, name: Name) -> Self::Future {
+        futures::TryFutureExt::map_err(self.0.call(name), DnsError as fn(_) -> _)
+    }
+}
+
 /// hyper-rustls's connector, each connection within a timeout.
 #[derive(Clone)]
 struct Connector {
-    inner: HttpsConnector<HttpConnector>,
+    inner: HttpsConnector<HttpConnector<Resolve<GaiResolver>>>,
     timeout: Duration,
 }
 
