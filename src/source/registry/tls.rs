@@ -17,7 +17,7 @@ use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme
 
 use super::mutex::lock;
 use super::options::ClientOptions;
-use super::wire::HttpClient;
+use super::wire::{HttpClient, proxies_from_env};
 use crate::auth::{CERTS_D_ROOTS, TlsFiles};
 use crate::source::FetchError;
 
@@ -26,6 +26,8 @@ pub(super) struct HttpClients {
     tls_verify: bool,
     cert_dir: Option<PathBuf>,
     connect_timeout: Duration,
+    /// The environment's proxies (`HTTPS_PROXY`…), read once.
+    proxies: Option<Arc<hyper_util::client::proxy::matcher::Matcher>>,
     /// By `host[:port]`: HTTPS clients, then plain-HTTP ones.
     built: Mutex<[HashMap<String, HttpClient>; 2]>,
 }
@@ -36,6 +38,7 @@ impl HttpClients {
             tls_verify: options.tls_verify,
             cert_dir: options.cert_dir.clone(),
             connect_timeout: options.request_timeout.min(Duration::from_secs(10)),
+            proxies: proxies_from_env(),
             built: Mutex::new([HashMap::new(), HashMap::new()]),
         }
     }
@@ -62,7 +65,7 @@ impl HttpClients {
         } else {
             self.tls_config(provider, host)?
         };
-        let client = HttpClient::new(config, self.connect_timeout);
+        let client = HttpClient::new(config, self.connect_timeout, self.proxies.clone());
         lock(&self.built)[usize::from(plain)].insert(host.to_string(), client.clone());
         Ok(client)
     }

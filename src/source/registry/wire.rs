@@ -11,7 +11,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, HeaderName, HeaderValue, USER_AGENT};
+use http::header::{ACCEPT, HeaderName, HeaderValue, PROXY_AUTHORIZATION, USER_AGENT};
 use http::uri::{Authority, Scheme};
 use http::{HeaderMap, Method, StatusCode, Uri};
 use http_body_util::combinators::BoxBody;
@@ -19,8 +19,10 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Body as _;
 use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
 use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::connect::dns::{GaiResolver, Name};
+use hyper_util::client::legacy::connect::proxy::Tunnel;
+use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
+use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::net::TcpStream;
 
@@ -33,15 +35,25 @@ const POOL_IDLE: Duration = Duration::from_secs(90);
 #[derive(Clone)]
 pub(super) struct HttpClient {
     pool: Arc<Client<Connector, Full<Bytes>>>,
+    /// The environment's proxies, when it names any.
+    proxies: Option<Arc<Matcher>>,
 }
 
 impl HttpClient {
     /// A client whose TLS connections use `tls` (its ALPN is set here: `h2`, `http/1.1`),
-    /// each connection made within `connect_timeout`.
-    pub(super) fn new(tls: rustls::ClientConfig, connect_timeout: Duration) -> HttpClient {
-        let mut tcp = HttpConnector::new_with_resolver(Resolve(GaiResolver::new()));
-        tcp.enforce_http(false);
-        tcp.set_nodelay(true);
+    /// each connection made within `connect_timeout`, through `proxies` where they say so.
+    pub(super) fn new(
+        tls: rustls::ClientConfig,
+        connect_timeout: Duration,
+        proxies: Option<Arc<Matcher>>,
+    ) -> HttpClient {
+        let mut direct = HttpConnector::new_with_resolver(Resolve(GaiResolver::new()));
+        direct.enforce_http(false);
+        direct.set_nodelay(true);
+        let tcp = Tcp {
+            direct,
+            proxies: proxies.clone(),
+        };
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()
@@ -59,6 +71,7 @@ impl HttpClient {
             .build(connector);
         HttpClient {
             pool: Arc::new(pool),
+            proxies,
         }
     }
 
@@ -76,6 +89,16 @@ impl HttpClient {
         static ANY: HeaderValue = HeaderValue::from_static("*/*");
         headers.insert(USER_AGENT, AGENT.clone());
         headers.entry(ACCEPT).or_insert_with(|| ANY.clone());
+        // A plain-HTTP request goes to the proxy whole: its credentials go with it (an HTTPS
+        // one gives them in its `CONNECT`).
+        if let Some(proxies) = &self.proxies
+            && uri.scheme() == Some(&Scheme::HTTP)
+            && let Some(auth) = proxies
+                .intercept(&uri)
+                .and_then(|p| p.basic_auth().cloned())
+        {
+            headers.insert(PROXY_AUTHORIZATION, auth);
+        }
         let mut req = http::Request::new(Full::new(body));
         *req.method_mut() = method;
         *req.uri_mut() = uri.clone();
@@ -321,18 +344,140 @@ where
     }
 }
 
+/// The proxies the environment names (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, with
+/// `NO_PROXY`; upper or lower case), read as reqwest read them; `None` when it names none.
+pub(super) fn proxies_from_env() -> Option<Arc<Matcher>> {
+    let names = [
+        "HTTPS_PROXY",
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ];
+    let any = names
+        .iter()
+        .any(|n| std::env::var_os(n).is_some_and(|v| !v.is_empty()));
+    any.then(|| Arc::new(Matcher::from_env()))
+}
+
+/// A TCP connection, and whether it is to a proxy that takes plain-HTTP requests whole.
+struct Io {
+    inner: TokioIo<TcpStream>,
+    proxied: bool,
+}
+
+impl Connection for Io {
+    fn connected(&self) -> Connected {
+        self.inner.connected().proxy(self.proxied)
+    }
+}
+
+impl hyper::rt::Read for Io {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_read(cx, buf)
+    }
+}
+
+impl hyper::rt::Write for Io {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+    }
+}
+
+/// TCP connections: to the host, or through the proxy the environment names for it (a
+/// `CONNECT` tunnel for HTTPS, with the proxy's credentials; for plain HTTP the proxy is
+/// sent the request whole).
+#[derive(Clone)]
+struct Tcp {
+    direct: HttpConnector<Resolve<GaiResolver>>,
+    proxies: Option<Arc<Matcher>>,
+}
+
+impl tower_service::Service<Uri> for Tcp {
+    type Response = Io;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Io, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.direct.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, dst: Uri) -> Self::Future {
+        let proxy = self.proxies.as_ref().and_then(|m| m.intercept(&dst));
+        let Some(proxy) = proxy else {
+            let connecting = self.direct.call(dst);
+            return Box::pin(async move {
+                let inner = connecting.await?;
+                Ok(Io {
+                    inner,
+                    proxied: false,
+                })
+            });
+        };
+        if dst.scheme() == Some(&Scheme::HTTPS) {
+            let mut tunnel = Tunnel::new(proxy.uri().clone(), self.direct.clone());
+            if let Some(auth) = proxy.basic_auth() {
+                tunnel = tunnel.with_auth(auth.clone());
+            }
+            return Box::pin(async move {
+                let inner = tunnel.call(dst).await?;
+                Ok(Io {
+                    inner,
+                    proxied: false,
+                })
+            });
+        }
+        let connecting = self.direct.call(proxy.uri().clone());
+        Box::pin(async move {
+            let inner = connecting.await?;
+            Ok(Io {
+                inner,
+                proxied: true,
+            })
+        })
+    }
+}
+
 /// hyper-rustls's connector, each connection within a timeout.
 #[derive(Clone)]
 struct Connector {
-    inner: HttpsConnector<HttpConnector<Resolve<GaiResolver>>>,
+    inner: HttpsConnector<Tcp>,
     timeout: Duration,
 }
 
-type Connecting =
-    Pin<Box<dyn Future<Output = Result<MaybeHttpsStream<TokioIo<TcpStream>>, BoxError>> + Send>>;
+type Connecting = Pin<Box<dyn Future<Output = Result<MaybeHttpsStream<Io>, BoxError>> + Send>>;
 
 impl tower_service::Service<Uri> for Connector {
-    type Response = MaybeHttpsStream<TokioIo<TcpStream>>;
+    type Response = MaybeHttpsStream<Io>;
     type Error = BoxError;
     type Future = Connecting;
 
@@ -389,6 +534,82 @@ mod tests {
         let bad = Origin::new(false, "a b");
         assert!(bad.uri("/v2/".to_string()).is_err());
         assert!(Origin::new(false, "h").uri("/a b".to_string()).is_err());
+    }
+
+    /// What a proxy was asked on one connection: its head (request line and headers).
+    async fn proxy_sees(answer: &'static str) -> (u16, tokio::sync::oneshot::Receiver<String>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let (mut conn, _) = listener.accept().await.unwrap();
+            let mut head = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match conn.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = tx.send(String::from_utf8_lossy(&head).to_lowercase());
+            let _ = conn.write_all(answer.as_bytes()).await;
+        });
+        (port, rx)
+    }
+
+    fn proxied_client(port: u16) -> HttpClient {
+        let proxy = format!("http://user:pw@127.0.0.1:{port}");
+        let matcher = Matcher::builder().http(proxy.clone()).https(proxy).build();
+        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::aws_lc_rs::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth();
+        HttpClient::new(tls, Duration::from_secs(5), Some(Arc::new(matcher)))
+    }
+
+    /// The environment's proxy is used as reqwest used it (hyper-util's matcher, as reqwest
+    /// reads `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY`): plain HTTP is sent to it whole, with its
+    /// credentials; HTTPS goes through a `CONNECT` tunnel, with them too.
+    #[tokio::test]
+    async fn requests_go_through_the_environments_proxy() {
+        let basic = "proxy-authorization: basic dxnlcjpwdw==";
+        let ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}";
+        let (port, seen) = proxy_sees(ok).await;
+        let uri: Uri = "http://registry.example:5000/v2/x/manifests/y"
+            .parse()
+            .unwrap();
+        let out = Outgoing::new(Method::GET, uri);
+        let resp = proxied_client(port).send(out).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let head = seen.await.unwrap();
+        assert!(
+            head.starts_with("get http://registry.example:5000/v2/x/manifests/y http/1.1\r\n"),
+            "{head}"
+        );
+        assert!(head.contains(basic), "{head}");
+
+        let refused = "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n";
+        let (port, seen) = proxy_sees(refused).await;
+        let uri: Uri = "https://registry.example/v2/".parse().unwrap();
+        let err = proxied_client(port)
+            .send(Outgoing::new(Method::GET, uri))
+            .await
+            .err()
+            .expect("the proxy refused the tunnel");
+        let head = seen.await.unwrap();
+        assert!(
+            head.starts_with("connect registry.example:443 http/1.1\r\n"),
+            "{head}"
+        );
+        assert!(head.contains(basic), "{head}");
+        assert!(
+            err.to_string().contains("https://registry.example/v2/"),
+            "{err}"
+        );
     }
 
     #[test]
