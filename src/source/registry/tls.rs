@@ -112,6 +112,12 @@ impl HttpClients {
         let chain = CertificateDer::pem_slice_iter(&pem)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| bad_tls_file(cert, not_pair, e))?;
+        if chain.is_empty() {
+            return Err(FetchError::bad_input(format!(
+                "TLS file {}: {not_pair}: no certificate in it",
+                cert.display()
+            )));
+        }
         let key =
             PrivateKeyDer::from_pem_slice(&pem).map_err(|e| bad_tls_file(cert, not_pair, e))?;
         builder
@@ -206,6 +212,55 @@ pub(super) fn host_port(url: &Uri) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// TLS files that cannot be used are refused naming the file and what is wrong; good
+    /// ones give a client. (file name, its text, the error's text or `None` for a client).
+    #[test]
+    fn tls_files_are_read_or_refused_by_name() {
+        let key_pair = rcgen::KeyPair::generate().unwrap();
+        let params = rcgen::CertificateParams::new(vec!["h.example".to_string()]).unwrap();
+        let cert = params.self_signed(&key_pair).unwrap().pem();
+        let key = key_pair.serialize_pem();
+        let garbled = "-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n";
+        let rows: [(&[(&str, &str)], Option<&str>); 5] = [
+            (&[("ca.crt", &cert)], None),
+            (
+                &[
+                    ("ca.crt", &cert),
+                    ("client.cert", &cert),
+                    ("client.key", &key),
+                ],
+                None,
+            ),
+            (&[("ca.crt", garbled)], Some("ca.crt: not PEM certificates")),
+            (
+                &[("client.cert", "none"), ("client.key", &key)],
+                Some("client.cert: not a PEM certificate and key: no certificate in it"),
+            ),
+            (
+                &[("client.cert", &cert), ("client.key", "none")],
+                Some("client.cert: not a PEM certificate and key"),
+            ),
+        ];
+        for (files, want) in rows {
+            let dir = tempfile::tempdir().unwrap();
+            for (name, text) in files {
+                std::fs::write(dir.path().join(name), text).unwrap();
+            }
+            let options = ClientOptions {
+                cert_dir: Some(dir.path().to_path_buf()),
+                ..ClientOptions::default()
+            };
+            let url: Uri = "https://h.example:5000/v2/".parse().unwrap();
+            let got = HttpClients::new(&options).for_url(&url);
+            match (got, want) {
+                (Ok(_), None) => {}
+                (Err(e), Some(want)) => assert!(e.to_string().contains(want), "{e}"),
+                (Ok(_), Some(want)) => panic!("{files:?}: no error, wanted {want}"),
+                (Err(e), None) => panic!("{files:?}: {e}"),
+            }
+        }
+    }
 
     #[test]
     fn certs_d_directories_are_named_host_and_port() {

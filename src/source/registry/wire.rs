@@ -49,7 +49,14 @@ impl HttpClient {
     ) -> HttpClient {
         let mut direct = HttpConnector::new_with_resolver(Resolve(GaiResolver::new()));
         direct.enforce_http(false);
+        // reqwest's settings: no Nagle delay; a dead peer found by TCP keepalive probes, and
+        // unacknowledged data given up after 30 s.
         direct.set_nodelay(true);
+        direct.set_keepalive(Some(Duration::from_secs(15)));
+        direct.set_keepalive_interval(Some(Duration::from_secs(15)));
+        direct.set_keepalive_retries(Some(3));
+        #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+        direct.set_tcp_user_timeout(Some(Duration::from_secs(30)));
         let tcp = Tcp {
             direct,
             proxies: proxies.clone(),
