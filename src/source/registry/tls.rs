@@ -214,7 +214,7 @@ mod tests {
     use super::*;
 
     /// TLS files that cannot be used are refused naming the file and what is wrong; good
-    /// ones give a client. (file name, its text, the error's text or `None` for a client).
+    /// ones give a client.
     #[test]
     fn tls_files_are_read_or_refused_by_name() {
         let key_pair = rcgen::KeyPair::generate().unwrap();
@@ -222,7 +222,9 @@ mod tests {
         let cert = params.self_signed(&key_pair).unwrap().pem();
         let key = key_pair.serialize_pem();
         let garbled = "-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n";
-        let rows: [(&[(&str, &str)], Option<&str>); 5] = [
+        // (files and their text, the error's text)
+        type Row<'a> = (&'a [(&'a str, &'a str)], Option<&'a str>);
+        let rows: [Row; 5] = [
             (&[("ca.crt", &cert)], None),
             (
                 &[
