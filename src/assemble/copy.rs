@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use futures::StreamExt;
-use reqwest::header::HeaderValue;
+use http::header::HeaderValue;
 
 use super::failure::{Failure, unreadable, unusable};
 use super::read::Piece;

@@ -76,7 +76,7 @@ pub enum Failure {
         media_type: String,
         /// Why it is not a header value.
         #[source]
-        source: Arc<reqwest::header::InvalidHeaderValue>,
+        source: Arc<http::header::InvalidHeaderValue>,
     },
     /// A write to the target repository failed.
     #[error("{target}: cannot {action}")]

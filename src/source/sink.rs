@@ -6,7 +6,7 @@
 
 use std::future::Future;
 
-use reqwest::header::HeaderValue;
+use http::header::HeaderValue;
 
 use super::registry::RegistrySource;
 use super::{BlobFile, FetchError};

@@ -2,8 +2,9 @@
 //! (never sending the registry's `Authorization` to another origin: S3-backed registries
 //! redirect blob GETs), the body read, and what an answer other than 200 means.
 
-use reqwest::header::{ACCEPT, LOCATION};
-use reqwest::{StatusCode, Url};
+use http::header::{ACCEPT, AUTHORIZATION, HeaderValue, LOCATION};
+use http::{StatusCode, Uri};
+use url::Url;
 
 use super::body::{Body, colon, read_body, read_small, summarize_error_body};
 use super::challenge::Authenticator;
@@ -12,6 +13,7 @@ use super::link::Link;
 use super::ping::{Base, Probing, Schemes, is_tls_only_answer};
 use super::request::{ACCEPT_MANIFESTS, Kind, Request, api_host};
 use super::tls::host_port;
+use super::wire::{Origin, Outgoing, Response};
 use crate::auth::AuthStore;
 use crate::reference::RegistryRef;
 use crate::source::FetchError;
@@ -39,7 +41,7 @@ impl Sender {
 
     /// `scheme://host` of `reference`'s registry API (its scheme probed on `/v2/` on first
     /// use): for writes.
-    pub(super) async fn base_url(&self, reference: &RegistryRef) -> String {
+    pub(super) async fn base_url(&self, reference: &RegistryRef) -> Origin {
         self.schemes.base_url(&self.link, reference).await
     }
 
@@ -53,14 +55,14 @@ impl Sender {
     pub(super) async fn send_authenticated(
         &self,
         req: &Request<'_>,
-        url: &Url,
-    ) -> Result<reqwest::Response, Failure> {
+        url: &Uri,
+    ) -> Result<Response, Failure> {
         self.auth.send(&self.link, req, url).await
     }
 
     /// One attempt at `req` on the registry at `base` (`scheme://host`): authenticate as the
     /// registry asks, follow redirects, read the body under its cap, and check it.
-    pub(super) async fn attempt(&self, req: &Request<'_>, base: &str) -> Result<Body, Failure> {
+    pub(super) async fn attempt(&self, req: &Request<'_>, base: &Origin) -> Result<Body, Failure> {
         let url = request_url(req, base)?;
         let resp = self.send_authenticated(req, &url).await?;
         self.answer(req, url, resp).await
@@ -115,12 +117,7 @@ impl Sender {
 
     /// The registry's answer to `req` at `url`: redirects followed, the body read under its
     /// cap and checked, or what an answer other than 200 means.
-    async fn answer(
-        &self,
-        req: &Request<'_>,
-        url: Url,
-        resp: reqwest::Response,
-    ) -> Result<Body, Failure> {
+    async fn answer(&self, req: &Request<'_>, url: Uri, resp: Response) -> Result<Body, Failure> {
         let resp = self.follow_redirects(req, url, resp).await?;
         let status = resp.status();
         if status == StatusCode::OK && req.kind == Kind::BlobHead {
@@ -140,9 +137,9 @@ impl Sender {
     async fn follow_redirects(
         &self,
         req: &Request<'_>,
-        url: Url,
-        mut resp: reqwest::Response,
-    ) -> Result<reqwest::Response, Failure> {
+        url: Uri,
+        mut resp: Response,
+    ) -> Result<Response, Failure> {
         let reference = &req.access.reference;
         let mut current = url;
         let mut hops = 0;
@@ -154,32 +151,30 @@ impl Sender {
                     req.what
                 ))));
             }
-            let next = resp
-                .headers()
-                .get(LOCATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|l| current.join(l).ok())
-                .ok_or_else(|| {
-                    Failure::Fatal(FetchError::unavailable(format!(
-                        "{}: HTTP {} without a usable Location",
-                        req.what,
-                        resp.status().as_u16()
-                    )))
-                })?;
+            let (next, basic) = location_of(&resp, &current).ok_or_else(|| {
+                Failure::Fatal(FetchError::unavailable(format!(
+                    "{}: HTTP {} without a usable Location",
+                    req.what,
+                    resp.status().as_u16()
+                )))
+            })?;
             resp = if same_origin(&next, &current) && origin_is_registry(&next, reference) {
                 self.send_authenticated(req, &next).await?
             } else {
                 // Another host (object storage): the URL carries its own authorisation, and the
                 // registry's credentials must not travel there.
                 let client = self.link.http.for_url(&next).map_err(Failure::Fatal)?;
-                let mut builder = client.request(req.kind.method(), next.clone());
+                let mut out = Outgoing::new(req.kind.method(), next.clone());
                 if req.kind == Kind::Manifest {
                     // Without it a registry answers as to an old client (schema1, or 404
                     // for an OCI index).
-                    builder = builder.header(ACCEPT, ACCEPT_MANIFESTS.clone());
+                    out = out.header(ACCEPT, ACCEPT_MANIFESTS.clone());
+                }
+                if let Some(basic) = basic {
+                    out = out.header(AUTHORIZATION, basic);
                 }
                 self.link
-                    .within(&req.what, builder.send())
+                    .within(&req.what, client.send(out))
                     .await?
                     .map_err(|e| transport_failure(&req.what, e))?
             };
@@ -190,7 +185,7 @@ impl Sender {
 
     /// What an answer other than 200 means: missing, not authorized, worth another attempt
     /// (with its `Retry-After`), or refused for good.
-    async fn refusal(&self, req: &Request<'_>, resp: reqwest::Response) -> Failure {
+    async fn refusal(&self, req: &Request<'_>, resp: Response) -> Failure {
         let status = resp.status();
         let retry_after = retry_after_of(&resp);
         let body = read_small(resp, self.link.options.request_timeout).await;
@@ -199,24 +194,46 @@ impl Sender {
 }
 
 /// Does `resp` (to a request for `url`) redirect to an `https://` URL?
-fn redirects_to_https(url: &Url, resp: &reqwest::Response) -> bool {
-    resp.headers()
-        .get(LOCATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|l| url.join(l).ok())
-        .is_some_and(|next| next.scheme() == "https")
+fn redirects_to_https(url: &Uri, resp: &Response) -> bool {
+    location_of(resp, url).is_some_and(|(next, _)| next.scheme_str() == Some("https"))
 }
 
-/// `/v2/<repository>/<manifests|blobs>/<reference>` of `req` on the registry at `base`.
-fn request_url(req: &Request<'_>, base: &str) -> Result<Url, Failure> {
-    let reference = &req.access.reference;
-    let url = format!(
-        "{base}/v2/{}/{}/{}",
-        reference.repository,
-        req.kind.path(),
-        req.reference_part
-    );
-    Url::parse(&url).map_err(|e| {
+/// Where the redirect `resp` (to a request for `url`) sends the request: its `Location`
+/// joined to `url` (the only place a URL is parsed with `url::Url`, for its joining rules),
+/// without user and password; and the `Basic` authorization those stood for.
+pub(super) fn location_of(resp: &Response, url: &Uri) -> Option<(Uri, Option<HeaderValue>)> {
+    let location = resp.headers().get(LOCATION)?.to_str().ok()?;
+    let mut next = Url::parse(&url.to_string()).ok()?.join(location).ok()?;
+    let basic = (!next.username().is_empty()).then(|| {
+        let user = percent_decoded(next.username());
+        let password = next.password().map(percent_decoded).unwrap_or_default();
+        let pair = format!("{user}:{password}");
+        use base64::Engine as _;
+        let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
+        HeaderValue::from_str(&format!("Basic {encoded}")).ok()
+    });
+    next.set_username("").ok()?;
+    next.set_password(None).ok()?;
+    Some((next.as_str().parse().ok()?, basic.flatten()))
+}
+
+fn percent_decoded(s: &str) -> String {
+    url::form_urlencoded::parse(format!("v={}", s.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default()
+}
+
+/// `/v2/<repository>/<manifests|blobs>/<reference>` of `req` on the registry at `base`:
+/// the origin parsed once, and this path.
+fn request_url(req: &Request<'_>, base: &Origin) -> Result<Uri, Failure> {
+    let repository = &req.access.reference.repository;
+    let (kind, part) = (req.kind.path(), &req.reference_part);
+    let mut path = String::with_capacity(7 + repository.len() + kind.len() + part.len());
+    for piece in ["/v2/", repository, "/", kind, "/", part] {
+        path.push_str(piece);
+    }
+    base.uri(path).map_err(|e| {
         Failure::Fatal(FetchError::bad_input_by(
             format!("{}: bad URL", req.what),
             e,
@@ -245,13 +262,20 @@ fn refusal_of(
     }
 }
 
-fn same_origin(a: &Url, b: &Url) -> bool {
-    a.scheme() == b.scheme()
-        && a.host_str() == b.host_str()
-        && a.port_or_known_default() == b.port_or_known_default()
+fn same_origin(a: &Uri, b: &Uri) -> bool {
+    a.scheme() == b.scheme() && a.host() == b.host() && port_of(a) == port_of(b)
 }
 
-pub(super) fn origin_is_registry(url: &Url, reference: &RegistryRef) -> bool {
+/// The port of `url`, its scheme's own when it names none.
+fn port_of(url: &Uri) -> Option<u16> {
+    url.port_u16().or(match url.scheme_str() {
+        Some("http") => Some(80),
+        Some("https") => Some(443),
+        _ => None,
+    })
+}
+
+pub(super) fn origin_is_registry(url: &Uri, reference: &RegistryRef) -> bool {
     host_port(url) == api_host(&reference.registry)
 }
 
@@ -261,7 +285,7 @@ mod tests {
 
     #[test]
     fn origins() {
-        let u = |s: &str| Url::parse(s).unwrap();
+        let u = |s: &str| s.parse::<Uri>().unwrap();
         assert!(same_origin(&u("http://a:80/x"), &u("http://a/y")));
         assert!(!same_origin(&u("http://a:5000/x"), &u("http://a:5001/x")));
         assert!(!same_origin(&u("https://a/x"), &u("http://a/x")));

@@ -6,12 +6,13 @@
 
 use std::time::{Duration, Instant};
 
-use reqwest::header::CONTENT_TYPE;
+use http::header::CONTENT_TYPE;
 
-use super::failure::{Failure, scrubbed};
+use super::failure::Failure;
 use super::link::Link;
 use super::options::Stats;
 use super::request::{Kind, Request};
+use super::wire::Response;
 use crate::auth::Credentials;
 use crate::digest::{Digest, Hasher};
 use crate::manifest::ACCEPTED_MANIFEST_TYPES;
@@ -35,7 +36,7 @@ pub(super) struct Body {
     /// The spooled body and its length, for `spool` requests.
     pub(super) file: Option<(tempfile::TempPath, u64)>,
     /// The unread answer, for `stream` requests.
-    pub(super) response: Option<reqwest::Response>,
+    pub(super) response: Option<Response>,
 }
 
 impl Body {
@@ -50,7 +51,7 @@ impl Body {
     }
 
     /// A 200 answer whose body is left unread, for a streamed request.
-    pub(super) fn streaming(response: reqwest::Response) -> Body {
+    pub(super) fn streaming(response: Response) -> Body {
         Body {
             response: Some(response),
             ..Body::empty()
@@ -130,7 +131,7 @@ fn too_large(req: &Request<'_>) -> Failure {
     })
 }
 
-fn header(resp: &reqwest::Response, name: impl reqwest::header::AsHeaderName) -> Option<&str> {
+fn header(resp: &Response, name: impl http::header::AsHeaderName) -> Option<&str> {
     resp.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
@@ -139,7 +140,7 @@ fn header(resp: &reqwest::Response, name: impl reqwest::header::AsHeaderName) ->
 pub(super) async fn read_body(
     link: &Link,
     req: &Request<'_>,
-    resp: reqwest::Response,
+    resp: Response,
 ) -> Result<Body, Failure> {
     if resp.content_length().is_some_and(|n| n > req.limit) {
         return Err(too_large(req));
@@ -170,7 +171,7 @@ pub(super) async fn read_body(
 async fn stream(
     link: &Link,
     req: &Request<'_>,
-    mut resp: reqwest::Response,
+    mut resp: Response,
     mut sink: Sink,
 ) -> Result<Received, Failure> {
     let mut received: u64 = 0;
@@ -183,7 +184,7 @@ async fn stream(
                 return Err(Failure::Retry(
                     FetchError::unavailable_by(
                         format!("{}: the answer broke off after {received} bytes", req.what),
-                        scrubbed(e),
+                        e,
                     ),
                     None,
                 ));
@@ -340,7 +341,7 @@ impl Pace {
 
 /// Reads at most [`MAX_SMALL_BODY`] bytes of an answer (error bodies, tokens) within
 /// `timeout` in all (a trickling error body is cut off, not waited for).
-pub(super) async fn read_small(mut resp: reqwest::Response, timeout: Duration) -> Vec<u8> {
+pub(super) async fn read_small(mut resp: Response, timeout: Duration) -> Vec<u8> {
     let mut out = Vec::new();
     let read = async {
         while let Ok(Some(chunk)) = resp.chunk().await {
@@ -433,7 +434,7 @@ fn secret_forms(c: &Credentials) -> Vec<String> {
 
 /// `s` as a form or query value encodes it.
 fn percent_encoded(s: &str) -> String {
-    let mut url = reqwest::Url::parse("http://x.invalid/").expect("a constant URL");
+    let mut url = url::Url::parse("http://x.invalid/").expect("a constant URL");
     url.query_pairs_mut().append_pair("v", s);
     url.query()
         .unwrap_or("")

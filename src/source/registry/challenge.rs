@@ -2,8 +2,8 @@
 //! spec): Basic credentials on every request, or a bearer token for the repository. The
 //! challenge is remembered per registry, so later requests authenticate up front.
 
-use reqwest::header::{ACCEPT, AUTHORIZATION, WWW_AUTHENTICATE};
-use reqwest::{StatusCode, Url};
+use http::header::{ACCEPT, AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE};
+use http::{StatusCode, Uri};
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -13,6 +13,7 @@ use super::link::Link;
 use super::mutex::lock;
 use super::request::{ACCEPT_MANIFESTS, Kind, Request, api_host};
 use super::token::{TokenRequest, Tokens, basic_header};
+use super::wire::{Outgoing, Response};
 use crate::auth::{AuthStore, Credentials};
 use crate::source::FetchError;
 
@@ -57,8 +58,8 @@ impl Authenticator {
         &self,
         link: &Link,
         req: &Request<'_>,
-        url: &Url,
-    ) -> Result<reqwest::Response, Failure> {
+        url: &Uri,
+    ) -> Result<Response, Failure> {
         let creds = req.access.credentials().map_err(Failure::Fatal)?;
         let host = api_host(&req.access.reference.registry);
         let client = link.http.for_url(url).map_err(Failure::Fatal)?;
@@ -72,18 +73,18 @@ impl Authenticator {
         };
         let mut answered_challenge = false;
         loop {
-            let mut builder = match &req.payload {
-                Some(payload) => payload.build(&client, url),
-                None => client.request(req.kind.method(), url.clone()),
+            let mut out = match &req.payload {
+                Some(payload) => payload.build(url),
+                None => Outgoing::new(req.kind.method(), url.clone()),
             };
             if req.kind == Kind::Manifest && req.payload.is_none() {
-                builder = builder.header(ACCEPT, ACCEPT_MANIFESTS.clone());
+                out = out.header(ACCEPT, ACCEPT_MANIFESTS.clone());
             }
             if let Some(h) = &header {
-                builder = builder.header(AUTHORIZATION, h);
+                out = out.header(AUTHORIZATION, h.clone());
             }
             let resp = link
-                .within(&req.what, builder.send())
+                .within(&req.what, client.send(out))
                 .await?
                 .map_err(|e| transport_failure(&req.what, e))?;
             if resp.status() != StatusCode::UNAUTHORIZED || answered_challenge {
@@ -117,7 +118,7 @@ impl Authenticator {
         challenge: &Challenge,
         creds: Option<&Credentials>,
         refresh: bool,
-    ) -> Result<Option<String>, Failure> {
+    ) -> Result<Option<HeaderValue>, Failure> {
         match challenge {
             Challenge::Basic => Ok(creds.map(basic_header)),
             Challenge::Bearer {
@@ -139,7 +140,7 @@ impl Authenticator {
 }
 
 /// The first challenge of a 401 that imgcheck can answer.
-fn challenge_of(resp: &reqwest::Response) -> Option<Challenge> {
+fn challenge_of(resp: &Response) -> Option<Challenge> {
     resp.headers()
         .get_all(WWW_AUTHENTICATE)
         .iter()

@@ -7,6 +7,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
+use super::wire::{HttpError, Response};
 use crate::source::FetchError;
 
 /// Why one attempt failed, and whether asking again may help.
@@ -50,9 +51,9 @@ fn retry_after_at(value: &str, now: SystemTime) -> Option<Duration> {
 }
 
 /// The `Retry-After` of an answer, when it has a usable one.
-pub(super) fn retry_after_of(resp: &reqwest::Response) -> Option<Duration> {
+pub(super) fn retry_after_of(resp: &Response) -> Option<Duration> {
     resp.headers()
-        .get(reqwest::header::RETRY_AFTER)
+        .get(http::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .and_then(parse_retry_after)
 }
@@ -91,10 +92,9 @@ fn jitter() -> f64 {
 }
 
 /// A connection-level failure: worth another attempt, except a certificate the client does
-/// not trust (that does not heal by asking again). The reqwest error is the cause, its URL
+/// not trust (that does not heal by asking again). The client's error is the cause, its URL
 /// without credentials.
-pub(super) fn transport_failure(what: &str, e: reqwest::Error) -> Failure {
-    let e = scrubbed(e);
+pub(super) fn transport_failure(what: &str, e: HttpError) -> Failure {
     if error_chain(&e).contains("invalid peer certificate") {
         return Failure::Fatal(FetchError::unavailable_by(
             format!(
@@ -106,18 +106,6 @@ pub(super) fn transport_failure(what: &str, e: reqwest::Error) -> Failure {
         ));
     }
     Failure::Retry(FetchError::unavailable_by(what, e), None)
-}
-
-/// `e` with the credentials (user, password) and the query (a signed URL's signature, a
-/// session token) taken out of its URL, which its `Display` shows.
-pub(super) fn scrubbed(mut e: reqwest::Error) -> reqwest::Error {
-    if let Some(url) = e.url_mut() {
-        // Only URLs that cannot have credentials refuse these; they have none to hide.
-        let _ = url.set_username("");
-        let _ = url.set_password(None);
-        url.set_query(None);
-    }
-    e
 }
 
 /// An error and its causes on one line (`a: b: c`), each cause once (a cause whose text its
@@ -205,28 +193,41 @@ mod tests {
     }
 
     /// A resolver that knows no name, as the system's answers for a host that does not exist.
+    #[derive(Clone)]
     struct NoSuchHost;
 
-    impl reqwest::dns::Resolve for NoSuchHost {
-        fn resolve(&self, _: reqwest::dns::Name) -> reqwest::dns::Resolving {
+    impl tower_service::Service<hyper_util::client::legacy::connect::dns::Name> for NoSuchHost {
+        type Response = std::vec::IntoIter<std::net::SocketAddr>;
+        type Error = std::io::Error;
+        type Future = std::future::Ready<Result<Self::Response, std::io::Error>>;
+
+        fn poll_ready(
+            &mut self,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Result<(), std::io::Error>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _: hyper_util::client::legacy::connect::dns::Name) -> Self::Future {
             let gai = "failed to lookup address information: Name or service not known";
-            Box::pin(async move { Err(std::io::Error::other(gai).into()) })
+            std::future::ready(Err(std::io::Error::other(gai)))
         }
     }
 
-    /// A DNS failure keeps its line (the note after the request, the reqwest error's chain
-    /// after that) and is retried; the reqwest error is the cause.
+    /// A DNS failure keeps its line (the note after the request, the client error's chain
+    /// after that) and is retried; the client's error is the cause.
     #[tokio::test]
     async fn a_dns_failure_keeps_its_line_and_its_cause() {
-        let client = reqwest::Client::builder()
-            .dns_resolver(NoSuchHost)
-            .build()
-            .unwrap();
-        let e = client
-            .get("https://registry.invalid/v2/x/manifests/y")
-            .send()
-            .await
-            .unwrap_err();
+        use hyper_util::client::legacy::{Client, connect::HttpConnector};
+        let resolver = super::super::wire::Resolve(NoSuchHost);
+        let mut connector = HttpConnector::new_with_resolver(resolver);
+        connector.enforce_http(false);
+        let client = Client::builder(hyper_util::rt::TokioExecutor::new())
+            .build::<_, http_body_util::Full<bytes::Bytes>>(connector);
+        let uri: http::Uri = "https://registry.invalid/v2/x/manifests/y".parse().unwrap();
+        let mut req = http::Request::new(http_body_util::Full::default());
+        *req.uri_mut() = uri.clone();
+        let e = HttpError::sending(&uri, client.request(req).await.unwrap_err());
         let Failure::Retry(err, None) = transport_failure("manifest registry.invalid/x:y", e)
         else {
             panic!("a DNS failure is worth another attempt");
@@ -239,10 +240,11 @@ mod tests {
              error resolving DNS: failed to lookup address information: Name or service not known"
         );
         let cause = std::error::Error::source(&err).unwrap();
-        assert!(
-            cause
-                .downcast_ref::<reqwest::Error>()
-                .is_some_and(|e| e.is_connect())
-        );
+        let sent = cause
+            .downcast_ref::<HttpError>()
+            .expect("the client's error");
+        let client_error = std::error::Error::source(sent)
+            .and_then(|e| e.downcast_ref::<hyper_util::client::legacy::Error>());
+        assert!(client_error.is_some_and(|e| e.is_connect()), "{sent:?}");
     }
 }

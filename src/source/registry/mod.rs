@@ -1,9 +1,14 @@
 //! A registry speaking the OCI distribution API, read and written through our own small
-//! client on `reqwest` (docs/decisions.md says why not oci-client).
+//! client on hyper-util and rustls (docs/decisions.md says why not oci-client, and why not
+//! reqwest).
 //!
 //! A stack, as go-containerregistry's transport is one: each file imports only files listed
 //! before it (bottom to top), and this module only declares and re-exports them.
 //! - `mutex`: locks of the shared maps that survive a panicked holder;
+//! - `wire`: the one way a request is sent (hyper-util's pooled client, HTTP/1.1 or HTTP/2
+//!   by ALPN, connecting within a timeout, through the environment's proxies), answers as
+//!   status, headers and a body stream, the client's errors with their URL shown without
+//!   credentials or query; a registry's origin, parsed once;
 //! - `failure`: why an attempt failed and whether asking again may help (`Failure`); what a
 //!   status or a connection error means; exponential backoff with jitter and `Retry-After`;
 //!   what the error says once retrying stops; errors on one line without credentials;
@@ -55,6 +60,7 @@ mod stream;
 mod tls;
 mod token;
 mod upload;
+mod wire;
 mod writes;
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use reqwest::{StatusCode, Url};
+use http::{Method, StatusCode, Uri};
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
 use super::body::read_small;
@@ -19,6 +19,7 @@ use super::link::Link;
 use super::mutex::lock;
 use super::options::Stats;
 use super::request::api_host;
+use super::wire::{Origin, Outgoing, Response};
 use crate::reference::RegistryRef;
 
 /// What is known of a registry's scheme: `Some(true)` plain HTTP, `Some(false)` HTTPS,
@@ -29,13 +30,16 @@ type Known = Option<bool>;
 #[derive(Default)]
 pub(super) struct Schemes {
     probed: Mutex<HashMap<String, Arc<AsyncMutex<Known>>>>,
+    /// The origin of each registry whose scheme is known, by registry: a request finds it
+    /// with one lookup (no probe lock, no URL built).
+    origins: Mutex<HashMap<String, Origin>>,
 }
 
 /// Where a request goes: a base URL already known, or the plain-HTTP base of a registry
 /// whose scheme the request itself is to find out.
 pub(super) enum Base {
     /// `scheme://host`, known.
-    Known(String),
+    Known(Origin),
     /// The registry may speak plain HTTP and has not been asked yet: the holder sends its
     /// request to `plain` first and tells what the answer showed ([`Probing::learned`]);
     /// other first users of the registry wait until it has.
@@ -52,13 +56,13 @@ pub(super) struct Probing {
 
 impl Probing {
     /// `http://host`, where the probing request goes.
-    pub(super) fn plain(&self) -> String {
-        format!("http://{}", self.host)
+    pub(super) fn plain(&self) -> Origin {
+        Origin::new(true, &self.host)
     }
 
     /// `https://host`.
-    pub(super) fn tls(&self) -> String {
-        format!("https://{}", self.host)
+    pub(super) fn tls(&self) -> Origin {
+        Origin::new(false, &self.host)
     }
 
     /// Records what an answer showed: `true` plain HTTP, `false` HTTPS. Later requests
@@ -79,7 +83,7 @@ impl Probing {
 
     /// After the last attempt: when faults that may heal kept the scheme unknown, the answer
     /// is HTTPS, as for a `/v2/` probe none of whose faults healed. `Some(https://host)` then.
-    pub(super) fn give_up(&mut self) -> Option<String> {
+    pub(super) fn give_up(&mut self) -> Option<Origin> {
         (self.known.is_none() && self.faults).then(|| {
             self.learned(false);
             self.tls()
@@ -91,7 +95,7 @@ impl Schemes {
     /// `scheme://host` for the API host of `reference`'s registry, its registry probed on
     /// `/v2/` for plain HTTP first when it is one to probe and has not been probed yet (for
     /// writes; reads use [`Schemes::base`]).
-    pub(super) async fn base_url(&self, link: &Link, reference: &RegistryRef) -> String {
+    pub(super) async fn base_url(&self, link: &Link, reference: &RegistryRef) -> Origin {
         match self.base(link, reference).await {
             Base::Known(base) => base,
             Base::Probing(mut probing) => {
@@ -109,25 +113,35 @@ impl Schemes {
     /// the scheme with this request (while the caller holds it, other first users wait).
     pub(super) async fn base(&self, link: &Link, reference: &RegistryRef) -> Base {
         let registry = &reference.registry;
+        if let Some(origin) = lock(&self.origins).get(registry.as_str()) {
+            return Base::Known(origin.clone());
+        }
         let host = api_host(registry);
         // The answer is the registry's own: Docker Hub's API host is never taken for plain
         // HTTP because `docker.io` is asked for.
         let may_be_plain =
             (reference.is_loopback() || !link.options.tls_verify) && host == registry;
         if !may_be_plain {
-            return Base::Known(format!("https://{host}"));
+            return Base::Known(self.known(registry, Origin::new(false, host)));
         }
         let cell = Arc::clone(lock(&self.probed).entry(registry.to_string()).or_default());
         let known = cell.lock_owned().await;
         match *known {
-            Some(true) => Base::Known(format!("http://{host}")),
-            Some(false) => Base::Known(format!("https://{host}")),
+            Some(plain) => Base::Known(self.known(registry, Origin::new(plain, host))),
             None => Base::Probing(Probing {
                 known,
                 host: host.to_string(),
                 faults: false,
             }),
         }
+    }
+}
+
+impl Schemes {
+    /// Remembers `origin` as `registry`'s, for the requests that follow.
+    fn known(&self, registry: &str, origin: Origin) -> Origin {
+        lock(&self.origins).insert(registry.to_string(), origin.clone());
+        origin
     }
 }
 
@@ -139,9 +153,10 @@ async fn probe(link: &Link, host: &str) -> bool {
     let url = format!("http://{host}/v2/");
     // The host's own plain-HTTP client (no redirects followed), so its connection is
     // reused later.
-    let Some(client) = Url::parse(&url)
+    let Some((uri, client)) = url
+        .parse::<Uri>()
         .ok()
-        .and_then(|u| link.http.for_url(&u).ok())
+        .and_then(|u| Some((u.clone(), link.http.for_url(&u).ok()?)))
     else {
         return false;
     };
@@ -154,14 +169,16 @@ async fn probe(link: &Link, host: &str) -> bool {
         if timeout.is_zero() {
             break;
         }
-        let why = match client.get(&url).timeout(timeout).send().await {
-            Ok(resp) if is_retryable_status(resp.status().as_u16()) => {
+        let sent = client.send(Outgoing::new(Method::GET, uri.clone()));
+        let why = match tokio::time::timeout(timeout, sent).await {
+            Err(_) => format!("no answer within {:.1}s", timeout.as_secs_f64()),
+            Ok(Err(e)) => error_chain(&e),
+            Ok(Ok(resp)) if is_retryable_status(resp.status().as_u16()) => {
                 format!("HTTP {}", resp.status().as_u16())
             }
             // A redirect (typically to https://) means "not here over plain HTTP".
-            Ok(resp) if resp.status().is_redirection() => return false,
-            Ok(resp) => return answers_plain_http(resp, timeout).await,
-            Err(e) => error_chain(&e),
+            Ok(Ok(resp)) if resp.status().is_redirection() => return false,
+            Ok(Ok(resp)) => return answers_plain_http(resp, timeout).await,
         };
         if attempt == retries || link.remaining().is_some_and(|l| l.is_zero()) {
             break;
@@ -180,7 +197,7 @@ async fn probe(link: &Link, host: &str) -> bool {
 
 /// Is a final answer to the plain-HTTP probe from a server that speaks plain HTTP (anything
 /// but Go's "client sent an HTTP request to an HTTPS server" 400)?
-async fn answers_plain_http(resp: reqwest::Response, timeout: Duration) -> bool {
+async fn answers_plain_http(resp: Response, timeout: Duration) -> bool {
     let status = resp.status();
     let body = read_small(resp, timeout).await;
     !is_tls_only_answer(status, &body)

@@ -4,8 +4,10 @@
 
 use std::sync::LazyLock;
 
-use reqwest::header::{CONTENT_RANGE, CONTENT_TYPE, HeaderValue};
-use reqwest::{Method, Url};
+use http::header::{CONTENT_RANGE, CONTENT_TYPE, HeaderValue};
+use http::{Method, Uri};
+
+use super::wire::Outgoing;
 
 use crate::auth::{AuthError, Credentials};
 use crate::digest::Digest;
@@ -40,10 +42,10 @@ impl Kind {
         }
     }
 
-    pub(super) fn method(self) -> reqwest::Method {
+    pub(super) fn method(self) -> Method {
         match self {
-            Kind::BlobHead => reqwest::Method::HEAD,
-            _ => reqwest::Method::GET,
+            Kind::BlobHead => Method::HEAD,
+            _ => Method::GET,
         }
     }
 }
@@ -150,7 +152,7 @@ pub(super) struct Payload {
     pub(super) method: Method,
     pub(super) content_type: Option<HeaderValue>,
     /// `Content-Range: START-END` (inclusive) of an upload chunk.
-    pub(super) range: Option<String>,
+    pub(super) range: Option<HeaderValue>,
     pub(super) body: bytes::Bytes,
 }
 
@@ -180,15 +182,15 @@ impl Payload {
     }
 
     /// The HTTP request for `url`.
-    pub(super) fn build(&self, client: &reqwest::Client, url: &Url) -> reqwest::RequestBuilder {
-        let mut builder = client.request(self.method.clone(), url.clone());
+    pub(super) fn build(&self, url: &Uri) -> Outgoing {
+        let mut out = Outgoing::new(self.method.clone(), url.clone()).body(self.body.clone());
         if let Some(ct) = &self.content_type {
-            builder = builder.header(CONTENT_TYPE, ct.clone());
+            out = out.header(CONTENT_TYPE, ct.clone());
         }
         if let Some(range) = &self.range {
-            builder = builder.header(CONTENT_RANGE, range.as_str());
+            out = out.header(CONTENT_RANGE, range.clone());
         }
-        builder.body(self.body.clone())
+        out
     }
 }
 

@@ -10,11 +10,12 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::Stream;
 
-use super::failure::{Failure, backoff, error_chain, gave_up, scrubbed};
+use super::failure::{Failure, backoff, error_chain, gave_up};
 use super::link::Link;
 use super::options::Stats;
 use super::request::{Access, Kind, Request};
 use super::retry::Requests;
+use super::wire::Response;
 use crate::digest::Digest;
 use crate::source::{BlobStream, FetchError};
 
@@ -54,7 +55,7 @@ struct BodyReader {
     digest: Digest,
     limit: u64,
     /// The answer being read; `None` once it broke off.
-    response: Option<reqwest::Response>,
+    response: Option<Response>,
     /// Bytes handed on so far.
     received: u64,
     /// Retries so far.
@@ -72,7 +73,7 @@ impl BodyReader {
 
     /// Asks for the blob (with the request machinery's own retries) and checks what the
     /// answer's headers claim.
-    async fn open(&self) -> Result<reqwest::Response, FetchError> {
+    async fn open(&self) -> Result<Response, FetchError> {
         let req = Request {
             stream: true,
             ..self.access.by_digest(Kind::Blob, &self.digest, self.limit)
@@ -197,7 +198,7 @@ impl BodyReader {
             Err(e) => Err(Failure::Retry(
                 FetchError::unavailable_by(
                     format!("{what}: the answer broke off after {} bytes", self.received),
-                    scrubbed(e),
+                    e,
                 ),
                 None,
             )),

@@ -194,15 +194,18 @@ async fn common_failures_keep_their_one_line_and_their_causes() {
     }
 }
 
-/// A transport error keeps the reqwest error as its cause (callers can ask it what happened).
+/// A transport error keeps the client's error as its cause (callers can ask it what
+/// happened: hyper-util's error, under the one that names the URL).
 #[tokio::test]
 async fn a_transport_error_is_the_cause() {
     let err = fetch_error(closed_port().await).await;
     let cause = std::error::Error::source(&err).expect("a cause");
-    let reqwest = cause
-        .downcast_ref::<reqwest::Error>()
-        .expect("a reqwest error");
-    assert!(reqwest.is_connect(), "{reqwest:?}");
+    let sent = cause
+        .downcast_ref::<super::wire::HttpError>()
+        .expect("the client's error");
+    let client = std::error::Error::source(sent)
+        .and_then(|e| e.downcast_ref::<hyper_util::client::legacy::Error>());
+    assert!(client.is_some_and(|e| e.is_connect()), "{sent:?}");
     assert!(matches!(err, FetchError::Unavailable(_)));
 }
 

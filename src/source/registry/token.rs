@@ -10,9 +10,10 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
-use reqwest::{StatusCode, Url};
+use http::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
+use http::{Method, StatusCode, Uri};
 use sha2::Digest as _;
+use url::Url;
 
 use super::body::{colon, read_small, summarize_error_body};
 use super::failure::{Failure, is_retryable_status, retry_after_of, transport_failure};
@@ -20,6 +21,7 @@ use super::link::Link;
 use super::mutex::lock;
 use super::options::Stats;
 use super::request::{PULL, Request};
+use super::wire::Outgoing;
 use crate::auth::{AuthStore, Credentials};
 use crate::reference::RegistryRef;
 use crate::source::FetchError;
@@ -34,7 +36,8 @@ type TokenKey = (String, String, String, &'static str);
 
 /// A bearer token and when to stop using it.
 struct Token {
-    value: String,
+    /// `Bearer <token>`, as sent.
+    header: HeaderValue,
     expires: Instant,
 }
 
@@ -79,11 +82,11 @@ impl Tokens {
     }
 
     /// The cached `Authorization` value for `key`, if still valid.
-    fn valid(&self, key: &TokenKey) -> Option<String> {
+    fn valid(&self, key: &TokenKey) -> Option<HeaderValue> {
         lock(&self.cached)
             .get(key)
             .filter(|t| t.expires > Instant::now())
-            .map(|t| format!("Bearer {}", t.value))
+            .map(|t| t.header.clone())
     }
 
     /// Caches `token` for every repository it was asked for (the first with `actions`, the
@@ -94,8 +97,8 @@ impl Tokens {
         repositories: &[String],
         (fp, actions): (&str, &'static str),
         token: Token,
-    ) -> String {
-        let value = format!("Bearer {}", token.value);
+    ) -> HeaderValue {
+        let value = token.header.clone();
         let token = Arc::new(token);
         let mut cached = lock(&self.cached);
         let first = repositories.first().map(|r| (r, actions));
@@ -125,7 +128,7 @@ impl Tokens {
         store: &AuthStore,
         ask: &TokenRequest<'_>,
         refresh: bool,
-    ) -> Result<String, Failure> {
+    ) -> Result<HeaderValue, Failure> {
         let reference = &ask.req.access.reference;
         let fp = fingerprint(ask.creds);
         let actions = ask.req.actions();
@@ -217,13 +220,13 @@ async fn fetch_token(
         n => format!("{} (and {} more)", scopes[0], n - 1),
     };
     let url = ask.realm_url()?;
-    let client = link.http.for_url(&url).map_err(Failure::Fatal)?;
     Stats::count(&link.stats.token_requests);
     tracing::info!("token for {scope} from {}", ask.realm);
-    let builder = ask.build(&client, url, &scopes)?;
+    let out = ask.build(url, &scopes)?;
+    let client = link.http.for_url(&out.uri).map_err(Failure::Fatal)?;
     let what = format!("{}: token service {}", ask.req.what, ask.realm);
     let resp = link
-        .within(&what, builder.send())
+        .within(&what, client.send(out))
         .await?
         .map_err(|e| transport_failure(&what, e))?;
     let status = resp.status();
@@ -273,12 +276,7 @@ impl TokenRequest<'_> {
 
     /// The HTTP request: distribution's token spec (a GET, one `scope` parameter each,
     /// Basic credentials), or an OAuth2 refresh-token grant for an identity token.
-    fn build(
-        &self,
-        client: &reqwest::Client,
-        mut url: Url,
-        scopes: &[String],
-    ) -> Result<reqwest::RequestBuilder, Failure> {
+    fn build(&self, mut url: Url, scopes: &[String]) -> Result<Outgoing, Failure> {
         if let Some(c) = self.creds.filter(|c| c.is_identity_token()) {
             let mut form = Url::parse("http://form.invalid/").map_err(|e| {
                 Failure::Fatal(FetchError::unavailable_by("the OAuth2 token form", e))
@@ -295,10 +293,13 @@ impl TokenRequest<'_> {
                     pairs.append_pair("service", s);
                 }
             }
-            return Ok(client
-                .post(url)
-                .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
-                .body(form.query().unwrap_or("").to_string()));
+            let form = bytes::Bytes::from(form.query().unwrap_or("").to_string());
+            return Ok(Outgoing::new(Method::POST, self.uri(&url)?)
+                .header(
+                    CONTENT_TYPE,
+                    HeaderValue::from_static("application/x-www-form-urlencoded"),
+                )
+                .body(form));
         }
         {
             let mut pairs = url.query_pairs_mut();
@@ -309,10 +310,27 @@ impl TokenRequest<'_> {
                 pairs.append_pair("scope", s);
             }
         }
-        let b = client.get(url);
+        let out = Outgoing::new(Method::GET, self.uri(&url)?);
         Ok(match self.creds {
-            Some(c) => b.header(AUTHORIZATION, basic_header(c)),
-            None => b,
+            Some(c) => out.header(AUTHORIZATION, basic_header(c)),
+            None => out,
+        })
+    }
+
+    /// `url` as the client sends it (a realm with user or password in it keeps them out).
+    fn uri(&self, url: &Url) -> Result<Uri, Failure> {
+        let mut url = url.clone();
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+        url.as_str().parse().map_err(|e| {
+            let realm = self.realm;
+            Failure::Fatal(FetchError::unavailable_by(
+                format!(
+                    "{}: the registry's token realm '{realm}' is not a URL",
+                    self.req.what
+                ),
+                e,
+            ))
         })
     }
 
@@ -363,20 +381,28 @@ impl TokenRequest<'_> {
                 )))
             })?;
         let lifetime = Duration::from_secs(answer.expires_in.unwrap_or(60).max(1));
+        let mut header = HeaderValue::from_str(&format!("Bearer {value}")).map_err(|_| {
+            Failure::Fatal(self.unavailable(format!(
+                "the token service {realm} answered a token that cannot be sent in a header"
+            )))
+        })?;
+        header.set_sensitive(true);
         Ok(Token {
-            value,
+            header,
             expires: Instant::now() + lifetime.saturating_sub(TOKEN_MARGIN),
         })
     }
 }
 
 /// `Basic base64(user:password)`.
-pub(super) fn basic_header(c: &Credentials) -> String {
+pub(super) fn basic_header(c: &Credentials) -> HeaderValue {
     use base64::Engine as _;
-    format!(
-        "Basic {}",
-        base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", c.username, c.password))
-    )
+    let pair = format!("{}:{}", c.username, c.password);
+    let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
+    let mut value = HeaderValue::try_from(format!("Basic {encoded}"))
+        .unwrap_or_else(|_| HeaderValue::from_static("Basic"));
+    value.set_sensitive(true);
+    value
 }
 
 /// Tells credentials apart in the token cache without keeping another copy of the secret.

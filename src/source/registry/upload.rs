@@ -4,9 +4,10 @@
 //! step answered 429/5xx is sent again to the same location; any other fault ends the
 //! attempt, and the next one starts from a new POST.
 
-use reqwest::header::{HeaderValue, LOCATION};
-use reqwest::{Method, StatusCode, Url};
+use http::header::{HeaderValue, LOCATION};
+use http::{Method, StatusCode, Uri};
 use tokio::io::AsyncReadExt;
+use url::Url;
 
 use super::attempt::origin_is_registry;
 use super::body::{colon, read_small, summarize_error_body};
@@ -14,6 +15,7 @@ use super::failure::{Failure, gave_up, is_retryable_status, retry_after_of, tran
 use super::options::Stats;
 use super::request::{Access, Kind, Payload, Request};
 use super::retry::Requests;
+use super::wire::Response;
 use crate::auth::Credentials;
 use crate::digest::Digest;
 use crate::source::{BlobFile, FetchError};
@@ -43,7 +45,7 @@ impl Writer<'_> {
         url: &Url,
         payload: Payload,
         what: &str,
-    ) -> Result<reqwest::Response, Failure> {
+    ) -> Result<Response, Failure> {
         let resp = self.send_write_raw(url, payload, what).await?;
         if resp.status().is_success() {
             return Ok(resp);
@@ -62,7 +64,7 @@ impl Writer<'_> {
         url: &Url,
         payload: &Payload,
         what: &str,
-    ) -> Result<reqwest::Response, Failure> {
+    ) -> Result<Response, Failure> {
         let mut attempts = 0;
         loop {
             let resp = self.send_write_raw(url, payload.clone(), what).await?;
@@ -92,7 +94,8 @@ impl Writer<'_> {
         url: &Url,
         payload: Payload,
         what: &str,
-    ) -> Result<reqwest::Response, Failure> {
+    ) -> Result<Response, Failure> {
+        let url = &uri_of(url, what)?;
         let sender = &self.requests.sender;
         let link = &sender.link;
         Stats::count(&link.stats.write_requests);
@@ -107,7 +110,7 @@ impl Writer<'_> {
             sender.send_authenticated(&req, url).await?
         } else {
             let http = link.http.for_url(url).map_err(Failure::Fatal)?;
-            link.within(what, payload.build(&http, url).send())
+            link.within(what, http.send(payload.build(url)))
                 .await?
                 .map_err(|e| transport_failure(what, e))?
         };
@@ -139,8 +142,10 @@ impl Writer<'_> {
         while offset < blob.size {
             let chunk = read_chunk(&mut file, what).await?;
             let end = offset + chunk.len() as u64 - 1;
+            let range = HeaderValue::try_from(format!("{offset}-{end}"))
+                .map_err(|e| Failure::Fatal(FetchError::unavailable_by(what, e)))?;
             let payload = Payload {
-                range: Some(format!("{offset}-{end}")),
+                range: Some(range),
                 ..Payload::with_body(Method::PATCH, octet_stream(), chunk)
             };
             let resp = self.upload_step(&at, &payload, what).await?;
@@ -153,6 +158,17 @@ impl Writer<'_> {
         let resp = self.upload_step(&at, &commit, what).await?;
         check_stored_digest(&resp, digest, None)
     }
+}
+
+/// `url` as the client sends it: without user and password (an upload location is the
+/// registry's; its query, the session's state, is kept).
+fn uri_of(url: &Url, what: &str) -> Result<Uri, Failure> {
+    let mut url = url.clone();
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    url.as_str()
+        .parse()
+        .map_err(|e| Failure::Fatal(FetchError::bad_input_by(format!("{what}: bad URL"), e)))
 }
 
 fn octet_stream() -> HeaderValue {
@@ -185,7 +201,7 @@ async fn read_chunk(file: &mut tokio::fs::File, what: &str) -> Result<bytes::Byt
 
 /// Where an upload goes on: the answer's `Location`, resolved against `current`.
 /// Distribution requires one; an answer without keeps the current location.
-fn location(resp: &reqwest::Response, current: &Url, what: &str) -> Result<Url, Failure> {
+fn location(resp: &Response, current: &Url, what: &str) -> Result<Url, Failure> {
     let Some(value) = resp.headers().get(LOCATION) else {
         return Ok(current.clone());
     };
@@ -204,7 +220,7 @@ fn location(resp: &reqwest::Response, current: &Url, what: &str) -> Result<Url, 
 /// `digest` (a blob) or the hash of `bytes` (a manifest). A mismatch may heal (damaged in
 /// transit), so it is worth another attempt.
 pub(super) fn check_stored_digest(
-    resp: &reqwest::Response,
+    resp: &Response,
     digest: &Digest,
     bytes: Option<&[u8]>,
 ) -> Result<(), Failure> {
@@ -247,7 +263,7 @@ const RESTART_CODES: [&str; 3] = [
 /// attempt (with its `Retry-After`), or refused for good.
 async fn write_refusal(
     what: &str,
-    resp: reqwest::Response,
+    resp: Response,
     timeout: std::time::Duration,
     creds: Option<&Credentials>,
 ) -> Failure {
@@ -276,12 +292,8 @@ async fn write_refusal(
 mod tests {
     use super::*;
 
-    fn answer(status: u16, headers: &[(&str, &str)], body: &str) -> reqwest::Response {
-        let mut b = http::Response::builder().status(status);
-        for (k, v) in headers {
-            b = b.header(*k, *v);
-        }
-        reqwest::Response::from(b.body(body.to_string()).unwrap())
+    fn answer(status: u16, headers: &[(&str, &str)], body: &str) -> Response {
+        Response::fixed(status, headers, body)
     }
 
     /// Status, headers, body, what the answer means.

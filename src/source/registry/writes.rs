@@ -5,9 +5,9 @@
 //! tokens ask for `pull,push`), told as `tracing` events and counted in [`super::Stats`].
 //! The writes themselves are [`RegistrySource`] methods, on top of the stack.
 
-use reqwest::Method;
-use reqwest::header::HeaderValue;
-use reqwest::{StatusCode, Url};
+use http::header::HeaderValue;
+use http::{Method, StatusCode};
+use url::Url;
 
 use super::client::RegistrySource;
 use super::request::Payload;
