@@ -3,6 +3,8 @@
 //! is itself an index is walked in turn — with every candidate's story. Every entry is a
 //! candidate, attestations too: runtimes select by platform, not by annotation (issue 22).
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use crate::graph::{Content, Graph, Image, Node, Problem};
@@ -96,7 +98,7 @@ fn resolve_index(
         .iter()
         .zip(children)
         .map(|(d, child)| Candidate {
-            platform: d.platform.clone(),
+            platform: d.platform.as_ref().map(Cow::Borrowed),
             config_platform: config_platform(child.as_ref()),
             zstd: d.annotations.get(ANNOTATION_ZSTD).map(String::as_str) == Some("true"),
             nested: is_nested(d, child.as_ref()),
