@@ -12,6 +12,8 @@
 //!
 //! This file only declares and re-exports: the files below import each other, never it.
 
+#[cfg(test)]
+mod allocs;
 mod binaries;
 mod finding;
 mod inspect;
