@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 use crate::digest::{Digest, DigestError};
 use crate::platform::Platform;
 
+mod lenient;
+
+use lenient::{Labels, Lenient, Text, Texts, lenient};
+
 /// OCI image index.
 pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
 /// OCI image manifest.
@@ -204,34 +208,27 @@ impl RunConfig {
 }
 
 fn lenient_run_config<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RunConfig, D::Error> {
-    let value = serde_json::Value::deserialize(d)?;
-    let strings = |key: &str| -> Vec<String> {
-        match value.get(key) {
-            Some(serde_json::Value::Array(items)) => items
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect(),
-            _ => Vec::new(),
+    lenient(d)
+}
+
+/// The run settings from the `config` object; any other value gives none.
+impl<'de> Lenient<'de> for RunConfig {
+    fn from_map<A: serde::de::MapAccess<'de>>(mut map: A) -> Result<RunConfig, A::Error> {
+        let mut run = RunConfig::default();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            match key.as_ref() {
+                "Entrypoint" => run.entrypoint = map.next_value::<Texts>()?.0,
+                "Cmd" => run.cmd = map.next_value::<Texts>()?.0,
+                "Env" => run.env = map.next_value::<Texts>()?.0,
+                "WorkingDir" => run.working_dir = map.next_value::<Text>()?.0.unwrap_or_default(),
+                "Labels" => run.labels = map.next_value::<Labels>()?.0,
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
         }
-    };
-    let labels = match value.get("Labels") {
-        Some(serde_json::Value::Object(map)) => map
-            .iter()
-            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-            .collect(),
-        _ => Default::default(),
-    };
-    Ok(RunConfig {
-        entrypoint: strings("Entrypoint"),
-        cmd: strings("Cmd"),
-        env: strings("Env"),
-        working_dir: value
-            .get("WorkingDir")
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_string(),
-        labels,
-    })
+        Ok(run)
+    }
 }
 
 impl ImageConfig {

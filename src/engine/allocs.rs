@@ -7,7 +7,7 @@ use std::cell::Cell;
 
 use crate::engine::judge;
 use crate::graph::{Graph, WalkOptions, walk};
-use crate::manifest::{Manifest, OCI_INDEX, OCI_MANIFEST};
+use crate::manifest::{ImageConfig, Manifest, OCI_INDEX, OCI_MANIFEST};
 use crate::policy::Policy;
 use crate::reference::LayoutRef;
 use crate::source::layout::LayoutSource;
@@ -106,9 +106,7 @@ fn six_entry_index() -> String {
     let entries: Vec<String> = platforms
         .iter()
         .map(|p| {
-            format!(
-                r#"{{"mediaType":"{OCI_MANIFEST}","digest":"{D}","size":1234,"platform":{p}}}"#
-            )
+            format!(r#"{{"mediaType":"{OCI_MANIFEST}","digest":"{D}","size":1234,"platform":{p}}}"#)
         })
         .collect();
     format!(
@@ -130,3 +128,26 @@ fn parsing_an_index_allocates_within_budget() {
 /// Allocations allowed to parse [`six_entry_index`]: its strings (3 per entry, 2 or 3 per
 /// platform), the entry vector and the reading's own.
 const PARSE_BUDGET: usize = 60;
+
+/// An image config as builders write it: platform, run settings, history and root fs.
+const CONFIG: &str = r#"{"architecture":"amd64","os":"windows","os.version":"10.0.17763.5830",
+"config":{"Env":["PATH=C:\\Windows\\system32;C:\\Windows"],"Entrypoint":["cmd","/S","/C"],
+"Cmd":["ping","-t","localhost"],"WorkingDir":"C:\\app","Labels":{"a":"b","c":"d"},
+"ExposedPorts":{"80/tcp":{}},"Volumes":{"C:\\data":{}},"User":"ContainerUser","StopSignal":"x"},
+"rootfs":{"type":"layers","diff_ids":["sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"]},
+"history":[{"created":"2024-01-01T00:00:00Z","created_by":"cmd /S /C echo"}]}"#;
+
+/// Parsing an image config: 71 allocations when its `config` object was built as a JSON value
+/// first; read leniently in place, its kept strings and the reading's own.
+#[test]
+fn parsing_a_config_allocates_within_budget() {
+    let (config, n) = allocations(|| ImageConfig::parse(CONFIG.as_bytes()));
+    let config = config.unwrap();
+    assert_eq!(config.run.cmd, ["ping", "-t", "localhost"]);
+    assert_eq!(config.run.labels.len(), 2);
+    assert_eq!(config.run.working_dir, "C:\\app");
+    assert!(n <= CONFIG_BUDGET, "{n} allocations to parse the config");
+}
+
+/// Allocations allowed to parse [`CONFIG`].
+const CONFIG_BUDGET: usize = 45;
