@@ -845,14 +845,12 @@ mod tests {
         assert!(err.to_string().contains("invalid hex part"), "{err}");
     }
 
-    /// Bodies at the edges of the kind checks, read straight into their types (issue 24): the
-    /// outcome and the wording are those of the body read as a JSON value first, `null`
-    /// fields, arrays and numbers of the wrong kind included.
-    #[test]
-    fn edge_bodies_keep_their_outcome_and_wording() {
-        const D: &str = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
-        let entry = format!(r#"{{"mediaType":"{OCI_MANIFEST}","digest":"{D}","size":1}}"#);
-        let rows: Vec<(String, Option<&str>, &str)> = vec![
+    /// A body, the media type its referrer claims, and what parsing it gives.
+    type Edge = (String, Option<&'static str>, &'static str);
+
+    /// Bodies at the edges of the header checks: shape, `mediaType`, `schemaVersion`.
+    fn header_edges() -> Vec<Edge> {
+        vec![
             ("[1,2]".into(), None, "not a JSON object"),
             (" \n 7".into(), None, "not a JSON object"),
             (
@@ -890,6 +888,13 @@ mod tests {
                 None,
                 "mediaType is not a string: 7",
             ),
+        ]
+    }
+
+    /// Bodies at the edges of the kind checks and of the typed reading.
+    fn kind_edges() -> Vec<Edge> {
+        let entry = format!(r#"{{"mediaType":"{OCI_MANIFEST}","digest":"{D}","size":1}}"#);
+        vec![
             (r#"{"schemaVersion":1}"#.into(), None, "schema1"),
             (
                 r#"{"schemaVersion":2,"manifests":null}"#.into(),
@@ -946,8 +951,15 @@ mod tests {
                 None,
                 "image of 1 layers",
             ),
-        ];
-        for (body, claimed, want) in rows {
+        ]
+    }
+
+    /// Bodies read straight into their types (issue 24): the outcome and the wording are
+    /// those of the body read as a JSON value first, `null` fields, arrays and numbers of the
+    /// wrong kind included.
+    #[test]
+    fn edge_bodies_keep_their_outcome_and_wording() {
+        for (body, claimed, want) in header_edges().into_iter().chain(kind_edges()) {
             let got = match Manifest::parse(body.as_bytes(), claimed) {
                 Ok(Manifest::Index(i)) => format!("index of {}", i.manifests.len()),
                 Ok(Manifest::Image(i)) => format!("image of {} layers", i.layers.len()),
