@@ -18,6 +18,7 @@ mod binaries;
 mod finding;
 mod inspect;
 mod judge;
+mod memo;
 mod resolve;
 mod rules;
 mod severity;

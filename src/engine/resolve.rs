@@ -8,13 +8,12 @@ use std::rc::Rc;
 
 use serde::Serialize;
 
+use super::memo;
 use crate::graph::{Content, Graph, Image, Node, Problem};
 use crate::manifest::{DOCKER_LIST, Descriptor, Index, OCI_INDEX};
 use crate::platform::{
     ANNOTATION_ZSTD, Candidate, ListFormat, Platform, RuntimeProfile, Selection, matches,
 };
-
-mod memo;
 
 /// The outcome of resolving one host against a graph.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -7,10 +7,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::text::build_text;
 use crate::digest::Digest;
 use crate::engine::finding::{Finding, HostResult, HostStatus};
+use crate::engine::memo::starts;
 use crate::engine::resolve::{config_platform, pick};
 use crate::engine::rules::Rule;
 use crate::graph::{Content, Graph, Node, Problem};
-use crate::platform::{Platform, RuntimeProfile, runs};
+use crate::platform::{Platform, RuntimeProfile};
 use crate::policy::{Host, Isolation, Policy};
 
 /// The host matrix of one graph.
@@ -182,10 +183,10 @@ fn status(
             match r.config {
                 Some(cfg) if host.is_windows() && isolation == Some(Isolation::Hostprocess) => {
                     // HostProcess pods run on the host: only os and architecture matter.
-                    let ok = runs(runner, host, &Platform::new(&cfg.os, &cfg.architecture));
+                    let ok = starts(runner, host, &Platform::new(&cfg.os, &cfg.architecture));
                     wrong_build(ok, host, cfg)
                 }
-                Some(cfg) => wrong_build(runs(runner, host, cfg), host, cfg),
+                Some(cfg) => wrong_build(starts(runner, host, cfg), host, cfg),
                 None => (None, None),
             }
         }

@@ -1,19 +1,22 @@
-//! A bounded memo of selections. A selection ([`select`]) depends only on the runtime
-//! profile, the host's platform, the list's format and what the selector reads of each entry
-//! (its platform, the config platform of a platform-less one, the zstd mark, whether it is a
-//! nested index): a batch judges the same few list shapes against the same hosts over and over
-//! (every image of a catalog built by one pipeline has the same platforms), so each thread
-//! keeps the last [`BOUND`] selections and answers a repeat without ranking the entries again.
+//! Bounded memos of the pure decisions a batch repeats. A selection ([`select`]) depends only
+//! on the runtime profile, the host's platform, the list's format and what the selector reads
+//! of each entry (its platform, the config platform of a platform-less one, the zstd mark,
+//! whether it is a nested index); whether a pulled image starts ([`runs`]) only on the
+//! profile and the two platforms. A batch judges the same few list shapes against the same
+//! hosts over and over (every image of a catalog built by one pipeline has the same
+//! platforms), so each thread keeps the last [`BOUND`] answers of each and gives a repeat
+//! without working it out again.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::platform::{Candidate, ListFormat, Platform, RuntimeProfile, Selection, select};
+use crate::platform::{Candidate, ListFormat, Platform, RuntimeProfile, Selection, runs, select};
 
-/// Selections kept per thread. A policy judges a handful of hosts under a handful of profiles
-/// (the default policy: 9 host and profile pairs), and a catalog's lists come in a few shapes:
-/// 64 covers several shapes of a full policy; a key is a few hundred bytes, so a thread's memo
-/// stays under 64 KiB whatever the number of images. Past the bound the oldest entry goes.
+/// Answers kept per thread and kind. A policy judges a handful of hosts under a handful of
+/// profiles (the default policy: 9 host and profile pairs), and a catalog's lists come in a
+/// few shapes: 64 covers several shapes of a full policy; a key is a few hundred bytes, so a
+/// thread's memos stay under 100 KiB whatever the number of images. Past the bound the oldest
+/// answer goes.
 pub(super) const BOUND: usize = 64;
 
 /// What a selection depends on, owned.
@@ -78,16 +81,49 @@ impl Key {
     }
 }
 
-/// The last selections of one thread, the oldest replaced first.
-#[derive(Default)]
-struct Memo {
-    entries: Vec<(Key, Rc<Selection>)>,
-    /// Where the next entry goes once the memo is full.
+/// The last [`BOUND`] answers of one kind, the oldest replaced first.
+struct Bounded<K, V> {
+    entries: Vec<(K, V)>,
+    /// Where the next answer goes once the memo is full.
     next: usize,
 }
 
+impl<K, V: Clone> Bounded<K, V> {
+    const fn new() -> Self {
+        Bounded {
+            entries: Vec::new(),
+            next: 0,
+        }
+    }
+
+    /// The answer whose key `is` accepts, else `make`'s, kept under `key()`.
+    fn answer(
+        &mut self,
+        is: impl Fn(&K) -> bool,
+        key: impl FnOnce() -> K,
+        make: impl FnOnce() -> V,
+    ) -> V {
+        if let Some((_, v)) = self.entries.iter().find(|(k, _)| is(k)) {
+            return v.clone();
+        }
+        let v = make();
+        let entry = (key(), v.clone());
+        if self.entries.len() < BOUND {
+            self.entries.push(entry);
+        } else {
+            self.entries[self.next] = entry;
+            self.next = (self.next + 1) % BOUND;
+        }
+        v
+    }
+}
+
+/// What [`runs`] depends on: the profile, the host's platform and the image's.
+type StartKey = (RuntimeProfile, Platform, Platform);
+
 thread_local! {
-    static MEMO: RefCell<Memo> = RefCell::new(Memo::default());
+    static SELECTIONS: RefCell<Bounded<Key, Rc<Selection>>> = const { RefCell::new(Bounded::new()) };
+    static STARTS: RefCell<Bounded<StartKey, bool>> = const { RefCell::new(Bounded::new()) };
 }
 
 /// [`select`], answered from this thread's memo when the same arguments were seen lately.
@@ -97,32 +133,30 @@ pub(super) fn selection(
     format: ListFormat,
     candidates: &[Candidate],
 ) -> Rc<Selection> {
-    MEMO.with(|memo| {
-        let mut memo = memo.borrow_mut();
-        if let Some((_, s)) = memo
-            .entries
-            .iter()
-            .find(|(k, _)| k.is(profile, host, format, candidates))
-        {
-            return Rc::clone(s);
-        }
-        let s = Rc::new(select(profile, host, format, candidates));
-        let entry = (Key::of(profile, host, format, candidates), Rc::clone(&s));
-        if memo.entries.len() < BOUND {
-            memo.entries.push(entry);
-        } else {
-            let at = memo.next;
-            memo.entries[at] = entry;
-            memo.next = (at + 1) % BOUND;
-        }
-        s
+    SELECTIONS.with(|memo| {
+        memo.borrow_mut().answer(
+            |k| k.is(profile, host, format, candidates),
+            || Key::of(profile, host, format, candidates),
+            || Rc::new(select(profile, host, format, candidates)),
+        )
     })
 }
 
-/// How many selections this thread's memo holds.
+/// [`runs`], answered from this thread's memo when the same arguments were seen lately.
+pub(super) fn starts(profile: RuntimeProfile, host: &Platform, image: &Platform) -> bool {
+    STARTS.with(|memo| {
+        memo.borrow_mut().answer(
+            |(p, h, i)| *p == profile && h == host && i == image,
+            || (profile, host.clone(), image.clone()),
+            || runs(profile, host, image),
+        )
+    })
+}
+
 #[cfg(test)]
-fn held() -> usize {
-    MEMO.with(|m| m.borrow().entries.len())
+fn held() -> (usize, usize) {
+    let selections = SELECTIONS.with(|m| m.borrow().entries.len());
+    (selections, STARTS.with(|m| m.borrow().entries.len()))
 }
 
 #[cfg(test)]
@@ -180,9 +214,9 @@ mod tests {
     }
 
     proptest! {
-        /// The memo answers what the selector does, on random lists and hosts under every
-        /// profile, whether the answer was memoised (the second call) or not, and holds no
-        /// more than its bound.
+        /// The memos answer what the selector and the start check do, on random lists and
+        /// hosts under every profile, whether the answer was memoised (the second call) or
+        /// not, and hold no more than their bound.
         #[test]
         fn memoised_selection_is_the_selection(
             lists in prop::collection::vec(prop::collection::vec(candidate(), 0..7), 1..6),
@@ -195,9 +229,15 @@ mod tests {
                     let plain = select(profile, &h, format, list);
                     prop_assert_eq!(&*selection(profile, &h, format, list), &plain);
                     prop_assert_eq!(&*selection(profile, &h, format, list), &plain);
+                    for image in list.iter().filter_map(|c| c.platform.as_deref()) {
+                        let plain = runs(profile, &h, image);
+                        prop_assert_eq!(starts(profile, &h, image), plain);
+                        prop_assert_eq!(starts(profile, &h, image), plain);
+                    }
                 }
             }
-            prop_assert!(held() <= BOUND);
+            let (selections, starts) = held();
+            prop_assert!(selections <= BOUND && starts <= BOUND);
         }
     }
 
