@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 use crate::digest::{Digest, DigestError};
 use crate::platform::Platform;
 
+mod lenient;
+
+use lenient::{Labels, Lenient, Text, Texts, lenient};
+
 /// OCI image index.
 pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
 /// OCI image manifest.
@@ -204,34 +208,27 @@ impl RunConfig {
 }
 
 fn lenient_run_config<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RunConfig, D::Error> {
-    let value = serde_json::Value::deserialize(d)?;
-    let strings = |key: &str| -> Vec<String> {
-        match value.get(key) {
-            Some(serde_json::Value::Array(items)) => items
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect(),
-            _ => Vec::new(),
+    lenient(d)
+}
+
+/// The run settings from the `config` object; any other value gives none.
+impl<'de> Lenient<'de> for RunConfig {
+    fn from_map<A: serde::de::MapAccess<'de>>(mut map: A) -> Result<RunConfig, A::Error> {
+        let mut run = RunConfig::default();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            match key.as_ref() {
+                "Entrypoint" => run.entrypoint = map.next_value::<Texts>()?.0,
+                "Cmd" => run.cmd = map.next_value::<Texts>()?.0,
+                "Env" => run.env = map.next_value::<Texts>()?.0,
+                "WorkingDir" => run.working_dir = map.next_value::<Text>()?.0.unwrap_or_default(),
+                "Labels" => run.labels = map.next_value::<Labels>()?.0,
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
         }
-    };
-    let labels = match value.get("Labels") {
-        Some(serde_json::Value::Object(map)) => map
-            .iter()
-            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-            .collect(),
-        _ => Default::default(),
-    };
-    Ok(RunConfig {
-        entrypoint: strings("Entrypoint"),
-        cmd: strings("Cmd"),
-        env: strings("Env"),
-        working_dir: value
-            .get("WorkingDir")
-            .and_then(|v| v.as_str())
-            .unwrap_or_default()
-            .to_string(),
-        labels,
-    })
+        Ok(run)
+    }
 }
 
 impl ImageConfig {
@@ -344,34 +341,33 @@ impl Manifest {
     /// (index entry, `index.json`, or the registry's Content-Type), if known.
     pub fn parse(bytes: &[u8], descriptor_type: Option<&str>) -> Result<Manifest, ManifestError> {
         check_unique_keys(bytes).map_err(ManifestError::json("not valid JSON"))?;
-        let value: serde_json::Value =
+        // The body is valid JSON (read above): an object exactly when it opens with `{`.
+        if bytes.trim_ascii_start().first() != Some(&b'{') {
+            return Err(ManifestError::invalid("not a JSON object"));
+        }
+        let head: Head =
             serde_json::from_slice(bytes).map_err(ManifestError::json("not valid JSON"))?;
-        let obj = value
-            .as_object()
-            .ok_or_else(|| ManifestError::invalid("not a JSON object"))?;
-        let body_type = body_media_type(obj)?;
-        match obj.get("schemaVersion").and_then(|v| v.as_i64()) {
+        let body_type = body_media_type(head.media_type.as_ref())?;
+        match head.schema_version.as_ref().and_then(|v| v.as_i64()) {
             Some(1) => return Ok(Manifest::Schema1),
             Some(2) => {}
             _ => {
                 return Err(ManifestError::Invalid(format!(
                     "schemaVersion must be 2, found {}",
-                    obj.get("schemaVersion")
+                    head.schema_version
                         .map_or("nothing".to_string(), |v| v.to_string())
                 )));
             }
         }
         let claimed = descriptor_type.filter(|t| !t.is_empty());
-        match kind(obj, body_type, claimed)? {
+        match kind(&head, body_type, claimed)? {
             Kind::Index => {
-                let index: Index =
-                    serde_json::from_value(value).map_err(ManifestError::json("invalid index"))?;
+                let index: Index = typed(bytes, "invalid index")?;
                 check_descriptors(&index.manifests)?;
                 Ok(Manifest::Index(index))
             }
             Kind::Image => {
-                let image: ImageManifest = serde_json::from_value(value)
-                    .map_err(ManifestError::json("invalid image manifest"))?;
+                let image: ImageManifest = typed(bytes, "invalid image manifest")?;
                 check_descriptors(std::slice::from_ref(&image.config))?;
                 check_descriptors(&image.layers)?;
                 Ok(Manifest::Image(image))
@@ -381,11 +377,47 @@ impl Manifest {
     }
 }
 
+/// What tells a body's kind, read without building the body as a JSON value: `schemaVersion`
+/// and `mediaType` as written (`null` included), and whether `manifests` and `config` are
+/// there at all.
+#[derive(Deserialize)]
+struct Head {
+    #[serde(rename = "schemaVersion", default, deserialize_with = "written")]
+    schema_version: Option<serde_json::Value>,
+    #[serde(rename = "mediaType", default, deserialize_with = "written")]
+    media_type: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "there")]
+    manifests: bool,
+    #[serde(default, deserialize_with = "there")]
+    config: bool,
+}
+
+/// A field's value as written, `null` too (an absent field is `None`).
+fn written<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<serde_json::Value>, D::Error> {
+    serde_json::Value::deserialize(d).map(Some)
+}
+
+/// The field is there, whatever its value.
+fn there<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    serde::de::IgnoredAny::deserialize(d).map(|_| true)
+}
+
+/// `T` read straight from the body. When that fails, the error is the one of the body read as
+/// a JSON value first, the wording findings show (without a line and column).
+fn typed<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    context: &'static str,
+) -> Result<T, ManifestError> {
+    serde_json::from_slice(bytes).or_else(|_| {
+        let value: serde_json::Value =
+            serde_json::from_slice(bytes).map_err(ManifestError::json("not valid JSON"))?;
+        serde_json::from_value(value).map_err(ManifestError::json(context))
+    })
+}
+
 /// The body's own `mediaType`, which must be a string naming an index or manifest.
-fn body_media_type(
-    obj: &serde_json::Map<String, serde_json::Value>,
-) -> Result<Option<&str>, ManifestError> {
-    let body_type = match obj.get("mediaType") {
+fn body_media_type(media_type: Option<&serde_json::Value>) -> Result<Option<&str>, ManifestError> {
+    let body_type = match media_type {
         None => return Ok(None),
         Some(serde_json::Value::String(s)) => s.as_str(),
         Some(other) => {
@@ -404,7 +436,7 @@ fn body_media_type(
 /// allows omitting mediaType) by its shape. The two media types may differ only in format
 /// (OCI vs Docker), never in kind.
 fn kind(
-    obj: &serde_json::Map<String, serde_json::Value>,
+    head: &Head,
     body_type: Option<&str>,
     claimed: Option<&str>,
 ) -> Result<Kind, ManifestError> {
@@ -418,8 +450,8 @@ fn kind(
     }
     match body_type.or(claimed) {
         Some(t) => kind_of(t).ok_or_else(|| unsupported(t)),
-        None if obj.contains_key("manifests") => Ok(Kind::Index),
-        None if obj.contains_key("config") => Ok(Kind::Image),
+        None if head.manifests => Ok(Kind::Index),
+        None if head.config => Ok(Kind::Image),
         None => Err(ManifestError::invalid("neither an index nor a manifest")),
     }
 }
@@ -811,5 +843,130 @@ mod tests {
         let err = Manifest::parse(bad_digest.as_bytes(), None).unwrap_err();
         assert!(matches!(err, ManifestError::Digest(_)), "{err:?}");
         assert!(err.to_string().contains("invalid hex part"), "{err}");
+    }
+
+    /// A body, the media type its referrer claims, and what parsing it gives.
+    type Edge = (String, Option<&'static str>, &'static str);
+
+    /// Bodies at the edges of the header checks: shape, `mediaType`, `schemaVersion`.
+    fn header_edges() -> Vec<Edge> {
+        vec![
+            ("[1,2]".into(), None, "not a JSON object"),
+            (" \n 7".into(), None, "not a JSON object"),
+            (
+                r#"{"schemaVersion":2,"mediaType":null}"#.into(),
+                None,
+                "mediaType is not a string: null",
+            ),
+            (
+                r#"{"schemaVersion":2,"mediaType":7}"#.into(),
+                None,
+                "mediaType is not a string: 7",
+            ),
+            (
+                r#"{"schemaVersion":null}"#.into(),
+                None,
+                "schemaVersion must be 2, found null",
+            ),
+            (
+                r#"{"schemaVersion":"2"}"#.into(),
+                None,
+                "schemaVersion must be 2, found \"2\"",
+            ),
+            (
+                r#"{"schemaVersion":2.0}"#.into(),
+                None,
+                "schemaVersion must be 2, found 2.0",
+            ),
+            (
+                r#"{"manifests":[]}"#.into(),
+                None,
+                "schemaVersion must be 2, found nothing",
+            ),
+            (
+                r#"{"schemaVersion":1,"mediaType":7}"#.into(),
+                None,
+                "mediaType is not a string: 7",
+            ),
+        ]
+    }
+
+    /// Bodies at the edges of the kind checks and of the typed reading.
+    fn kind_edges() -> Vec<Edge> {
+        let entry = format!(r#"{{"mediaType":"{OCI_MANIFEST}","digest":"{D}","size":1}}"#);
+        vec![
+            (r#"{"schemaVersion":1}"#.into(), None, "schema1"),
+            (
+                r#"{"schemaVersion":2,"manifests":null}"#.into(),
+                None,
+                "invalid index: invalid type: null, expected a sequence",
+            ),
+            (
+                r#"{"schemaVersion":2,"config":null,"manifests":[]}"#.into(),
+                None,
+                "index of 0",
+            ),
+            (
+                r#"{"schemaVersion":2,"config":[]}"#.into(),
+                None,
+                "invalid image manifest: invalid length 1, expected struct Descriptor with 6 elements",
+            ),
+            (
+                r#"{"schemaVersion":2}"#.into(),
+                None,
+                "neither an index nor a manifest",
+            ),
+            (
+                r#"{"schemaVersion":2}"#.into(),
+                Some(OCI_INDEX),
+                "invalid index: missing field `manifests`",
+            ),
+            (
+                r#"{"schemaVersion":2,"manifests":[]}"#.into(),
+                Some(""),
+                "index of 0",
+            ),
+            (
+                format!(r#"{{"schemaVersion":2,"manifests":[{entry}]}}"#),
+                Some(OCI_MANIFEST),
+                "invalid image manifest: missing field `config`",
+            ),
+            (
+                format!(r#"{{"schemaVersion":2,"manifests":[{entry}]}}"#),
+                Some(DOCKER_LIST),
+                "index of 1",
+            ),
+            (
+                format!(r#"{{"schemaVersion":2,"manifests":[["{OCI_MANIFEST}","{D}",1]]}}"#),
+                None,
+                "index of 1",
+            ),
+            (
+                format!(r#"{{"schemaVersion":2,"manifests":[{{"digest":"{D}","size":1.0}}]}}"#),
+                None,
+                "invalid index: invalid type: floating point `1.0`, expected i64",
+            ),
+            (
+                format!(r#"{{"schemaVersion":2,"config":{entry},"layers":[{entry}]}}"#),
+                None,
+                "image of 1 layers",
+            ),
+        ]
+    }
+
+    /// Bodies read straight into their types (issue 24): the outcome and the wording are
+    /// those of the body read as a JSON value first, `null` fields, arrays and numbers of the
+    /// wrong kind included.
+    #[test]
+    fn edge_bodies_keep_their_outcome_and_wording() {
+        for (body, claimed, want) in header_edges().into_iter().chain(kind_edges()) {
+            let got = match Manifest::parse(body.as_bytes(), claimed) {
+                Ok(Manifest::Index(i)) => format!("index of {}", i.manifests.len()),
+                Ok(Manifest::Image(i)) => format!("image of {} layers", i.layers.len()),
+                Ok(Manifest::Schema1) => "schema1".into(),
+                Err(e) => e.with_causes(),
+            };
+            assert_eq!(got, want, "{body} (claimed {claimed:?})");
+        }
     }
 }

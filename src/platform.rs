@@ -418,9 +418,10 @@ pub const ANNOTATION_ZSTD: &str = "io.github.containers.compression.zstd";
 
 /// One entry of a manifest list as the selector sees it.
 #[derive(Debug, Clone, Default)]
-pub struct Candidate {
-    /// The descriptor's `platform`, if it has one.
-    pub platform: Option<Platform>,
+pub struct Candidate<'a> {
+    /// The descriptor's `platform`, if it has one: borrowed from the list being resolved
+    /// (a host's resolution then copies no platform it does not report).
+    pub platform: Option<Cow<'a, Platform>>,
     /// The child's config platform, used only when a platform-less entry is taken.
     pub config_platform: Option<Platform>,
     /// The entry is the zstd instance of a gzip/zstd pair ([`ANNOTATION_ZSTD`] is `"true"`).
@@ -848,11 +849,11 @@ mod tests {
         );
     }
 
-    fn cands(platforms: &[Option<Platform>]) -> Vec<Candidate> {
+    fn cands(platforms: &[Option<Platform>]) -> Vec<Candidate<'static>> {
         platforms
             .iter()
             .map(|p| Candidate {
-                platform: p.clone(),
+                platform: p.clone().map(Cow::Owned),
                 ..Candidate::default()
             })
             .collect()
@@ -1121,18 +1122,18 @@ mod tests {
         profile: RuntimeProfile,
         format: ListFormat,
         host: Platform,
-        list: Vec<Candidate>,
+        list: Vec<Candidate<'static>>,
         want: Option<usize>,
     }
 
-    fn entry(p: Platform) -> Candidate {
+    fn entry(p: Platform) -> Candidate<'static> {
         Candidate {
-            platform: Some(p),
+            platform: Some(Cow::Owned(p)),
             ..Candidate::default()
         }
     }
 
-    fn platformless(config: Option<Platform>) -> Candidate {
+    fn platformless(config: Option<Platform>) -> Candidate<'static> {
         Candidate {
             config_platform: config,
             ..Candidate::default()
@@ -1148,7 +1149,7 @@ mod tests {
         source: &'static str,
         profile: RuntimeProfile,
         host: Platform,
-        list: Vec<Candidate>,
+        list: Vec<Candidate<'static>>,
         want: Option<usize>,
     ) -> Truth {
         Truth {
@@ -1161,7 +1162,7 @@ mod tests {
         }
     }
 
-    fn zstd(p: Platform) -> Candidate {
+    fn zstd(p: Platform) -> Candidate<'static> {
         Candidate {
             zstd: true,
             ..entry(p)

@@ -12,10 +12,13 @@
 //!
 //! This file only declares and re-exports: the files below import each other, never it.
 
+#[cfg(test)]
+mod allocs;
 mod binaries;
 mod finding;
 mod inspect;
 mod judge;
+mod memo;
 mod resolve;
 mod rules;
 mod severity;

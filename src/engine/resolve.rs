@@ -3,12 +3,16 @@
 //! is itself an index is walked in turn — with every candidate's story. Every entry is a
 //! candidate, attestations too: runtimes select by platform, not by annotation (issue 22).
 
+use std::borrow::Cow;
+use std::rc::Rc;
+
 use serde::Serialize;
 
+use super::memo;
 use crate::graph::{Content, Graph, Image, Node, Problem};
 use crate::manifest::{DOCKER_LIST, Descriptor, Index, OCI_INDEX};
 use crate::platform::{
-    ANNOTATION_ZSTD, Candidate, Considered, ListFormat, Platform, RuntimeProfile, matches, select,
+    ANNOTATION_ZSTD, Candidate, ListFormat, Platform, RuntimeProfile, Selection, matches,
 };
 
 /// The outcome of resolving one host against a graph.
@@ -53,15 +57,193 @@ pub(super) fn config_platform(node: Option<&Node>) -> Option<Platform> {
 /// Which manifest a node of platform `host` pulls from the graph under `profile`
 /// (see `docs/matching.md`): nested indexes are walked the same way.
 pub fn resolve(graph: &Graph, host: &Platform, profile: RuntimeProfile) -> Resolution {
-    resolve_node(&graph.root, host, profile)
+    pick(graph, host, profile).resolution()
 }
 
-fn resolve_node(node: &Node, host: &Platform, profile: RuntimeProfile) -> Resolution {
-    match &node.content {
-        Content::Index { index, children } => resolve_index(node, index, children, host, profile),
-        Content::Image(img) => resolve_image(node, img, host, profile),
-        Content::Schema1 => unresolvable(Problem::Bad("schema1 manifest".into())),
-        Content::Problem(p) => unresolvable(p.clone()),
+/// One list the walk selected from: the list and the runtime's selection (shared with the
+/// memo).
+struct Step<'g> {
+    index: &'g Index,
+    selection: Rc<Selection>,
+}
+
+/// Where a walk ends.
+enum End<'g> {
+    /// No entry of the last list is selected.
+    Nothing,
+    /// Entry `i` of the last list is selected; its node when it was fetched.
+    Entry(usize, Option<&'g Node>),
+    /// The root is a single image; `matched` when its config matches the host.
+    Image(&'g Image, bool),
+    /// Nothing can be selected from the root (schema1, or an object that could not be read).
+    Unresolvable(Problem),
+}
+
+/// What a host pulls from a graph, borrowed from it: the lists the selection walked, outermost
+/// first, and where it ended. The judge reads the outcome; [`Pick::resolution`] adds every
+/// candidate's story for `resolve`.
+pub(crate) struct Pick<'g> {
+    root: &'g Node,
+    steps: Vec<Step<'g>>,
+    /// The nested indexes descended into, outermost first.
+    nested: Vec<&'g Node>,
+    end: End<'g>,
+}
+
+/// Walks the graph from its root as a node of platform `host` does under `profile`: a
+/// selected child that is itself an index is selected from in turn.
+pub(crate) fn pick<'g>(graph: &'g Graph, host: &Platform, profile: RuntimeProfile) -> Pick<'g> {
+    let root = &graph.root;
+    let mut pick = Pick {
+        root,
+        steps: Vec::new(),
+        nested: Vec::new(),
+        end: End::Nothing,
+    };
+    let mut node = root;
+    pick.end = loop {
+        let (index, children) = match &node.content {
+            Content::Index { index, children } => (index, children),
+            Content::Image(img) => {
+                let cfg = img.config.as_ref().ok().map(|c| c.platform());
+                break End::Image(img, cfg.is_some_and(|p| matches(profile, host, &p)));
+            }
+            Content::Schema1 => break End::Unresolvable(Problem::Bad("schema1 manifest".into())),
+            Content::Problem(p) => break End::Unresolvable(p.clone()),
+        };
+        let selection = select_in(node, index, children, host, profile);
+        let selected = selection.selected;
+        pick.steps.push(Step { index, selection });
+        let Some(i) = selected else {
+            break End::Nothing;
+        };
+        match children[i].as_ref() {
+            Some(child) if matches!(child.content, Content::Index { .. }) => {
+                pick.nested.push(child);
+                node = child;
+            }
+            child => break End::Entry(i, child),
+        }
+    };
+    pick
+}
+
+/// The runtime's selection among a list's entries, from this thread's memo when the list,
+/// host and profile were seen lately.
+fn select_in(
+    node: &Node,
+    index: &Index,
+    children: &[Option<Node>],
+    host: &Platform,
+    profile: RuntimeProfile,
+) -> Rc<Selection> {
+    let candidates: Vec<Candidate> = index
+        .manifests
+        .iter()
+        .zip(children)
+        .map(|(d, child)| Candidate {
+            platform: d.platform.as_ref().map(Cow::Borrowed),
+            // Read only for an entry without platform (`platform::consider`).
+            config_platform: d
+                .platform
+                .is_none()
+                .then(|| config_platform(child.as_ref()))
+                .flatten(),
+            zstd: d.annotations.get(ANNOTATION_ZSTD).map(String::as_str) == Some("true"),
+            nested: is_nested(d, child.as_ref()),
+        })
+        .collect();
+    memo::selection(
+        profile,
+        host,
+        list_format(index, &node.media_type),
+        &candidates,
+    )
+}
+
+impl<'g> Pick<'g> {
+    /// The digest of the manifest the host pulls, as the list writes it.
+    pub(crate) fn digest(&self) -> Option<Cow<'g, str>> {
+        match self.end {
+            End::Entry(i, _) => self.steps.last().map(|s| {
+                let d: &'g str = &s.index.manifests[i].digest;
+                Cow::Borrowed(d)
+            }),
+            End::Image(_, true) => Some(Cow::Owned(self.root.digest.to_string())),
+            _ => None,
+        }
+    }
+
+    /// The image whose config tells what the host runs: the selected entry's (when fetched),
+    /// or the single image's, matched or not.
+    pub(crate) fn image(&self) -> Option<&'g Node> {
+        match self.end {
+            End::Entry(_, child) => child,
+            End::Image(..) => Some(self.root),
+            End::Nothing | End::Unresolvable(_) => None,
+        }
+    }
+
+    /// Why the selected child (or the root) cannot be judged, if so.
+    pub(crate) fn problem(&self) -> Option<Problem> {
+        match &self.end {
+            End::Entry(_, child) => child.and_then(child_problem),
+            End::Image(img, _) => img.config.as_ref().err().cloned(),
+            End::Unresolvable(p) => Some(p.clone()),
+            End::Nothing => None,
+        }
+    }
+
+    /// The nested indexes the selection descended into, outermost first.
+    pub(crate) fn descended_into(&self) -> Vec<String> {
+        self.nested.iter().map(|n| n.digest.to_string()).collect()
+    }
+
+    /// The resolution with every candidate's story.
+    pub(crate) fn resolution(&self) -> Resolution {
+        let config = config_platform(self.image());
+        let mut candidates: Vec<CandidateReport> = self
+            .steps
+            .iter()
+            .flat_map(|s| {
+                s.selection.considered.iter().map(|c| CandidateReport {
+                    digest: s.index.manifests[c.index].digest.clone(),
+                    platform: s.index.manifests[c.index].platform.clone(),
+                    matched: c.matched,
+                    reason: c.reason.clone(),
+                })
+            })
+            .collect();
+        let platform = match &self.end {
+            End::Entry(i, _) => self.steps.last().and_then(|s| {
+                s.index.manifests[*i]
+                    .platform
+                    .clone()
+                    .or_else(|| config.clone())
+            }),
+            End::Image(_, matched) => config.clone().filter(|_| *matched),
+            End::Nothing | End::Unresolvable(_) => None,
+        };
+        if let End::Image(_, ok) = self.end {
+            candidates.push(CandidateReport {
+                digest: self.root.digest.to_string(),
+                platform: config.clone(),
+                matched: ok,
+                reason: if ok {
+                    "single image; its config matches".into()
+                } else {
+                    "single image; its config does not match the host".into()
+                },
+            });
+        }
+        Resolution {
+            digest: self.digest().map(Cow::into_owned),
+            platform,
+            config_platform: config,
+            candidates,
+            descended_into: self.descended_into(),
+            child_problem: self.problem(),
+        }
     }
 }
 
@@ -82,69 +264,6 @@ fn is_nested(d: &Descriptor, child: Option<&Node>) -> bool {
     }
 }
 
-/// Selects among a list's entries; a selected nested index is resolved in turn, its
-/// candidates following the outer list's.
-fn resolve_index(
-    node: &Node,
-    index: &Index,
-    children: &[Option<Node>],
-    host: &Platform,
-    profile: RuntimeProfile,
-) -> Resolution {
-    let candidates: Vec<Candidate> = index
-        .manifests
-        .iter()
-        .zip(children)
-        .map(|(d, child)| Candidate {
-            platform: d.platform.clone(),
-            config_platform: config_platform(child.as_ref()),
-            zstd: d.annotations.get(ANNOTATION_ZSTD).map(String::as_str) == Some("true"),
-            nested: is_nested(d, child.as_ref()),
-        })
-        .collect();
-    let format = list_format(index, &node.media_type);
-    let selection = select(profile, host, format, &candidates);
-    let report = |c: &Considered| CandidateReport {
-        digest: index.manifests[c.index].digest.clone(),
-        platform: index.manifests[c.index].platform.clone(),
-        matched: c.matched,
-        reason: c.reason.clone(),
-    };
-    let considered: Vec<CandidateReport> = selection.considered.iter().map(report).collect();
-    let Some(i) = selection.selected else {
-        return Resolution {
-            digest: None,
-            platform: None,
-            config_platform: None,
-            candidates: considered,
-            descended_into: vec![],
-            child_problem: None,
-        };
-    };
-    let child = children[i].as_ref();
-    if let Some(child) = child
-        && matches!(child.content, Content::Index { .. })
-    {
-        let mut inner = resolve_node(child, host, profile);
-        let mut all = considered;
-        all.append(&mut inner.candidates);
-        inner.candidates = all;
-        inner.descended_into.insert(0, child.digest.to_string());
-        return inner;
-    }
-    Resolution {
-        digest: Some(index.manifests[i].digest.clone()),
-        platform: index.manifests[i]
-            .platform
-            .clone()
-            .or_else(|| config_platform(child)),
-        config_platform: config_platform(child),
-        candidates: considered,
-        descended_into: vec![],
-        child_problem: child.and_then(child_problem),
-    }
-}
-
 /// Why a selected child cannot be judged, if so.
 fn child_problem(child: &Node) -> Option<Problem> {
     match &child.content {
@@ -152,40 +271,5 @@ fn child_problem(child: &Node) -> Option<Problem> {
         Content::Image(img) => img.config.as_ref().err().cloned(),
         Content::Schema1 => Some(Problem::Bad("schema1 child".into())),
         Content::Index { .. } => None,
-    }
-}
-
-/// A single image: the host pulls it when its config matches.
-fn resolve_image(node: &Node, img: &Image, host: &Platform, profile: RuntimeProfile) -> Resolution {
-    let cfg = img.config.as_ref().ok().map(|c| c.platform());
-    let ok = cfg.as_ref().is_some_and(|p| matches(profile, host, p));
-    Resolution {
-        digest: ok.then(|| node.digest.to_string()),
-        platform: cfg.clone().filter(|_| ok),
-        config_platform: cfg.clone(),
-        candidates: vec![CandidateReport {
-            digest: node.digest.to_string(),
-            platform: cfg,
-            matched: ok,
-            reason: if ok {
-                "single image; its config matches".into()
-            } else {
-                "single image; its config does not match the host".into()
-            },
-        }],
-        descended_into: vec![],
-        child_problem: img.config.as_ref().err().cloned(),
-    }
-}
-
-/// Nothing can be selected from a schema1 manifest or an object that could not be read.
-fn unresolvable(problem: Problem) -> Resolution {
-    Resolution {
-        digest: None,
-        platform: None,
-        config_platform: None,
-        candidates: vec![],
-        descended_into: vec![],
-        child_problem: Some(problem),
     }
 }

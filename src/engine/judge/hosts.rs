@@ -1,15 +1,17 @@
 //! The host matrix: what each host of the policy pulls under each runtime profile, and the
 //! `not-an-index`, `no-match` and `wrong-build-selected` findings it leads to.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::text::build_text;
 use crate::digest::Digest;
 use crate::engine::finding::{Finding, HostResult, HostStatus};
-use crate::engine::resolve::{Resolution, config_platform, resolve};
+use crate::engine::memo::starts;
+use crate::engine::resolve::{config_platform, pick};
 use crate::engine::rules::Rule;
 use crate::graph::{Content, Graph, Node, Problem};
-use crate::platform::{Platform, RuntimeProfile, runs};
+use crate::platform::{Platform, RuntimeProfile};
 use crate::policy::{Host, Isolation, Policy};
 
 /// The host matrix of one graph.
@@ -90,26 +92,37 @@ fn judge_host(
     };
     let isolation = windows.then(|| policy.isolation());
     let mut outcomes: BTreeMap<(Rule, Option<String>), Vec<Hit>> = BTreeMap::new();
+    let label = host.label();
     for profile in profiles {
-        let r = resolve(graph, &host.platform, profile);
-        let (status, built) = status(&r, &host.platform, profile, isolation);
-        if let Some(d) = &r.digest {
-            m.selected.insert(d.clone());
+        let pick = pick(graph, &host.platform, profile);
+        let digest = pick.digest();
+        let cfg = config_platform(pick.image());
+        let outcome = Outcome {
+            selected: digest.is_some(),
+            problem: pick.problem(),
+            config: cfg.as_ref(),
+        };
+        let (status, built) = status(&outcome, &host.platform, profile, isolation);
+        if let Some(d) = &digest
+            && !m.selected.contains(d.as_ref())
+        {
+            m.selected.insert(d.to_string());
         }
+        let digest = digest.map(Cow::into_owned);
         m.results.push(HostResult {
-            platform: host.label(),
+            platform: label.clone(),
             runtime: Some(profile),
             isolation,
-            selected: r.digest.clone(),
-            os_version: r.config_platform.and_then(|p| p.os_version),
+            selected: digest.clone(),
+            os_version: cfg.and_then(|p| p.os_version),
             status: HostStatus::from(status),
             nodes: host.nodes.clone(),
         });
         if let Some(rule @ (Rule::NoMatch | Rule::WrongBuildSelected)) = status {
-            outcomes.entry((rule, r.digest)).or_default().push(Hit {
+            outcomes.entry((rule, digest)).or_default().push(Hit {
                 profile: Some(profile),
                 built,
-                descended_into: r.descended_into,
+                descended_into: pick.descended_into(),
             });
         }
     }
@@ -133,36 +146,47 @@ fn windows_runtimes(policy: &Policy, runtimes: &[RuntimeProfile]) -> Vec<Runtime
     }
 }
 
+/// What a host's walk ended on, as far as its status goes.
+#[derive(Debug)]
+struct Outcome<'a> {
+    /// Some entry (or the single image) is pulled.
+    selected: bool,
+    /// Why the pulled child cannot be judged, if so.
+    problem: Option<Problem>,
+    /// The pulled image's config platform, when known.
+    config: Option<&'a Platform>,
+}
+
 /// A host's status under one profile: `None` when it pulls an image it can run, else the
 /// rule it breaks, with the pulled image's build text for `wrong-build-selected`. Whether
 /// the image runs: Windows, process isolation: the profile's compatibility window; Windows,
 /// HostProcess: any build; Linux: what containerd's platform vector accepts (the kernel runs
 /// 386 on amd64, arm on arm64), whichever runtime pulled it.
 fn status(
-    r: &Resolution,
+    r: &Outcome,
     host: &Platform,
     profile: RuntimeProfile,
     isolation: Option<Isolation>,
 ) -> (Option<Rule>, Option<String>) {
-    match (&r.digest, &r.child_problem) {
-        (None, _) => (Some(Rule::NoMatch), None),
-        (Some(_), Some(Problem::Missing(_))) => (Some(Rule::ChildMissing), None),
-        (Some(_), Some(Problem::DigestMismatch(_))) => (Some(Rule::DigestMismatch), None),
-        (Some(_), Some(Problem::Unavailable(_))) => (Some(Rule::FetchError), None),
-        (Some(_), Some(Problem::Bad(_))) => (Some(Rule::BadManifest), None),
-        (Some(_), None) => {
+    match (r.selected, &r.problem) {
+        (false, _) => (Some(Rule::NoMatch), None),
+        (true, Some(Problem::Missing(_))) => (Some(Rule::ChildMissing), None),
+        (true, Some(Problem::DigestMismatch(_))) => (Some(Rule::DigestMismatch), None),
+        (true, Some(Problem::Unavailable(_))) => (Some(Rule::FetchError), None),
+        (true, Some(Problem::Bad(_))) => (Some(Rule::BadManifest), None),
+        (true, None) => {
             let runner = if host.is_windows() {
                 profile
             } else {
                 RuntimeProfile::DEFAULT
             };
-            match &r.config_platform {
+            match r.config {
                 Some(cfg) if host.is_windows() && isolation == Some(Isolation::Hostprocess) => {
                     // HostProcess pods run on the host: only os and architecture matter.
-                    let ok = runs(runner, host, &Platform::new(&cfg.os, &cfg.architecture));
+                    let ok = starts(runner, host, &Platform::new(&cfg.os, &cfg.architecture));
                     wrong_build(ok, host, cfg)
                 }
-                Some(cfg) => wrong_build(runs(runner, host, cfg), host, cfg),
+                Some(cfg) => wrong_build(starts(runner, host, cfg), host, cfg),
                 None => (None, None),
             }
         }
@@ -244,14 +268,19 @@ mod tests {
 
     const D: &str = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
-    fn resolution(digest: bool, problem: Option<Problem>, config: Option<Platform>) -> Resolution {
-        Resolution {
-            digest: digest.then(|| D.to_string()),
-            platform: None,
-            config_platform: config,
-            candidates: vec![],
-            descended_into: vec![],
-            child_problem: problem,
+    fn resolution(
+        selected: bool,
+        problem: Option<Problem>,
+        config: Option<Platform>,
+    ) -> (bool, Option<Problem>, Option<Platform>) {
+        (selected, problem, config)
+    }
+
+    fn outcome(r: &(bool, Option<Problem>, Option<Platform>)) -> Outcome<'_> {
+        Outcome {
+            selected: r.0,
+            problem: r.1.clone(),
+            config: r.2.as_ref(),
         }
     }
 
@@ -311,7 +340,7 @@ mod tests {
         ];
         for (r, rule, built) in cases {
             let process = Some(Isolation::Process);
-            let (got, text) = status(&r, &w17763, RuntimeProfile::DEFAULT, process);
+            let (got, text) = status(&outcome(&r), &w17763, RuntimeProfile::DEFAULT, process);
             assert_eq!(got, rule, "{r:?}");
             assert_eq!(text.as_deref(), built, "{r:?}");
         }
@@ -344,7 +373,7 @@ mod tests {
         ];
         for (r, isolation, want) in cases {
             for profile in RuntimeProfile::CONTAINERD {
-                let (got, _) = status(&r, &w17763, profile, Some(isolation));
+                let (got, _) = status(&outcome(&r), &w17763, profile, Some(isolation));
                 assert_eq!(got, want, "{profile} {isolation}: {r:?}");
             }
         }
@@ -364,7 +393,7 @@ mod tests {
         ];
         for (cfg, want) in cases {
             let r = resolution(true, None, Some(cfg.clone()));
-            let (got, _) = status(&r, &amd64, RuntimeProfile::CRI_O, None);
+            let (got, _) = status(&outcome(&r), &amd64, RuntimeProfile::CRI_O, None);
             assert_eq!(got, want, "{cfg}");
         }
     }

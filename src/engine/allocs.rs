@@ -1,0 +1,153 @@
+//! Allocation budgets of the per-image work a batch repeats (issue 24: client CPU per
+//! request): the test binary counts every allocation of the thread that makes it, and the
+//! judge of a fixture's graph and the parsing of its index must stay within their budgets.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use crate::engine::judge;
+use crate::graph::{Graph, WalkOptions, walk};
+use crate::manifest::{ImageConfig, Manifest, OCI_INDEX, OCI_MANIFEST};
+use crate::policy::Policy;
+use crate::reference::LayoutRef;
+use crate::source::layout::LayoutSource;
+
+/// The system allocator, counting the allocations of each thread.
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn counted() {
+    // `try_with`: a thread being torn down still allocates.
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
+
+// SAFETY: every call is forwarded to `System` unchanged; the count touches no allocation.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        counted();
+        // SAFETY: the caller's contract is `System`'s.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract is `System`'s.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        counted();
+        // SAFETY: the caller's contract is `System`'s.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        counted();
+        // SAFETY: the caller's contract is `System`'s.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+/// `f`'s result and how many allocations this thread made while it ran.
+fn allocations<R>(f: impl FnOnce() -> R) -> (R, usize) {
+    let before = ALLOCATIONS.with(Cell::get);
+    let r = f();
+    (r, ALLOCATIONS.with(Cell::get) - before)
+}
+
+/// The graph of `fixtures/layouts/<name>` at tag `latest`.
+fn fixture(name: &str) -> Graph {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/layouts")
+        .join(name);
+    let layout = LayoutRef {
+        dir,
+        tag: Some("latest".into()),
+        digest: None,
+    };
+    let source = LayoutSource::open(&layout).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(walk(&source, WalkOptions::default())).unwrap()
+}
+
+/// Judging a list of three entries (Linux amd64, WS2019, WS2022) under the default policy:
+/// 9 host and profile pairs. It made 613 allocations when every pair ranked the entries
+/// anew and reported every candidate; the budget holds the memoised walk.
+#[test]
+fn judging_a_repeated_list_allocates_within_budget() {
+    let graph = fixture("good");
+    let policy = Policy::default_policy();
+    let runtimes = policy.runtimes.clone();
+    let (first, _) = allocations(|| judge(&graph, &policy, &runtimes));
+    let (again, n) = allocations(|| judge(&graph, &policy, &runtimes));
+    assert_eq!(format!("{first:?}"), format!("{again:?}"));
+    assert_eq!(again.hosts.len(), 9);
+    assert!(n <= JUDGE_BUDGET, "{n} allocations to judge the list again");
+}
+
+/// Allocations allowed to judge the `good` list once its selections are memoised.
+const JUDGE_BUDGET: usize = 250;
+
+/// An index of six entries as a pipeline pushes them (four Linux, two Windows builds).
+fn six_entry_index() -> String {
+    const D: &str = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+    let platforms = [
+        r#"{"architecture":"amd64","os":"linux"}"#,
+        r#"{"architecture":"arm64","os":"linux","variant":"v8"}"#,
+        r#"{"architecture":"arm","os":"linux","variant":"v7"}"#,
+        r#"{"architecture":"s390x","os":"linux"}"#,
+        r#"{"architecture":"amd64","os":"windows","os.version":"10.0.17763.5830"}"#,
+        r#"{"architecture":"amd64","os":"windows","os.version":"10.0.20348.2461"}"#,
+    ];
+    let entries: Vec<String> = platforms
+        .iter()
+        .map(|p| {
+            format!(r#"{{"mediaType":"{OCI_MANIFEST}","digest":"{D}","size":1234,"platform":{p}}}"#)
+        })
+        .collect();
+    format!(
+        r#"{{"schemaVersion":2,"mediaType":"{OCI_INDEX}","manifests":[{}]}}"#,
+        entries.join(",")
+    )
+}
+
+/// Parsing a six-entry index: 107 allocations when the body was built as a JSON value and
+/// then converted; read straight into the index's types, only the index's own strings.
+#[test]
+fn parsing_an_index_allocates_within_budget() {
+    let body = six_entry_index();
+    let (index, n) = allocations(|| Manifest::parse(body.as_bytes(), None));
+    assert!(matches!(index, Ok(Manifest::Index(ref i)) if i.manifests.len() == 6));
+    assert!(n <= PARSE_BUDGET, "{n} allocations to parse the index");
+}
+
+/// Allocations allowed to parse [`six_entry_index`]: its strings (3 per entry, 2 or 3 per
+/// platform), the entry vector and the reading's own.
+const PARSE_BUDGET: usize = 60;
+
+/// An image config as builders write it: platform, run settings, history and root fs.
+const CONFIG: &str = r#"{"architecture":"amd64","os":"windows","os.version":"10.0.17763.5830",
+"config":{"Env":["PATH=C:\\Windows\\system32;C:\\Windows"],"Entrypoint":["cmd","/S","/C"],
+"Cmd":["ping","-t","localhost"],"WorkingDir":"C:\\app","Labels":{"a":"b","c":"d"},
+"ExposedPorts":{"80/tcp":{}},"Volumes":{"C:\\data":{}},"User":"ContainerUser","StopSignal":"x"},
+"rootfs":{"type":"layers","diff_ids":["sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"]},
+"history":[{"created":"2024-01-01T00:00:00Z","created_by":"cmd /S /C echo"}]}"#;
+
+/// Parsing an image config: 71 allocations when its `config` object was built as a JSON value
+/// first; read leniently in place, its kept strings and the reading's own.
+#[test]
+fn parsing_a_config_allocates_within_budget() {
+    let (config, n) = allocations(|| ImageConfig::parse(CONFIG.as_bytes()));
+    let config = config.unwrap();
+    assert_eq!(config.run.cmd, ["ping", "-t", "localhost"]);
+    assert_eq!(config.run.labels.len(), 2);
+    assert_eq!(config.run.working_dir, "C:\\app");
+    assert!(n <= CONFIG_BUDGET, "{n} allocations to parse the config");
+}
+
+/// Allocations allowed to parse [`CONFIG`].
+const CONFIG_BUDGET: usize = 45;
