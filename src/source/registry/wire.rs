@@ -450,6 +450,16 @@ impl tower_service::Service<Uri> for Tcp {
                 })
             });
         };
+        if proxy.uri().scheme() != Some(&Scheme::HTTP) {
+            // Spoken to in plain text, a TLS proxy would get the request and its credentials
+            // in the clear: refused before connecting.
+            let message = format!(
+                "proxy {}: only http:// proxies are supported (not TLS to the proxy); nothing \
+                 was sent to it",
+                shown(proxy.uri()).trim_end_matches('/')
+            );
+            return Box::pin(async move { Err(message.into()) });
+        }
         if dst.scheme() == Some(&Scheme::HTTPS) {
             let mut tunnel = Tunnel::new(proxy.uri().clone(), self.direct.clone());
             if let Some(auth) = proxy.basic_auth() {
@@ -565,17 +575,24 @@ mod tests {
         (port, rx)
     }
 
-    fn proxied_client(port: u16) -> HttpClient {
-        let proxy = format!("http://user:pw@127.0.0.1:{port}");
-        let matcher = Matcher::builder().http(proxy.clone()).https(proxy).build();
-        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+    fn tls_config() -> rustls::ClientConfig {
+        rustls::ClientConfig::builder_with_provider(Arc::new(
             rustls::crypto::aws_lc_rs::default_provider(),
         ))
         .with_safe_default_protocol_versions()
         .unwrap()
         .with_root_certificates(rustls::RootCertStore::empty())
-        .with_no_client_auth();
-        HttpClient::new(tls, Duration::from_secs(5), Some(Arc::new(matcher)))
+        .with_no_client_auth()
+    }
+
+    fn proxied_client(port: u16) -> HttpClient {
+        let proxy = format!("http://user:pw@127.0.0.1:{port}");
+        let matcher = Matcher::builder().http(proxy.clone()).https(proxy).build();
+        HttpClient::new(
+            tls_config(),
+            Duration::from_secs(5),
+            Some(Arc::new(matcher)),
+        )
     }
 
     /// The environment's proxy is used as reqwest used it (hyper-util's matcher, as reqwest
@@ -617,6 +634,42 @@ mod tests {
             err.to_string().contains("https://registry.example/v2/"),
             "{err}"
         );
+    }
+
+    /// A proxy named `https://` is refused before anything reaches it: spoken to in plain text
+    /// it would get the request and the proxy's credentials in the clear.
+    #[tokio::test]
+    async fn a_tls_proxy_is_refused_before_anything_is_sent() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let proxy = format!("https://user:s3cret@127.0.0.1:{port}");
+        let matcher = Matcher::builder().http(proxy.clone()).https(proxy).build();
+        let client = HttpClient::new(
+            tls_config(),
+            Duration::from_secs(5),
+            Some(Arc::new(matcher)),
+        );
+        for uri in [
+            "http://registry.example/v2/",
+            "https://registry.example/v2/",
+        ] {
+            let sent = client.send(Outgoing::new(Method::GET, uri.parse().unwrap()));
+            let err = tokio::time::timeout(Duration::from_secs(2), sent)
+                .await
+                .expect("refused at once, not sent and waited on")
+                .err()
+                .expect("a TLS proxy is refused");
+            let text = format!("{err:?} {}", super::super::failure::error_chain(&err));
+            assert!(
+                text.contains(&format!(
+                    "proxy https://127.0.0.1:{port}: only http:// proxies are supported"
+                )),
+                "{uri}: {text}"
+            );
+            assert!(!text.contains("s3cret"), "{uri}: {text}");
+        }
+        let connected = tokio::time::timeout(Duration::from_millis(200), listener.accept()).await;
+        assert!(connected.is_err(), "nothing may connect to the proxy");
     }
 
     #[test]
