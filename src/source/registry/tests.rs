@@ -37,14 +37,9 @@ async fn serve_counting_probes(answer: Answer) -> (u16, Arc<AtomicUsize>) {
         while let Ok((mut conn, _)) = listener.accept().await {
             let counted = Arc::clone(&counted);
             tokio::spawn(async move {
-                let mut head = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match conn.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => head.extend_from_slice(&buf[..n]),
-                    }
-                }
+                let Some(head) = read_head(&mut conn).await else {
+                    return;
+                };
                 let response = if head.starts_with(b"GET /v2/ ") {
                     counted.fetch_add(1, Ordering::SeqCst);
                     response("200 OK", "", "{}")
@@ -62,6 +57,20 @@ async fn serve_counting_probes(answer: Answer) -> (u16, Arc<AtomicUsize>) {
         }
     });
     (port, probes)
+}
+
+/// The head of the request on `conn` (request line and headers, up to the blank line), or
+/// `None` when the connection ends before it does.
+pub(super) async fn read_head(conn: &mut tokio::net::TcpStream) -> Option<Vec<u8>> {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        match conn.read(&mut buf).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+    }
+    Some(head)
 }
 
 fn response(status: &str, headers: &str, body: &str) -> String {

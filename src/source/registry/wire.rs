@@ -555,20 +555,15 @@ mod tests {
 
     /// What a proxy was asked on one connection: its head (request line and headers).
     async fn proxy_sees(answer: &'static str) -> (u16, tokio::sync::oneshot::Receiver<String>) {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        use tokio::io::AsyncWriteExt;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let (tx, rx) = tokio::sync::oneshot::channel();
         tokio::spawn(async move {
             let (mut conn, _) = listener.accept().await.unwrap();
-            let mut head = Vec::new();
-            let mut buf = [0u8; 1024];
-            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                match conn.read(&mut buf).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => head.extend_from_slice(&buf[..n]),
-                }
-            }
+            let head = super::super::tests::read_head(&mut conn)
+                .await
+                .unwrap_or_default();
             let _ = tx.send(String::from_utf8_lossy(&head).to_lowercase());
             let _ = conn.write_all(answer.as_bytes()).await;
         });
