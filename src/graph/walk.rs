@@ -238,8 +238,16 @@ async fn load_image<S: Source>(source: &S, options: WalkOptions, manifest: Image
             entry: None,
         };
     };
-    let read =
-        program::read_image(source, &manifest.layers, &deep.os, &deep.run, options.jobs).await;
+    // Boxed: only `--deep` reads layers, and every child's future would otherwise carry the
+    // room for it.
+    let read = Box::pin(program::read_image(
+        source,
+        &manifest.layers,
+        &deep.os,
+        &deep.run,
+        options.jobs,
+    ))
+    .await;
     let layers = manifest
         .layers
         .iter()

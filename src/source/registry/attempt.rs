@@ -80,8 +80,8 @@ impl Sender {
         probing: &mut Probing,
     ) -> Result<Body, Failure> {
         match probing.known() {
-            Some(true) => return self.attempt(req, &probing.plain()).await,
-            Some(false) => return self.attempt(req, &probing.tls()).await,
+            Some(true) => return Box::pin(self.attempt(req, &probing.plain())).await,
+            Some(false) => return Box::pin(self.attempt(req, &probing.tls())).await,
             None => {}
         }
         let url = request_url(req, &probing.plain())?;
@@ -95,18 +95,18 @@ impl Sender {
         let status = resp.status();
         if status.is_redirection() && redirects_to_https(&url, &resp) {
             probing.learned(false);
-            return self.attempt(req, &probing.tls()).await;
+            return Box::pin(self.attempt(req, &probing.tls())).await;
         }
         if is_retryable_status(status.as_u16()) {
             probing.fault();
-            return Err(self.refusal(req, resp).await);
+            return Err(Box::pin(self.refusal(req, resp)).await);
         }
         if status == StatusCode::BAD_REQUEST {
             let retry_after = retry_after_of(&resp);
             let body = read_small(resp, self.link.options.request_timeout).await;
             if is_tls_only_answer(status, &body) {
                 probing.learned(false);
-                return self.attempt(req, &probing.tls()).await;
+                return Box::pin(self.attempt(req, &probing.tls())).await;
             }
             probing.learned(true);
             return Err(refusal_of(req, status, retry_after, &body));
@@ -117,8 +117,14 @@ impl Sender {
 
     /// The registry's answer to `req` at `url`: redirects followed, the body read under its
     /// cap and checked, or what an answer other than 200 means.
+    /// The rare paths (a redirect, a refusal) are boxed: every request's future stays the
+    /// size of the common one.
     async fn answer(&self, req: &Request<'_>, url: Uri, resp: Response) -> Result<Body, Failure> {
-        let resp = self.follow_redirects(req, url, resp).await?;
+        let resp = if resp.status().is_redirection() {
+            Box::pin(self.follow_redirects(req, url, resp)).await?
+        } else {
+            resp
+        };
         let status = resp.status();
         if status == StatusCode::OK && req.kind == Kind::BlobHead {
             return Ok(Body::empty());
@@ -129,7 +135,7 @@ impl Sender {
         if status == StatusCode::OK {
             return read_body(&self.link, req, resp).await;
         }
-        Err(self.refusal(req, resp).await)
+        Err(Box::pin(self.refusal(req, resp)).await)
     }
 
     /// Follows up to [`MAX_REDIRECTS`] redirects from `url`. Only the registry's own origin

@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
+use futures::FutureExt;
 use tokio::sync::OnceCell;
 
 use super::mutex::lock;
@@ -70,8 +71,9 @@ impl FetchCache {
 
     /// Runs `fetch` once per (repository, digest) while its answer is kept; later callers
     /// get the same bytes (or the same error), each counted in `stats` as a cache hit.
-    /// Callers that come while it runs wait for it.
-    pub(super) async fn cached<F>(
+    /// Callers that come while it runs wait for it. `fetch` makes the fetch's future only
+    /// when it runs, so this future holds it once.
+    pub(super) async fn cached<F, Fut>(
         &self,
         stats: &Stats,
         reference: &RegistryRef,
@@ -79,7 +81,8 @@ impl FetchCache {
         fetch: F,
     ) -> Result<Vec<u8>, FetchError>
     where
-        F: Future<Output = Result<Vec<u8>, FetchError>>,
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<Vec<u8>, FetchError>>,
     {
         let key = (
             format!("{}/{}", reference.registry, reference.repository),
@@ -90,7 +93,7 @@ impl FetchCache {
         let result = slot
             .get_or_init(|| {
                 ran = true;
-                async { fetch.await.map(Arc::new) }
+                fetch().map(|r| r.map(Arc::new))
             })
             .await;
         if ran {
@@ -177,7 +180,7 @@ mod tests {
         let get = |i: usize| {
             let (cache, stats, repo, fetches) = (&cache, &stats, &repo, &fetches);
             async move {
-                let fetch = async {
+                let fetch = || async {
                     fetches.fetch_add(1, Ordering::SeqCst);
                     match i % 10 {
                         9 => Err(FetchError::NotFound(format!("blob {i}"))),

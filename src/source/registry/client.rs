@@ -123,10 +123,10 @@ impl RegistrySource {
     }
 
     /// Runs `fetch` once per (repository, digest) for the whole run.
-    async fn cached(
+    async fn cached<Fut: Future<Output = Result<Vec<u8>, FetchError>>>(
         &self,
         digest: &Digest,
-        fetch: impl Future<Output = Result<Vec<u8>, FetchError>>,
+        fetch: impl FnOnce() -> Fut,
     ) -> Result<Vec<u8>, FetchError> {
         let stats = self.client.stats();
         let reference = self.reference();
@@ -171,7 +171,7 @@ impl Source for RegistrySource {
     }
 
     async fn manifest(&self, digest: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
-        let fetch = async {
+        let fetch = || async {
             let req = self.access.by_digest(Kind::Manifest, digest, limit);
             self.get(req).await.map(|b| b.bytes)
         };
@@ -179,7 +179,7 @@ impl Source for RegistrySource {
     }
 
     async fn blob(&self, digest: &Digest, limit: u64) -> Result<Vec<u8>, FetchError> {
-        let fetch = async {
+        let fetch = || async {
             let req = self.access.by_digest(Kind::Blob, digest, limit);
             self.get(req).await.map(|b| b.bytes)
         };
@@ -188,7 +188,7 @@ impl Source for RegistrySource {
         if limit <= MAX_CONFIG_BYTES {
             self.cached(digest, fetch).await
         } else {
-            fetch.await
+            fetch().await
         }
     }
 

@@ -4,6 +4,8 @@
 
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
+
 use super::failure::Failure;
 use super::options::{ClientOptions, Stats};
 use super::tls::HttpClients;
@@ -44,21 +46,26 @@ impl Link {
     }
 
     /// Runs one step of a request (an answer, the next piece of a body) within the request
-    /// timeout; a step that takes longer is a fault that may heal.
-    pub(super) async fn within<T>(
+    /// timeout; a step that takes longer is a fault that may heal. A plain function over
+    /// `step` rather than an `async fn`: the step is stored once, in the timeout, not also
+    /// as the async fn's argument (every request's future is that much smaller to build,
+    /// move and box).
+    pub(super) fn within<'a, F: Future + 'a>(
         &self,
-        what: &str,
-        step: impl Future<Output = T>,
-    ) -> Result<T, Failure> {
+        what: &'a str,
+        step: F,
+    ) -> impl Future<Output = Result<F::Output, Failure>> + 'a {
         let limit = self.options.request_timeout;
-        tokio::time::timeout(limit, step).await.map_err(|_| {
-            Failure::Retry(
-                FetchError::unavailable(format!(
-                    "{what}: nothing received for {:.1}s (--request-timeout)",
-                    limit.as_secs_f64()
-                )),
-                None,
-            )
+        tokio::time::timeout(limit, step).map(move |r| {
+            r.map_err(|_| {
+                Failure::Retry(
+                    FetchError::unavailable(format!(
+                        "{what}: nothing received for {:.1}s (--request-timeout)",
+                        limit.as_secs_f64()
+                    )),
+                    None,
+                )
+            })
         })
     }
 }

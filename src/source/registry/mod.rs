@@ -56,6 +56,8 @@ mod options;
 mod ping;
 mod request;
 mod retry;
+#[cfg(test)]
+mod sizes;
 mod stream;
 mod tls;
 mod token;

@@ -92,7 +92,7 @@ impl Requests {
     {
         let mut attempts: u32 = 0;
         loop {
-            let (err, retry_after) = match self.counted_attempt(what, attempt()).await? {
+            let (err, retry_after) = match self.counted_attempt(what, &mut attempt).await? {
                 Ok(body) => return Ok(body),
                 Err(Failure::Fatal(e)) => return Err(e),
                 Err(Failure::Retry(e, after)) => (e, after),
@@ -138,11 +138,13 @@ impl Requests {
     }
 
     /// One attempt in a request slot, its time counted in the stats. The outer error ends
-    /// the request at once (deadline passed before it began, slots closed).
-    async fn counted_attempt<T>(
+    /// the request at once (deadline passed before it began, slots closed). The attempt is
+    /// made here, once the slot is taken, so this future holds it once (inside the deadline's
+    /// timeout) rather than also as an argument.
+    async fn counted_attempt<T, Fut: Future<Output = Result<T, Failure>>>(
         &self,
         what: &str,
-        attempt: impl Future<Output = Result<T, Failure>>,
+        attempt: impl FnOnce() -> Fut,
     ) -> Result<Result<T, Failure>, FetchError> {
         let link = self.link();
         let left = link.remaining();
@@ -160,8 +162,8 @@ impl Requests {
         // Each step of the attempt (an answer, the next piece of a body) is bounded by
         // the request timeout; the whole attempt by what is left of the deadline.
         let result = match left {
-            None => attempt.await,
-            Some(left) => match tokio::time::timeout(left, attempt).await {
+            None => attempt().await,
+            Some(left) => match tokio::time::timeout(left, attempt()).await {
                 Ok(r) => r,
                 Err(_) => Err(Failure::Fatal(link.deadline_error(what))),
             },

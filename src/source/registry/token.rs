@@ -153,11 +153,13 @@ impl Tokens {
         } else {
             self.token_batch(store, reference, &fp)
         };
-        let token = match fetch_token(link, ask, &repositories).await {
+        // Boxed: a token is fetched once per scope, and every request's future would
+        // otherwise carry the room for it.
+        let token = match Box::pin(fetch_token(link, ask, &repositories)).await {
             Err(Failure::Fatal(_)) if repositories.len() > 1 => {
                 // Some token services refuse a request when any scope is denied.
                 repositories = vec![reference.repository.clone()];
-                fetch_token(link, ask, &repositories).await?
+                Box::pin(fetch_token(link, ask, &repositories)).await?
             }
             other => other?,
         };

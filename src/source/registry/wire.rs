@@ -11,6 +11,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures::FutureExt;
 use http::header::{ACCEPT, HeaderName, HeaderValue, PROXY_AUTHORIZATION, USER_AGENT};
 use http::uri::{Authority, Scheme};
 use http::{HeaderMap, Method, StatusCode, Uri};
@@ -83,8 +84,12 @@ impl HttpClient {
     }
 
     /// Sends `out` and returns the answer's head, its body unread. `Accept: */*` unless the
-    /// request names what it accepts; imgcheck's `User-Agent`.
-    pub(super) async fn send(&self, out: Outgoing) -> Result<Response, HttpError> {
+    /// request names what it accepts; imgcheck's `User-Agent`. The request is built here and
+    /// now; what is awaited holds only the pool's answer and the URI for its error.
+    pub(super) fn send(
+        &self,
+        out: Outgoing,
+    ) -> impl Future<Output = Result<Response, HttpError>> + use<> {
         let Outgoing {
             method,
             uri,
@@ -110,7 +115,7 @@ impl HttpClient {
         *req.method_mut() = method;
         *req.uri_mut() = uri.clone();
         *req.headers_mut() = headers;
-        match self.pool.request(req).await {
+        self.pool.request(req).map(move |answer| match answer {
             Ok(resp) => {
                 let (head, body) = resp.into_parts();
                 Ok(Response {
@@ -120,7 +125,7 @@ impl HttpClient {
                 })
             }
             Err(e) => Err(HttpError::sending(&uri, e)),
-        }
+        })
     }
 }
 
