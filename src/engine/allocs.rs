@@ -91,8 +91,10 @@ fn judging_a_repeated_list_allocates_within_budget() {
     assert!(n <= JUDGE_BUDGET, "{n} allocations to judge the list again");
 }
 
-/// Allocations allowed to judge the `good` list once its selections are memoised.
-const JUDGE_BUDGET: usize = 250;
+/// Allocations allowed to judge the `good` list once its selections are memoised: 188 while
+/// each entry's claim was written out as a string and platforms were formatted to be
+/// compared (issue 24).
+const JUDGE_BUDGET: usize = 150;
 
 /// An index of six entries as a pipeline pushes them (four Linux, two Windows builds).
 fn six_entry_index() -> String {

@@ -28,21 +28,16 @@ impl WindowsVersion {
     /// matcher treats as version 0.0.0). A fourth field is the revision; anything after it is
     /// ignored.
     pub fn parse(s: &str) -> Option<WindowsVersion> {
-        let mut fields = s.split('.');
-        let major = fields.next()?.parse::<u8>().ok()?;
-        let minor = fields.next()?.parse::<u8>().ok()?;
-        let build = fields.next()?.parse::<u16>().ok()?;
+        // One pass over the bytes (the judge reads every entry's os.version).
+        let mut fields = s.as_bytes().split(|&b| b == b'.');
+        let major = u8::try_from(decimal(fields.next()?)?).ok()?;
+        let minor = u8::try_from(decimal(fields.next()?)?).ok()?;
+        let build = u16::try_from(decimal(fields.next()?)?).ok()?;
+        // The revision is read as Rust reads a `u32` (a leading `+` is allowed).
         let revision = fields
             .next()
-            .and_then(|r| r.parse::<u32>().ok())
+            .and_then(|r| std::str::from_utf8(r).ok()?.parse::<u32>().ok())
             .unwrap_or(0);
-        if !s
-            .split('.')
-            .take(3)
-            .all(|f| f.bytes().all(|b| b.is_ascii_digit()))
-        {
-            return None;
-        }
         Some(WindowsVersion {
             major,
             minor,
@@ -105,6 +100,18 @@ impl fmt::Display for WindowsVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}.{}.{}", self.major, self.minor, self.build)
     }
+}
+
+/// A field of digits only (at least one) and its value, `None` past `u32`: the first three
+/// fields of an `os.version`, as containerd's `strconv.ParseUint` reads them.
+fn decimal(field: &[u8]) -> Option<u32> {
+    if field.is_empty() {
+        return None;
+    }
+    field.iter().try_fold(0u32, |n, &b| {
+        let digit = b.checked_sub(b'0').filter(|d| *d <= 9)?;
+        n.checked_mul(10)?.checked_add(u32::from(digit))
+    })
 }
 
 /// Go's `strconv.Atoi` on a 64-bit platform: the value and whether it parsed. An optional `+`
@@ -185,4 +192,44 @@ pub fn named_build(name: &str) -> Option<u16> {
         "25h2" => 26200,
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// containerd's reading as imgcheck wrote it before issue 24 (splitting the string twice):
+    /// the model the one-pass [`WindowsVersion::parse`] must agree with.
+    fn model(s: &str) -> Option<WindowsVersion> {
+        let mut fields = s.split('.');
+        let major = fields.next()?.parse::<u8>().ok()?;
+        let minor = fields.next()?.parse::<u8>().ok()?;
+        let build = fields.next()?.parse::<u16>().ok()?;
+        let revision = fields
+            .next()
+            .and_then(|r| r.parse::<u32>().ok())
+            .unwrap_or(0);
+        let digits = |f: &str| f.bytes().all(|b| b.is_ascii_digit());
+        s.split('.').take(3).all(digits).then_some(WindowsVersion {
+            major,
+            minor,
+            build,
+            revision,
+        })
+    }
+
+    proptest! {
+        /// Issue 24: the one-pass reading agrees with the model on versions as lists write
+        /// them, near-misses (signs, overflow, empty fields, junk after the build) and noise.
+        #[test]
+        fn parse_agrees_with_the_model(
+            fields in proptest::collection::vec("[+-]?[0-9]{0,6}|0*(255|256|65535|65536|4294967295|4294967296)|[0-9a-z,+ ]{0,4}", 0..6),
+            noise in "[0-9.+]{0,16}",
+        ) {
+            let joined = fields.join(".");
+            prop_assert_eq!(WindowsVersion::parse(&joined), model(&joined), "{}", joined);
+            prop_assert_eq!(WindowsVersion::parse(&noise), model(&noise), "{}", noise);
+        }
+    }
 }
