@@ -250,11 +250,7 @@ fn unsupported_build(
 
 /// Why a descriptor platform and a config platform disagree, if they do.
 fn platform_disagreement(entry: &Platform, config: &Platform) -> Option<String> {
-    let (eos, earch, evar) = entry.normalized();
-    let (cos, carch, cvar) = config.normalized();
-    if (eos.as_str(), earch.as_str(), evar.as_str())
-        != (cos.as_str(), carch.as_str(), cvar.as_str())
-    {
+    if entry.normal() != config.normal() {
         return Some(format!(
             "the list says {} but the image config says {}",
             entry.os_arch(),
