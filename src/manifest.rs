@@ -559,36 +559,46 @@ impl<'de> serde::Deserialize<'de> for Key<'de> {
     }
 }
 
-/// The keys of one object seen so far: a short list while the object is small (a manifest's
-/// objects have a handful of keys), a hash set past [`Seen::FEW`] keys, so a hostile object
-/// of many keys still costs linear time.
+/// The keys of one object seen so far: a short list kept in place while the object is small
+/// (a manifest's objects have a handful of keys, and each object's list was an allocation), a
+/// hash set past [`Seen::FEW`] keys, so a hostile object of many keys still costs linear time.
 enum Seen<'de> {
-    Few(Vec<std::borrow::Cow<'de, str>>),
+    Few {
+        keys: [std::borrow::Cow<'de, str>; Seen::FEW],
+        len: usize,
+    },
     Many(std::collections::HashSet<std::borrow::Cow<'de, str>>),
 }
 
 impl Default for Seen<'_> {
     fn default() -> Self {
-        Seen::Few(Vec::new())
+        Seen::Few {
+            keys: std::array::from_fn(|_| std::borrow::Cow::Borrowed("")),
+            len: 0,
+        }
     }
 }
 
 impl<'de> Seen<'de> {
-    /// Keys kept in a list before they move to a hash set.
+    /// Keys kept in the list before they move to a hash set.
     const FEW: usize = 16;
 
     fn contains(&self, key: &str) -> bool {
         match self {
-            Seen::Few(keys) => keys.iter().any(|k| k == key),
+            Seen::Few { keys, len } => keys[..*len].iter().any(|k| k == key),
             Seen::Many(keys) => keys.contains(key),
         }
     }
 
     fn insert(&mut self, key: std::borrow::Cow<'de, str>) {
         match self {
-            Seen::Few(keys) if keys.len() < Self::FEW => keys.push(key),
-            Seen::Few(keys) => {
-                let mut many: std::collections::HashSet<_> = keys.drain(..).collect();
+            Seen::Few { keys, len } if *len < Self::FEW => {
+                keys[*len] = key;
+                *len += 1;
+            }
+            Seen::Few { keys, .. } => {
+                let mut many: std::collections::HashSet<_> =
+                    keys.iter_mut().map(std::mem::take).collect();
                 many.insert(key);
                 *self = Seen::Many(many);
             }
