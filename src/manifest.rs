@@ -562,49 +562,49 @@ impl<'de> serde::Deserialize<'de> for Key<'de> {
 /// The keys of one object seen so far: a short list kept in place while the object is small
 /// (a manifest's objects have a handful of keys, and each object's list was an allocation), a
 /// hash set past [`Seen::FEW`] keys, so a hostile object of many keys still costs linear time.
-enum Seen<'de> {
-    Few {
-        keys: [std::borrow::Cow<'de, str>; Seen::FEW],
-        len: usize,
-    },
-    Many(std::collections::HashSet<std::borrow::Cow<'de, str>>),
+struct Seen<'de> {
+    /// The first keys, `len` of them.
+    few: [std::borrow::Cow<'de, str>; FEW_KEYS],
+    len: usize,
+    /// Every key, once there are more than [`Seen::FEW`].
+    many: Option<std::collections::HashSet<std::borrow::Cow<'de, str>>>,
 }
+
+/// [`Seen::FEW`], as the list's length.
+const FEW_KEYS: usize = 16;
 
 impl Default for Seen<'_> {
     fn default() -> Self {
-        Seen::Few {
-            keys: std::array::from_fn(|_| std::borrow::Cow::Borrowed("")),
+        Seen {
+            few: std::array::from_fn(|_| std::borrow::Cow::Borrowed("")),
             len: 0,
+            many: None,
         }
     }
 }
 
 impl<'de> Seen<'de> {
     /// Keys kept in the list before they move to a hash set.
-    const FEW: usize = 16;
+    const FEW: usize = FEW_KEYS;
 
     fn contains(&self, key: &str) -> bool {
-        match self {
-            Seen::Few { keys, len } => keys[..*len].iter().any(|k| k == key),
-            Seen::Many(keys) => keys.contains(key),
+        match &self.many {
+            Some(keys) => keys.contains(key),
+            None => self.few[..self.len].iter().any(|k| k == key),
         }
     }
 
     fn insert(&mut self, key: std::borrow::Cow<'de, str>) {
-        match self {
-            Seen::Few { keys, len } if *len < Self::FEW => {
-                keys[*len] = key;
-                *len += 1;
-            }
-            Seen::Few { keys, .. } => {
-                let mut many: std::collections::HashSet<_> =
-                    keys.iter_mut().map(std::mem::take).collect();
-                many.insert(key);
-                *self = Seen::Many(many);
-            }
-            Seen::Many(keys) => {
-                keys.insert(key);
-            }
+        if let Some(keys) = &mut self.many {
+            keys.insert(key);
+        } else if self.len < Self::FEW {
+            self.few[self.len] = key;
+            self.len += 1;
+        } else {
+            let mut keys: std::collections::HashSet<_> =
+                self.few.iter_mut().map(std::mem::take).collect();
+            keys.insert(key);
+            self.many = Some(keys);
         }
     }
 }
