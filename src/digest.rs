@@ -118,48 +118,67 @@ impl Hasher {
         }
     }
 
-    /// The digest of everything fed.
+    /// The digest of everything fed; its hex is written into one buffer of the right size.
     pub fn finish(self) -> Digest {
         let (algorithm, hex) = match self.state {
-            HashState::Sha256(h) => (Algorithm::Sha256, hex::encode(h.finalize())),
-            HashState::Sha512(h) => (Algorithm::Sha512, hex::encode(h.finalize())),
+            HashState::Sha256(h) => (Algorithm::Sha256, lower_hex(&h.finalize())),
+            HashState::Sha512(h) => (Algorithm::Sha512, lower_hex(&h.finalize())),
         };
         Digest { algorithm, hex }
     }
+}
+
+/// `bytes` as lowercase hex, in one allocation of the exact size.
+fn lower_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut hex = String::with_capacity(2 * bytes.len());
+    for &b in bytes {
+        hex.push(char::from(DIGITS[usize::from(b >> 4)]));
+        hex.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    hex
+}
+
+/// Checks that `s` is a digest, as [`Digest::from_str`] does (the same errors), and returns
+/// its algorithm and hex part, borrowed: a digest that is only checked is never copied.
+pub fn check(s: &str) -> Result<(Algorithm, &str), DigestError> {
+    let (alg, hex) = s
+        .split_once(':')
+        .ok_or_else(|| DigestError::Shape(s.to_string()))?;
+    let algorithm = match alg {
+        "sha256" => Algorithm::Sha256,
+        "sha512" => Algorithm::Sha512,
+        "" => return Err(DigestError::Shape(s.to_string())),
+        _ => return Err(DigestError::Algorithm(s.to_string())),
+    };
+    if hex.len() != algorithm.hex_len() {
+        return Err(DigestError::Hex(
+            s.to_string(),
+            if algorithm == Algorithm::Sha256 {
+                "sha256 needs 64 hex digits"
+            } else {
+                "sha512 needs 128 hex digits"
+            },
+        ));
+    }
+    // Every byte is looked at (no early exit), which the compiler turns into wide compares.
+    let lower_hex = hex.bytes().fold(true, |ok, b| {
+        ok & (b.is_ascii_digit() | (b'a'..=b'f').contains(&b))
+    });
+    if !lower_hex {
+        return Err(DigestError::Hex(
+            s.to_string(),
+            "only lowercase hex digits 0-9a-f are allowed",
+        ));
+    }
+    Ok((algorithm, hex))
 }
 
 impl FromStr for Digest {
     type Err = DigestError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let (alg, hex) = s
-            .split_once(':')
-            .ok_or_else(|| DigestError::Shape(s.to_string()))?;
-        let algorithm = match alg {
-            "sha256" => Algorithm::Sha256,
-            "sha512" => Algorithm::Sha512,
-            "" => return Err(DigestError::Shape(s.to_string())),
-            _ => return Err(DigestError::Algorithm(s.to_string())),
-        };
-        if hex.len() != algorithm.hex_len() {
-            return Err(DigestError::Hex(
-                s.to_string(),
-                if algorithm == Algorithm::Sha256 {
-                    "sha256 needs 64 hex digits"
-                } else {
-                    "sha512 needs 128 hex digits"
-                },
-            ));
-        }
-        if !hex
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-        {
-            return Err(DigestError::Hex(
-                s.to_string(),
-                "only lowercase hex digits 0-9a-f are allowed",
-            ));
-        }
+        let (algorithm, hex) = check(s)?;
         Ok(Digest {
             algorithm,
             hex: hex.to_string(),
@@ -167,9 +186,21 @@ impl FromStr for Digest {
     }
 }
 
+/// A digest equals its text form `ALGORITHM:HEX` (what [`fmt::Display`] writes), compared
+/// without parsing or copying the text.
+impl PartialEq<str> for Digest {
+    fn eq(&self, text: &str) -> bool {
+        text.strip_prefix(self.algorithm.name())
+            .and_then(|rest| rest.strip_prefix(':'))
+            .is_some_and(|hex| hex == self.hex)
+    }
+}
+
 impl fmt::Display for Digest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.algorithm.name(), self.hex)
+        f.write_str(self.algorithm.name())?;
+        f.write_str(":")?;
+        f.write_str(&self.hex)
     }
 }
 
@@ -225,6 +256,14 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn text_equals_its_digest(bytes in proptest::collection::vec(any::<u8>(), 0..64), other in ".{0,80}") {
+            let d = Digest::sha256(&bytes);
+            prop_assert!(d == *d.to_string().as_str());
+            prop_assert_eq!(d == *other.as_str(), other == d.to_string());
+            prop_assert_eq!(check(&other).is_ok(), other.parse::<Digest>().is_ok());
+        }
+
         #[test]
         fn display_parse_roundtrip(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
             let d = Digest::sha256(&bytes);

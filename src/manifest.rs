@@ -465,7 +465,8 @@ fn check_descriptors(ds: &[Descriptor]) -> Result<(), ManifestError> {
         )));
     }
     for d in ds {
-        d.digest()?;
+        // Checked in place: the walk parses the digests it follows, once each.
+        crate::digest::check(&d.digest)?;
         if d.size < 0 {
             return Err(ManifestError::Invalid(format!(
                 "descriptor {} has a negative size",
@@ -558,42 +559,52 @@ impl<'de> serde::Deserialize<'de> for Key<'de> {
     }
 }
 
-/// The keys of one object seen so far: a short list while the object is small (a manifest's
-/// objects have a handful of keys), a hash set past [`Seen::FEW`] keys, so a hostile object
-/// of many keys still costs linear time.
-enum Seen<'de> {
-    Few(Vec<std::borrow::Cow<'de, str>>),
-    Many(std::collections::HashSet<std::borrow::Cow<'de, str>>),
+/// The keys of one object seen so far: a short list kept in place while the object is small
+/// (a manifest's objects have a handful of keys, and each object's list was an allocation), a
+/// hash set past [`Seen::FEW`] keys, so a hostile object of many keys still costs linear time.
+struct Seen<'de> {
+    /// The first keys, `len` of them.
+    few: [std::borrow::Cow<'de, str>; FEW_KEYS],
+    len: usize,
+    /// Every key, once there are more than [`Seen::FEW`].
+    many: Option<std::collections::HashSet<std::borrow::Cow<'de, str>>>,
 }
+
+/// [`Seen::FEW`], as the list's length.
+const FEW_KEYS: usize = 16;
 
 impl Default for Seen<'_> {
     fn default() -> Self {
-        Seen::Few(Vec::new())
+        Seen {
+            few: std::array::from_fn(|_| std::borrow::Cow::Borrowed("")),
+            len: 0,
+            many: None,
+        }
     }
 }
 
 impl<'de> Seen<'de> {
-    /// Keys kept in a list before they move to a hash set.
-    const FEW: usize = 16;
+    /// Keys kept in the list before they move to a hash set.
+    const FEW: usize = FEW_KEYS;
 
     fn contains(&self, key: &str) -> bool {
-        match self {
-            Seen::Few(keys) => keys.iter().any(|k| k == key),
-            Seen::Many(keys) => keys.contains(key),
+        match &self.many {
+            Some(keys) => keys.contains(key),
+            None => self.few[..self.len].iter().any(|k| k == key),
         }
     }
 
     fn insert(&mut self, key: std::borrow::Cow<'de, str>) {
-        match self {
-            Seen::Few(keys) if keys.len() < Self::FEW => keys.push(key),
-            Seen::Few(keys) => {
-                let mut many: std::collections::HashSet<_> = keys.drain(..).collect();
-                many.insert(key);
-                *self = Seen::Many(many);
-            }
-            Seen::Many(keys) => {
-                keys.insert(key);
-            }
+        if let Some(keys) = &mut self.many {
+            keys.insert(key);
+        } else if self.len < Self::FEW {
+            self.few[self.len] = key;
+            self.len += 1;
+        } else {
+            let mut keys: std::collections::HashSet<_> =
+                self.few.iter_mut().map(std::mem::take).collect();
+            keys.insert(key);
+            self.many = Some(keys);
         }
     }
 }

@@ -92,7 +92,7 @@ impl Platform {
     /// [`Platform::normalized`], borrowed from the platform when it is lower-case already (as
     /// platforms almost always are): the matcher compares every entry with every host under
     /// every profile, and copying the strings was most of a batch's allocations.
-    fn normal(&self) -> (Cow<'_, str>, Cow<'_, str>, Cow<'_, str>) {
+    pub(crate) fn normal(&self) -> (Cow<'_, str>, Cow<'_, str>, Cow<'_, str>) {
         let os = lower(&self.os);
         let arch = lower(&self.architecture);
         let variant = lower(self.variant.as_deref().unwrap_or(""));
@@ -116,12 +116,16 @@ impl Platform {
 
     /// `os/arch[/variant]` without os.version.
     pub fn os_arch(&self) -> String {
-        let (os, arch, variant) = self.normalized();
-        if variant.is_empty() {
-            format!("{os}/{arch}")
-        } else {
-            format!("{os}/{arch}/{variant}")
+        let (os, arch, variant) = self.normal();
+        let mut out = String::with_capacity(os.len() + arch.len() + variant.len() + 2);
+        out.push_str(&os);
+        out.push('/');
+        out.push_str(&arch);
+        if !variant.is_empty() {
+            out.push('/');
+            out.push_str(&variant);
         }
+        out
     }
 
     /// Parses `os/arch[/variant][:osversion]`, the `--platform` syntax.
@@ -170,7 +174,8 @@ impl fmt::Display for Platform {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.os_arch())?;
         if let Some(v) = &self.os_version {
-            write!(f, ":{v}")?;
+            f.write_str(":")?;
+            f.write_str(v)?;
         }
         Ok(())
     }

@@ -13,7 +13,7 @@
 //! This file only declares and re-exports: the files below import each other, never it.
 
 #[cfg(test)]
-mod allocs;
+pub(crate) mod allocs;
 mod binaries;
 mod finding;
 mod inspect;

@@ -2,6 +2,7 @@
 //! or written as its images come ([`Stream`]), byte for byte the same document.
 
 use serde::Serialize;
+use serde_json::ser::{Formatter, PrettyFormatter};
 
 use super::placement::{NodePlacement, RunExtras};
 use crate::cluster::nodes::NodeRuntime;
@@ -45,14 +46,16 @@ pub(super) struct Stream {
 }
 
 impl Stream {
-    /// The text that puts `report` next in the document (its opening, for the first).
-    pub(super) fn image(&mut self, report: &ImageReport) -> String {
+    /// Appends to `out` the text that puts `report` next in the document (its opening, for
+    /// the first).
+    pub(super) fn image(&mut self, report: &ImageReport, out: &mut Vec<u8>) {
         let head = match self.images {
             0 => "{\n  \"images\": [\n    ",
             _ => ",\n    ",
         };
         self.images += 1;
-        head.to_string() + &nested(report, 2)
+        out.extend_from_slice(head.as_bytes());
+        write_nested(out, report, 2);
     }
 
     /// The rest of the document: the end of `images`, then `notes`, `placements` and
@@ -90,18 +93,30 @@ impl Stream {
 /// `,\n  "NAME": VALUE`, pretty-printed at the document's first level; nothing for an empty
 /// list.
 fn member<T: Serialize + ?Sized>(out: &mut String, name: &str, value: &T) {
-    let text = nested(value, 1);
-    if text != "[]" {
-        out.push_str(&format!(",\n  \"{name}\": {text}"));
+    let mut text = Vec::new();
+    write_nested(&mut text, value, 1);
+    if text != b"[]" {
+        out.push_str(",\n  \"");
+        out.push_str(name);
+        out.push_str("\": ");
+        out.push_str(std::str::from_utf8(&text).expect("JSON is UTF-8"));
     }
 }
 
-/// `value` pretty-printed as it is `depth` levels down a pretty-printed document: every line
-/// after the first indented two spaces per level (a JSON string holds no raw newline, so
-/// every newline is the printer's).
-fn nested<T: Serialize + ?Sized>(value: &T, depth: usize) -> String {
-    let text = serde_json::to_string_pretty(value).expect("reports serialise");
-    text.replace('\n', &format!("\n{}", "  ".repeat(depth)))
+/// Appends `value` to `out` pretty-printed as it is `depth` levels down a pretty-printed
+/// document: every line after the first indented two spaces per level. serde_json's own
+/// pretty printer does it, started `depth` levels in, so the text is written once and never
+/// scanned again.
+fn write_nested<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T, depth: usize) {
+    let mut pretty = PrettyFormatter::new();
+    for _ in 0..depth {
+        // Each opening of a level (written nowhere) indents what follows one step more.
+        pretty
+            .begin_object(&mut std::io::sink())
+            .expect("a sink takes every write");
+    }
+    let mut serializer = serde_json::Serializer::with_formatter(out, pretty);
+    value.serialize(&mut serializer).expect("reports serialise");
 }
 
 #[cfg(test)]

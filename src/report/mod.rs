@@ -84,6 +84,8 @@ pub fn render(
 pub struct Writer<W: Write> {
     out: W,
     body: Body,
+    /// The part being written, kept between images so that its room is reused.
+    part: Vec<u8>,
 }
 
 /// What a [`Writer`] keeps, per format.
@@ -101,25 +103,31 @@ impl<W: Write> Writer<W> {
             Format::Json => Body::Json(json::Stream::default()),
             Format::Konflux => Body::Konflux(konflux::Tally::default()),
         };
-        Writer { out, body }
+        Writer {
+            out,
+            body,
+            part: Vec::new(),
+        }
     }
 
     /// Writes the next image's part (Konflux: only counts it) and flushes.
     pub fn image(&mut self, report: &ImageReport) -> std::io::Result<()> {
-        let part = match &mut self.body {
+        self.part.clear();
+        match &mut self.body {
             Body::Text(summary) => {
                 summary.add(report);
                 let mut block = String::new();
                 text::block(&mut block, report);
-                block
+                self.out.write_all(block.as_bytes())?;
+                return self.out.flush();
             }
-            Body::Json(stream) => stream.image(report),
+            Body::Json(stream) => stream.image(report, &mut self.part),
             Body::Konflux(tally) => {
                 tally.add(report);
                 return Ok(());
             }
-        };
-        self.out.write_all(part.as_bytes())?;
+        }
+        self.out.write_all(&self.part)?;
         self.out.flush()
     }
 

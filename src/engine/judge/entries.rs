@@ -3,6 +3,7 @@
 //! that disagrees with the image config or is malformed, two entries claiming one platform
 //! (a gzip/zstd pair is one claim), and Windows builds no supported host selects.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::text::build_text;
@@ -36,8 +37,9 @@ pub(super) fn findings(root: &Node, policy: &Policy, selected: &BTreeSet<String>
         // hosts are judged, and process-isolated ones.
         let windows_process = policy.windows.is_some() && policy.isolation() == Isolation::Process;
         findings.extend(entry_checks(d, child.as_ref(), windows_process));
-        findings.extend(claims.duplicate(d, p));
-        findings.extend(unsupported_build(d, p, &builds, selected));
+        let version = p.windows_version();
+        findings.extend(claims.duplicate(d, version));
+        findings.extend(unsupported_build(d, p, version, &builds, selected));
     }
     findings
 }
@@ -165,50 +167,64 @@ fn platform_mismatch(d: &Descriptor, p: &Platform, cfg: &Platform) -> Option<Fin
     Some(entry_finding(Rule::PlatformMismatch, message, d))
 }
 
-/// The platforms claimed so far: normalised os/arch/variant, build, os.features and
-/// compression → the first entry claiming them (its digest and os.version).
-#[derive(Debug, Default)]
-struct Claims(BTreeMap<String, (String, String)>);
+/// What an entry claims: normalised os/arch/variant, build, os.features (sorted) and
+/// compression, borrowed from its platform and compared as they are (they were written out
+/// as one string per entry).
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Claim<'a> {
+    os: Cow<'a, str>,
+    arch: Cow<'a, str>,
+    variant: Cow<'a, str>,
+    build: Option<u16>,
+    features: Vec<&'a str>,
+    zstd: bool,
+}
 
-impl Claims {
-    /// Records `d`'s claim; a finding when an earlier entry made the same one. Windows
-    /// entries without a version are left out: reported as `os-version-missing`, they claim
-    /// every build. The zstd instance of a gzip/zstd pair ([`ANNOTATION_ZSTD`]) is an
-    /// alternate of its twin, not a second claim.
-    fn duplicate(&mut self, d: &Descriptor, p: &Platform) -> Option<Finding> {
-        if p.is_windows() && p.windows_version().is_none() {
+/// The platforms claimed so far → the first entry claiming each.
+#[derive(Debug, Default)]
+struct Claims<'a>(BTreeMap<Claim<'a>, &'a Descriptor>);
+
+impl<'a> Claims<'a> {
+    /// Records `d`'s claim (its platform, whose Windows version is `version`); a finding
+    /// when an earlier entry made the same one. Windows entries without a version are left
+    /// out: reported as `os-version-missing`, they claim every build. The zstd instance of a
+    /// gzip/zstd pair ([`ANNOTATION_ZSTD`]) is an alternate of its twin, not a second claim.
+    fn duplicate(&mut self, d: &'a Descriptor, version: Option<WindowsVersion>) -> Option<Finding> {
+        let p = d.platform.as_ref()?;
+        if p.is_windows() && version.is_none() {
             return None;
         }
-        let (os, arch, variant) = p.normalized();
-        let build = p
-            .windows_version()
-            .map(|v| v.build.to_string())
-            .unwrap_or_default();
-        let mut features = p.os_features.clone();
-        features.sort();
-        let zstd = d.annotations.get(ANNOTATION_ZSTD).map(String::as_str) == Some("true");
-        let key = format!(
-            "{os}/{arch}/{variant}:{build}:{}:{zstd}",
-            features.join(",")
-        );
-        let version = |p: &Platform| match &p.os_version {
-            Some(v) if p.is_windows() => format!(" ({v})"),
-            _ => String::new(),
+        let (os, arch, variant) = p.normal();
+        let mut features: Vec<&str> = p.os_features.iter().map(String::as_str).collect();
+        features.sort_unstable();
+        let claim = Claim {
+            os,
+            arch,
+            variant,
+            build: version.map(|v| v.build),
+            features,
+            zstd: d.annotations.get(ANNOTATION_ZSTD).map(String::as_str) == Some("true"),
         };
-        if let Some((first, first_version)) = self.0.get(&key) {
-            let claim = match p.windows_version() {
-                Some(v) if p.is_windows() => format!("{} build {}", p.os_arch(), v.build),
-                _ => p.os_arch(),
-            };
-            let message = format!(
-                "entries {first}{first_version} and {}{} both claim {claim}",
-                d.digest,
-                version(p),
-            );
-            return Some(entry_finding(Rule::DuplicatePlatform, message, d));
-        }
-        self.0.insert(key, (d.digest.clone(), version(p)));
-        None
+        let Some(first) = self.0.get(&claim) else {
+            self.0.insert(claim, d);
+            return None;
+        };
+        let shown = |p: Option<&Platform>| match p {
+            Some(p) if p.is_windows() => p.os_version.as_ref().map(|v| format!(" ({v})")),
+            _ => None,
+        };
+        let what = match version {
+            Some(v) if p.is_windows() => format!("{} build {}", p.os_arch(), v.build),
+            _ => p.os_arch(),
+        };
+        let message = format!(
+            "entries {}{} and {}{} both claim {what}",
+            first.digest,
+            shown(first.platform.as_ref()).unwrap_or_default(),
+            d.digest,
+            shown(Some(p)).unwrap_or_default(),
+        );
+        Some(entry_finding(Rule::DuplicatePlatform, message, d))
     }
 }
 
@@ -216,10 +232,11 @@ impl Claims {
 fn unsupported_build(
     d: &Descriptor,
     p: &Platform,
+    version: Option<WindowsVersion>,
     builds: &[u16],
     selected: &BTreeSet<String>,
 ) -> Option<Finding> {
-    let build = p.windows_version()?.build;
+    let build = version?.build;
     if !p.is_windows() || builds.contains(&build) || selected.contains(&d.digest) {
         return None;
     }
@@ -233,11 +250,7 @@ fn unsupported_build(
 
 /// Why a descriptor platform and a config platform disagree, if they do.
 fn platform_disagreement(entry: &Platform, config: &Platform) -> Option<String> {
-    let (eos, earch, evar) = entry.normalized();
-    let (cos, carch, cvar) = config.normalized();
-    if (eos.as_str(), earch.as_str(), evar.as_str())
-        != (cos.as_str(), carch.as_str(), cvar.as_str())
-    {
+    if entry.normal() != config.normal() {
         return Some(format!(
             "the list says {} but the image config says {}",
             entry.os_arch(),
@@ -498,14 +511,12 @@ mod tests {
             d
         };
         let p = Platform::new("linux", "amd64");
+        let gzip = entry(Some(p.clone()));
+        let (twin, third) = (zstd(entry(Some(p.clone()))), zstd(entry(Some(p))));
         let mut claims = Claims::default();
-        assert!(claims.duplicate(&entry(Some(p.clone())), &p).is_none());
-        assert!(
-            claims
-                .duplicate(&zstd(entry(Some(p.clone()))), &p)
-                .is_none()
-        );
-        let again = claims.duplicate(&zstd(entry(Some(p.clone()))), &p);
+        assert!(claims.duplicate(&gzip, None).is_none());
+        assert!(claims.duplicate(&twin, None).is_none());
+        let again = claims.duplicate(&third, None);
         assert_eq!(again.map(|f| f.rule), Some(Rule::DuplicatePlatform));
     }
 
@@ -553,13 +564,10 @@ mod tests {
             ),
         ];
         for (first, second, want) in cases {
+            let (one, two) = (entry(Some(first.clone())), entry(Some(second.clone())));
             let mut claims = Claims::default();
-            assert!(
-                claims
-                    .duplicate(&entry(Some(first.clone())), &first)
-                    .is_none()
-            );
-            let got = claims.duplicate(&entry(Some(second.clone())), &second);
+            assert!(claims.duplicate(&one, first.windows_version()).is_none());
+            let got = claims.duplicate(&two, second.windows_version());
             assert_eq!(
                 got.as_ref().map(|f| f.rule),
                 want.then_some(Rule::DuplicatePlatform),
@@ -593,7 +601,8 @@ mod tests {
             (Platform::new("linux", "amd64"), &none, false),
         ];
         for (p, selected, want) in cases {
-            let got = unsupported_build(&entry(Some(p.clone())), p, &builds, selected);
+            let d = entry(Some(p.clone()));
+            let got = unsupported_build(&d, p, p.windows_version(), &builds, selected);
             assert_eq!(
                 got.as_ref().map(|f| f.rule),
                 want.then_some(Rule::UnsupportedBuild),

@@ -231,19 +231,24 @@ fn check_header_digest(
     creds: Option<&Credentials>,
 ) -> Result<(), Failure> {
     let bytes = &received.bytes;
-    let mismatch = match claimed.parse::<Digest>() {
-        Ok(d) => match &received.actual {
-            Some(a) if a.algorithm() == d.algorithm() => (*a != d).then(|| a.clone()),
-            // A spooled body was hashed with the expected digest's algorithm only.
-            _ if received.file.is_some() => None,
-            _ => (!d.matches(bytes)).then(|| Digest::compute(d.algorithm(), bytes)),
+    let mismatch = match &received.actual {
+        // The usual answer: the header names what the body hashed to while it was read
+        // (compared as text, nothing parsed or copied).
+        Some(a) if *a == *claimed => None,
+        _ => match claimed.parse::<Digest>() {
+            Ok(d) => match &received.actual {
+                Some(a) if a.algorithm() == d.algorithm() => (*a != d).then(|| a.clone()),
+                // A spooled body was hashed with the expected digest's algorithm only.
+                _ if received.file.is_some() => None,
+                _ => (!d.matches(bytes)).then(|| Digest::compute(d.algorithm(), bytes)),
+            },
+            Err(_) => Some(
+                received
+                    .actual
+                    .clone()
+                    .unwrap_or_else(|| Digest::sha256(bytes)),
+            ),
         },
-        Err(_) => Some(
-            received
-                .actual
-                .clone()
-                .unwrap_or_else(|| Digest::sha256(bytes)),
-        ),
     };
     match mismatch {
         None => Ok(()),
@@ -445,6 +450,8 @@ fn percent_encoded(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::digest::Algorithm;
+    use crate::engine::allocs::allocations;
     use crate::secret::REDACTED;
 
     #[test]
@@ -549,6 +556,27 @@ mod tests {
                 }
                 (_, Ok(())) => panic!("{header}: accepted"),
                 (_, Err(Failure::Retry(e, _) | Failure::Fatal(e))) => panic!("{header}: {e}"),
+            }
+        }
+    }
+
+    /// Issue 24: a header that names what the body hashed to while read is accepted without
+    /// parsing it (no allocation); the refusals above are unchanged.
+    #[test]
+    fn a_matching_header_digest_is_checked_without_allocating() {
+        for body in [&b"{}"[..], b"", &[7u8; 3000]] {
+            for algorithm in [Algorithm::Sha256, Algorithm::Sha512] {
+                let actual = Digest::compute(algorithm, body);
+                let header = actual.to_string();
+                let received = Received {
+                    bytes: body.to_vec(),
+                    actual: Some(actual),
+                    file: None,
+                };
+                let (got, n) =
+                    allocations(|| check_header_digest(&header, &received, None).is_ok());
+                assert!(got, "{header}");
+                assert_eq!(n, 0, "{n} allocations to check {header}");
             }
         }
     }

@@ -16,6 +16,7 @@ use crate::digest::Digest;
 use crate::reference::RegistryRef;
 use crate::source::FetchError;
 
+/// (`registry/repository`, digest); shared between the map and the order of use.
 type CacheKey = (String, Digest);
 type CacheSlot = Arc<OnceCell<Result<Arc<Vec<u8>>, FetchError>>>;
 
@@ -44,15 +45,21 @@ impl Default for FetchCache {
 /// The entries, their order of last use and their cost.
 #[derive(Default)]
 struct State {
-    entries: HashMap<CacheKey, Entry>,
+    /// Hashed with foldhash, randomly seeded per run: SipHash was 630 instructions per
+    /// lookup, two lookups per request. Keys come from registries' answers, so the seed is
+    /// random (an answer cannot aim at one bucket without knowing it), and the map holds
+    /// at most [`CACHE_BYTES`] / [`ENTRY_OVERHEAD`] entries whatever happens.
+    entries: HashMap<Arc<CacheKey>, Entry, foldhash::fast::RandomState>,
     /// Keys by their last use (a tick), oldest first.
-    order: BTreeMap<u64, CacheKey>,
+    order: BTreeMap<u64, Arc<CacheKey>>,
     tick: u64,
     /// The cost of the entries whose answer is in.
     bytes: usize,
 }
 
 struct Entry {
+    /// Its key, as the map and the order of use hold it.
+    key: Arc<CacheKey>,
     slot: CacheSlot,
     /// Its last use.
     used: u64,
@@ -84,10 +91,12 @@ impl FetchCache {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<Vec<u8>, FetchError>>,
     {
-        let key = (
-            format!("{}/{}", reference.registry, reference.repository),
-            digest.clone(),
-        );
+        let (registry, repository) = (&reference.registry, &reference.repository);
+        let mut name = String::with_capacity(registry.len() + 1 + repository.len());
+        name.push_str(registry);
+        name.push('/');
+        name.push_str(repository);
+        let key = (name, digest.clone());
         let slot = lock(&self.state).slot(&key);
         let mut ran = false;
         let result = slot
@@ -113,19 +122,32 @@ impl FetchCache {
 }
 
 impl State {
-    /// The slot of `key`, made if missing, marked as used now.
+    /// The slot of `key`, made if missing, marked as used now. The key is copied once, when
+    /// its entry is made; the entry and the order of use share that copy.
     fn slot(&mut self, key: &CacheKey) -> CacheSlot {
         self.tick += 1;
         let tick = self.tick;
-        let entry = self.entries.entry(key.clone()).or_insert_with(|| Entry {
-            slot: CacheSlot::default(),
-            used: tick,
-            cost: 0,
-        });
-        self.order.remove(&entry.used);
-        entry.used = tick;
-        self.order.insert(tick, key.clone());
-        Arc::clone(&entry.slot)
+        let (shared, slot) = match self.entries.get_mut(key) {
+            Some(entry) => {
+                self.order.remove(&entry.used);
+                entry.used = tick;
+                (Arc::clone(&entry.key), Arc::clone(&entry.slot))
+            }
+            None => {
+                let shared = Arc::new(key.clone());
+                let slot = CacheSlot::default();
+                let entry = Entry {
+                    key: Arc::clone(&shared),
+                    slot: Arc::clone(&slot),
+                    used: tick,
+                    cost: 0,
+                };
+                self.entries.insert(Arc::clone(&shared), entry);
+                (shared, slot)
+            }
+        };
+        self.order.insert(tick, shared);
+        slot
     }
 
     /// The answer of `slot` (for `key`) is in, `size` bytes: counted, then the entries used
@@ -160,10 +182,38 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::allocs::allocations;
     use std::sync::atomic::Ordering;
 
     fn digest(i: usize) -> Digest {
         format!("sha256:{:064x}", i).parse().unwrap()
+    }
+
+    /// Issue 24: asking for a kept answer again copies no key (it was copied into the map
+    /// and again into the order of use at every ask: four allocations), and a new answer's
+    /// key is copied once.
+    #[test]
+    fn the_books_copy_a_key_once() {
+        let mut state = State::default();
+        let keys: Vec<CacheKey> = (0..64)
+            .map(|i| (format!("q.io/org/r{i}"), digest(i)))
+            .collect();
+        let slots: Vec<CacheSlot> = keys.iter().map(|k| state.slot(k)).collect();
+        let mut total = 0;
+        for (key, slot) in keys.iter().zip(&slots) {
+            let (again, n) = allocations(|| state.slot(key));
+            assert!(Arc::ptr_eq(&again, slot), "{}", key.0);
+            total += n;
+        }
+        // only the order's tree grows a node now and then
+        assert!(total <= 16, "{total} allocations to find 64 keys again");
+        state.entries.reserve(1);
+        let key = (String::from("q.io/org/new"), digest(99));
+        let (_, n) = allocations(|| state.slot(&key));
+        // the shared key (and its two strings), the slot
+        assert!(n <= 4, "{n} allocations for a new key");
+        assert_eq!(state.entries.len(), 65);
+        assert_eq!(state.order.len(), 65);
     }
 
     /// Issue 24: whatever the number of answers, the cache keeps at most its bound; the

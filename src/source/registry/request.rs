@@ -94,7 +94,9 @@ impl Access {
         }
     }
 
-    /// A request for the manifest or blob `digest`, which its body must hash to.
+    /// A request for the manifest or blob `digest`, which its body must hash to. Its path
+    /// part (`ALGORITHM:HEX`) and its name in messages (`manifest ALGORITHM:HEX`) are each
+    /// built in one buffer of their final size.
     pub(super) fn by_digest<'a>(
         &'a self,
         kind: Kind,
@@ -102,11 +104,18 @@ impl Access {
         limit: u64,
     ) -> Request<'a> {
         let noun = match kind {
-            Kind::Manifest => "manifest",
-            Kind::Blob | Kind::BlobHead => "blob",
+            Kind::Manifest => "manifest ",
+            Kind::Blob | Kind::BlobHead => "blob ",
         };
-        let what = format!("{noun} {digest}");
-        self.request(kind, digest.to_string(), Some(digest), limit, what)
+        let (algorithm, hex) = (digest.algorithm().name(), digest.hex());
+        let mut part = String::with_capacity(algorithm.len() + 1 + hex.len());
+        part.push_str(algorithm);
+        part.push(':');
+        part.push_str(hex);
+        let mut what = String::with_capacity(noun.len() + part.len());
+        what.push_str(noun);
+        what.push_str(&part);
+        self.request(kind, part, Some(digest), limit, what)
     }
 }
 
@@ -200,5 +209,41 @@ pub(super) fn api_host(registry: &str) -> &str {
     match registry {
         "docker.io" => "registry-1.docker.io",
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::allocs::allocations;
+    use crate::reference::ImageRef;
+
+    /// Issue 24: a request by digest costs two allocations, its path part and its name in
+    /// messages (each was formatted, growing as it went); the text is unchanged.
+    #[test]
+    fn a_request_by_digest_allocates_twice() {
+        let ImageRef::Registry(reference) = "q.io/org/repo:v1".parse().unwrap() else {
+            unreachable!("a registry reference")
+        };
+        let access = Access {
+            reference,
+            creds: Ok(None),
+        };
+        for (kind, noun) in [
+            (Kind::Manifest, "manifest"),
+            (Kind::Blob, "blob"),
+            (Kind::BlobHead, "blob"),
+        ] {
+            for digest in [
+                Digest::sha256(b"x"),
+                Digest::compute(crate::digest::Algorithm::Sha512, b"x"),
+            ] {
+                let (req, n) = allocations(|| access.by_digest(kind, &digest, 7));
+                assert_eq!(req.reference_part, digest.to_string());
+                assert_eq!(req.what, format!("{noun} {digest}"));
+                assert_eq!(req.expected, Some(&digest));
+                assert_eq!(n, 2, "{n} allocations for {}", req.what);
+            }
+        }
     }
 }
