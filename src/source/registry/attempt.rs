@@ -79,6 +79,8 @@ impl Sender {
         req: &Request<'_>,
         probing: &mut Probing,
     ) -> Result<Body, Failure> {
+        // Each retry with a known scheme is boxed, as are the rare paths below: this runs
+        // once per registry, and every request's future would otherwise carry its room.
         match probing.known() {
             Some(true) => return Box::pin(self.attempt(req, &probing.plain())).await,
             Some(false) => return Box::pin(self.attempt(req, &probing.tls())).await,
@@ -117,6 +119,7 @@ impl Sender {
 
     /// The registry's answer to `req` at `url`: redirects followed, the body read under its
     /// cap and checked, or what an answer other than 200 means.
+    ///
     /// The rare paths (a redirect, a refusal) are boxed: every request's future stays the
     /// size of the common one.
     async fn answer(&self, req: &Request<'_>, url: Uri, resp: Response) -> Result<Body, Failure> {
