@@ -234,12 +234,14 @@ fn percent_decoded(s: &str) -> String {
 }
 
 /// `/v2/<repository>/<manifests|blobs>/<reference>` of `req` on the registry at `base`:
-/// the origin parsed once, and this path.
+/// the origin parsed once, and this path, built in a buffer of exactly its length (the URI
+/// then keeps that buffer; one any longer is shared through a second allocation).
 fn request_url(req: &Request<'_>, base: &Origin) -> Result<Uri, Failure> {
     let repository = &req.access.reference.repository;
     let (kind, part) = (req.kind.path(), &req.reference_part);
-    let mut path = String::with_capacity(7 + repository.len() + kind.len() + part.len());
-    for piece in ["/v2/", repository, "/", kind, "/", part] {
+    let pieces = ["/v2/", repository, "/", kind, "/", part];
+    let mut path = String::with_capacity(pieces.iter().map(|p| p.len()).sum());
+    for piece in pieces {
         path.push_str(piece);
     }
     base.uri(path).map_err(|e| {
@@ -301,5 +303,42 @@ mod tests {
         assert_eq!(api_host("docker.io"), "registry-1.docker.io");
         assert_eq!(api_host("quay.io"), "quay.io");
         assert_eq!(api_host("127.0.0.1:5000"), "127.0.0.1:5000");
+    }
+
+    /// Issue 24: a request's URI is its path's one buffer, shared by the URI (a buffer
+    /// longer than its text made `http` allocate a second time to share it).
+    #[test]
+    fn a_request_url_is_one_allocation() {
+        use super::super::request::{Access, Kind};
+        use crate::digest::{Algorithm, Digest};
+        use crate::engine::allocs::allocations;
+        use crate::reference::ImageRef;
+        let ImageRef::Registry(reference) = "q.io/org/repo:v1".parse().unwrap() else {
+            unreachable!("a registry reference")
+        };
+        let access = Access {
+            reference,
+            creds: Ok(None),
+        };
+        for digest in [
+            Digest::sha256(b"x"),
+            Digest::compute(Algorithm::Sha512, b"x"),
+        ] {
+            for kind in [Kind::Manifest, Kind::Blob, Kind::BlobHead] {
+                let req = access.by_digest(kind, &digest, 7);
+                for origin in [
+                    Origin::new(true, "127.0.0.1:5000"),
+                    Origin::new(false, "q.io"),
+                ] {
+                    // The origin's authority is shared from its first use on.
+                    let _first = request_url(&req, &origin);
+                    let (url, n) = allocations(|| request_url(&req, &origin).ok());
+                    let url = url.expect("a URL");
+                    let path = format!("/v2/org/repo/{}/{digest}", kind.path());
+                    assert_eq!(url.to_string(), format!("{origin}{path}"));
+                    assert_eq!(n, 1, "{n} allocations for {url}");
+                }
+            }
+        }
     }
 }

@@ -145,19 +145,23 @@ pub(super) async fn read_body(
     if resp.content_length().is_some_and(|n| n > req.limit) {
         return Err(too_large(req));
     }
-    let content_type =
-        header(&resp, CONTENT_TYPE).map(|v| v.split(';').next().unwrap_or("").trim().to_string());
-    let header_digest = header(&resp, "docker-content-digest").map(str::to_string);
     let sink = Sink::open(req, resp.content_length())?;
-    let received = stream(link, req, resp, sink).await?;
+    let mut resp = resp;
+    let received = stream(link, req, &mut resp, sink).await?;
+    // The headers are read where the answer keeps them: only a manifest's media type is
+    // copied out.
+    let content_type =
+        header(&resp, CONTENT_TYPE).map(|v| v.split(';').next().unwrap_or("").trim());
     check_expected(req.expected, received.actual.as_ref())?;
-    if let Some(claimed) = &header_digest {
+    if let Some(claimed) = header(&resp, "docker-content-digest") {
         check_header_digest(claimed, &received, req.credentials())?;
     }
     if req.kind == Kind::Manifest {
-        check_manifest_type(req, content_type.as_deref())?;
+        check_manifest_type(req, content_type)?;
     }
-    let media_type = content_type.filter(|ct| ACCEPTED_MANIFEST_TYPES.contains(&ct.as_str()));
+    let media_type = content_type
+        .filter(|ct| ACCEPTED_MANIFEST_TYPES.contains(ct))
+        .map(str::to_string);
     Ok(Body {
         bytes: received.bytes,
         media_type,
@@ -171,7 +175,7 @@ pub(super) async fn read_body(
 async fn stream(
     link: &Link,
     req: &Request<'_>,
-    mut resp: Response,
+    resp: &mut Response,
     mut sink: Sink,
 ) -> Result<Received, Failure> {
     let mut received: u64 = 0;
@@ -579,6 +583,67 @@ mod tests {
                 assert_eq!(n, 0, "{n} allocations to check {header}");
             }
         }
+    }
+
+    /// Issue 24: an answer's headers are read where it keeps them. Reading a config blob
+    /// allocates what reading the body needs (its buffer, its digest) and no copy of a
+    /// header; a manifest's accepted media type is its one copy more.
+    #[test]
+    fn a_body_is_read_without_copying_its_headers() {
+        use super::super::options::ClientOptions;
+        use super::super::request::Access;
+        use super::super::wire::Response;
+        use crate::manifest::OCI_MANIFEST;
+        use crate::reference::ImageRef;
+        let link = Link::new(&ClientOptions::default());
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let ImageRef::Registry(reference) = "q.io/org/repo:v1".parse().unwrap() else {
+            unreachable!("a registry reference")
+        };
+        let access = Access {
+            reference,
+            creds: Ok(None),
+        };
+        let text =
+            r#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json"}"#;
+        let digest = Digest::sha256(text.as_bytes());
+        let (length, named) = (text.len().to_string(), digest.to_string());
+        let mut counts = Vec::new();
+        for (kind, content_type) in [
+            (Kind::Blob, "application/octet-stream"),
+            (Kind::Manifest, OCI_MANIFEST),
+            (
+                Kind::Manifest,
+                "application/vnd.oci.image.manifest.v1+json; charset=utf-8",
+            ),
+        ] {
+            let req = access.by_digest(kind, &digest, 1 << 20);
+            let answer = || {
+                let heads = [
+                    ("content-type", content_type),
+                    ("content-length", length.as_str()),
+                    ("docker-content-digest", named.as_str()),
+                ];
+                Response::fixed(200, &heads, text)
+            };
+            // The runtime's timer is set up by the first read.
+            rt.block_on(read_body(&link, &req, answer())).ok().unwrap();
+            let resp = answer();
+            let (read, n) = allocations(|| rt.block_on(read_body(&link, &req, resp)));
+            let read = read.ok().expect("a checked body");
+            assert_eq!(read.bytes, text.as_bytes());
+            let kept = (kind == Kind::Manifest).then(|| OCI_MANIFEST.to_string());
+            assert_eq!(read.media_type, kept, "{content_type}");
+            counts.push(n);
+        }
+        assert_eq!(
+            counts,
+            [2, 3, 3],
+            "allocations to read a blob, then a manifest"
+        );
     }
 
     #[test]
