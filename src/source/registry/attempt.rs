@@ -239,11 +239,13 @@ fn percent_decoded(s: &str) -> String {
 fn request_url(req: &Request<'_>, base: &Origin) -> Result<Uri, Failure> {
     let repository = &req.access.reference.repository;
     let (kind, part) = (req.kind.path(), &req.reference_part);
-    let pieces = ["/v2/", repository, "/", kind, "/", part];
-    let mut path = String::with_capacity(pieces.iter().map(|p| p.len()).sum());
+    let pieces = ["/v2/", repository, "/", kind, "/"];
+    let mut path =
+        String::with_capacity(pieces.iter().map(|p| p.len()).sum::<usize>() + part.len());
     for piece in pieces {
         path.push_str(piece);
     }
+    part.push_to(&mut path);
     base.uri(path).map_err(|e| {
         Failure::Fatal(FetchError::bad_input_by(
             format!("{}: bad URL", req.what),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::body::Body;
 use super::cache::FetchCache;
 use super::options::{ClientOptions, Stats};
-use super::request::{Access, Kind, Request};
+use super::request::{Access, Kind, Part, Request};
 use super::retry::Requests;
 use super::stream::stream_blob;
 use super::upload::Writer;
@@ -114,7 +114,7 @@ impl RegistrySource {
         let what = format!("blob {digest}");
         let req = self
             .access
-            .request(Kind::BlobHead, digest.to_string(), None, 0, what);
+            .request(Kind::BlobHead, Part::Digest(digest), None, 0, what);
         match self.get(req).await {
             Ok(_) => Ok(true),
             Err(FetchError::NotFound(_)) => Ok(false),
@@ -156,7 +156,7 @@ impl Source for RegistrySource {
         let reference = self.reference();
         let req = self.access.request(
             Kind::Manifest,
-            reference.reference_part(),
+            Part::Text(reference.reference_part()),
             reference.digest.as_ref(),
             MAX_MANIFEST_BYTES,
             format!("manifest {reference}"),

@@ -13,7 +13,7 @@ use super::attempt::origin_is_registry;
 use super::body::{colon, read_small, summarize_error_body};
 use super::failure::{Failure, gave_up, is_retryable_status, retry_after_of, transport_failure};
 use super::options::Stats;
-use super::request::{Access, Kind, Payload, Request};
+use super::request::{Access, Kind, Part, Payload, Request};
 use super::retry::Requests;
 use super::wire::Response;
 use crate::auth::Credentials;
@@ -103,9 +103,13 @@ impl Writer<'_> {
         let resp = if origin_is_registry(url, &self.access.reference) {
             let req = Request {
                 payload: Some(payload),
-                ..self
-                    .access
-                    .request(Kind::Blob, String::new(), None, 0, what.to_string())
+                ..self.access.request(
+                    Kind::Blob,
+                    Part::Text(String::new()),
+                    None,
+                    0,
+                    what.to_string(),
+                )
             };
             sender.send_authenticated(&req, url).await?
         } else {
