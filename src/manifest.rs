@@ -353,15 +353,16 @@ impl Manifest {
     /// Parses manifest bytes. `descriptor_type` is the media type the referrer claimed
     /// (index entry, `index.json`, or the registry's Content-Type), if known.
     ///
-    /// The body is read once ([`Body::read`]); a body that one reading cannot take is read
-    /// again the slow way ([`Manifest::diagnose`]), whose error is the one reported.
+    /// The body is read once, a key twice in any object refused in the same walk, both
+    /// shapes' fields collected and the kind decided after. A body that one reading cannot
+    /// take (a fault, or a field of the wrong type) is read again the old way, in three
+    /// passes, whose error is the one reported: the same wording and order of faults.
     pub fn parse(bytes: &[u8], descriptor_type: Option<&str>) -> Result<Manifest, ManifestError> {
         let claimed = descriptor_type.filter(|t| !t.is_empty());
-        match Body::read(bytes) {
-            Ok(body) => body.into_manifest(claimed),
-            Err(_) => None,
-        }
-        .unwrap_or_else(|| Manifest::diagnose(bytes, claimed))
+        Body::read(bytes)
+            .ok()
+            .and_then(|body| body.into_manifest(claimed))
+            .unwrap_or_else(|| Manifest::diagnose(bytes, claimed))
     }
 
     /// The body read three times, each fault found in order: duplicate keys and syntax
