@@ -14,8 +14,12 @@ use crate::digest::{Digest, DigestError};
 use crate::platform::Platform;
 
 mod lenient;
+#[cfg(test)]
+mod once_tests;
+mod unique;
 
 use lenient::{Labels, Lenient, Text, Texts, lenient};
+use unique::{Key, Seen, duplicate_key};
 
 /// OCI image index.
 pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
@@ -233,10 +237,19 @@ impl<'de> Lenient<'de> for RunConfig {
 
 impl ImageConfig {
     /// Parses a config blob.
+    ///
+    /// The config is read once, a key twice in any object refused; a config that reading
+    /// refuses is read again the slow way (duplicate keys first, then the fields), whose error
+    /// is the one reported.
     pub fn parse(bytes: &[u8]) -> Result<ImageConfig, ManifestError> {
-        check_unique_keys(bytes).map_err(ManifestError::json("image config is not valid JSON"))?;
-        let config: ImageConfig = serde_json::from_slice(bytes)
-            .map_err(ManifestError::json("image config is not valid JSON"))?;
+        let config = match unique::read::<ImageConfig>(bytes) {
+            Ok(config) => config,
+            Err(_) => {
+                let context = "image config is not valid JSON";
+                check_unique_keys(bytes).map_err(ManifestError::json(context))?;
+                serde_json::from_slice(bytes).map_err(ManifestError::json(context))?
+            }
+        };
         if config.os.is_empty() || config.architecture.is_empty() {
             return Err(ManifestError::invalid(
                 "image config has no 'os' or 'architecture'",
@@ -339,7 +352,23 @@ fn unsupported(media_type: &str) -> ManifestError {
 impl Manifest {
     /// Parses manifest bytes. `descriptor_type` is the media type the referrer claimed
     /// (index entry, `index.json`, or the registry's Content-Type), if known.
+    ///
+    /// The body is read once, a key twice in any object refused in the same walk, both
+    /// shapes' fields collected and the kind decided after. A body that one reading cannot
+    /// take (a fault, or a field of the wrong type) is read again the old way, in three
+    /// passes, whose error is the one reported: the same wording and order of faults.
     pub fn parse(bytes: &[u8], descriptor_type: Option<&str>) -> Result<Manifest, ManifestError> {
+        let claimed = descriptor_type.filter(|t| !t.is_empty());
+        Body::read(bytes)
+            .ok()
+            .and_then(|body| body.into_manifest(claimed))
+            .unwrap_or_else(|| Manifest::diagnose(bytes, claimed))
+    }
+
+    /// The body read three times, each fault found in order: duplicate keys and syntax
+    /// anywhere, then the shape, the header, the typed reading (without a line and column).
+    /// What [`Manifest::parse`] reports when one reading of the body is not enough.
+    fn diagnose(bytes: &[u8], claimed: Option<&str>) -> Result<Manifest, ManifestError> {
         check_unique_keys(bytes).map_err(ManifestError::json("not valid JSON"))?;
         // The body is valid JSON (read above): an object exactly when it opens with `{`.
         if bytes.trim_ascii_start().first() != Some(&b'{') {
@@ -347,33 +376,167 @@ impl Manifest {
         }
         let head: Head =
             serde_json::from_slice(bytes).map_err(ManifestError::json("not valid JSON"))?;
-        let body_type = body_media_type(head.media_type.as_ref())?;
-        match head.schema_version.as_ref().and_then(|v| v.as_i64()) {
-            Some(1) => return Ok(Manifest::Schema1),
-            Some(2) => {}
-            _ => {
-                return Err(ManifestError::Invalid(format!(
-                    "schemaVersion must be 2, found {}",
-                    head.schema_version
-                        .map_or("nothing".to_string(), |v| v.to_string())
-                )));
-            }
-        }
-        let claimed = descriptor_type.filter(|t| !t.is_empty());
-        match kind(&head, body_type, claimed)? {
-            Kind::Index => {
-                let index: Index = typed(bytes, "invalid index")?;
-                check_descriptors(&index.manifests)?;
-                Ok(Manifest::Index(index))
-            }
-            Kind::Image => {
-                let image: ImageManifest = typed(bytes, "invalid image manifest")?;
-                check_descriptors(std::slice::from_ref(&image.config))?;
-                check_descriptors(&image.layers)?;
-                Ok(Manifest::Image(image))
-            }
+        let shape = Shape {
+            manifests: head.manifests,
+            config: head.config,
+        };
+        match header(
+            head.schema_version,
+            head.media_type.as_ref(),
+            shape,
+            claimed,
+        )? {
+            Kind::Index => checked_index(typed(bytes, "invalid index")?),
+            Kind::Image => checked_image(typed(bytes, "invalid image manifest")?),
             Kind::Schema1 => Ok(Manifest::Schema1),
         }
+    }
+}
+
+/// An index whose descriptors are checked.
+fn checked_index(index: Index) -> Result<Manifest, ManifestError> {
+    check_descriptors(&index.manifests)?;
+    Ok(Manifest::Index(index))
+}
+
+/// An image manifest whose descriptors are checked.
+fn checked_image(image: ImageManifest) -> Result<Manifest, ManifestError> {
+    check_descriptors(std::slice::from_ref(&image.config))?;
+    check_descriptors(&image.layers)?;
+    Ok(Manifest::Image(image))
+}
+
+/// Which fields that tell a body's kind by its shape are there, whatever their values.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    manifests: bool,
+    config: bool,
+}
+
+/// What a body is by its header (`schemaVersion` and `mediaType` as written, `None` when
+/// absent), its shape and the media type its referrer claimed; or the header's fault.
+fn header(
+    schema_version: Option<serde_json::Value>,
+    media_type: Option<&serde_json::Value>,
+    shape: Shape,
+    claimed: Option<&str>,
+) -> Result<Kind, ManifestError> {
+    let body_type = body_media_type(media_type)?;
+    match schema_version.as_ref().and_then(|v| v.as_i64()) {
+        Some(1) => return Ok(Kind::Schema1),
+        Some(2) => {}
+        _ => {
+            return Err(ManifestError::Invalid(format!(
+                "schemaVersion must be 2, found {}",
+                schema_version.map_or("nothing".to_string(), |v| v.to_string())
+            )));
+        }
+    }
+    kind(shape, body_type, claimed)
+}
+
+/// A manifest-like body's fields as one reading meets them: the header as written and the
+/// fields of both an index and an image manifest (those the body's own `mediaType`, when
+/// read first, rules out are skipped). Its kind is decided once the body is read.
+#[derive(Default)]
+struct Body {
+    schema_version: Option<serde_json::Value>,
+    media_type: Option<serde_json::Value>,
+    manifests: Option<Vec<Descriptor>>,
+    annotations: BTreeMap<String, String>,
+    config: Option<Descriptor>,
+    layers: Option<Vec<Descriptor>>,
+}
+
+impl Body {
+    /// Reads `bytes` once, as UTF-8 text, refusing a key twice in any object. Fails on
+    /// anything a manifest's reading would fail on, and on a field of either shape that is
+    /// not of its type (the body may be of the other kind: the caller reads it again).
+    fn read(bytes: &[u8]) -> Result<Body, serde_json::Error> {
+        unique::read(bytes)
+    }
+
+    /// False when the body's own media type, already read, names another kind than `kind`
+    /// (or is not a kind at all, a fault whatever the fields): its fields are then skipped.
+    fn wants(&self, kind: Kind) -> bool {
+        match &self.media_type {
+            None => true,
+            Some(serde_json::Value::String(t)) => kind_of(t) == Some(kind),
+            Some(_) => false,
+        }
+    }
+
+    /// The manifest, by the same rules and with the same faults as [`Manifest::diagnose`];
+    /// `None` when the kind's fields are missing (the typed reading's error is then wanted).
+    fn into_manifest(self, claimed: Option<&str>) -> Option<Result<Manifest, ManifestError>> {
+        let shape = Shape {
+            manifests: self.manifests.is_some(),
+            config: self.config.is_some(),
+        };
+        let kind = match header(
+            self.schema_version,
+            self.media_type.as_ref(),
+            shape,
+            claimed,
+        ) {
+            Ok(kind) => kind,
+            Err(e) => return Some(Err(e)),
+        };
+        // The header is sound: a schemaVersion of 2 (or 1) and a string media type, or none.
+        let media_type = match self.media_type {
+            Some(serde_json::Value::String(t)) => Some(t),
+            _ => None,
+        };
+        Some(match kind {
+            Kind::Index => checked_index(Index {
+                schema_version: 2,
+                media_type,
+                manifests: self.manifests?,
+                annotations: self.annotations,
+            }),
+            Kind::Image => checked_image(ImageManifest {
+                schema_version: 2,
+                media_type,
+                config: self.config?,
+                layers: self.layers.unwrap_or_default(),
+            }),
+            Kind::Schema1 => Ok(Manifest::Schema1),
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Body {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Body, D::Error> {
+        d.deserialize_map(BodyVisitor)
+    }
+}
+
+/// Reads a [`Body`] from a JSON object.
+struct BodyVisitor;
+
+impl<'de> serde::de::Visitor<'de> for BodyVisitor {
+    type Value = Body;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Body, A::Error> {
+        let mut body = Body::default();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            match key.as_ref() {
+                "schemaVersion" => body.schema_version = Some(map.next_value()?),
+                "mediaType" => body.media_type = Some(map.next_value()?),
+                "manifests" if body.wants(Kind::Index) => body.manifests = Some(map.next_value()?),
+                "annotations" if body.wants(Kind::Index) => body.annotations = map.next_value()?,
+                "config" if body.wants(Kind::Image) => body.config = Some(map.next_value()?),
+                "layers" if body.wants(Kind::Image) => body.layers = Some(map.next_value()?),
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(body)
     }
 }
 
@@ -436,7 +599,7 @@ fn body_media_type(media_type: Option<&serde_json::Value>) -> Result<Option<&str
 /// allows omitting mediaType) by its shape. The two media types may differ only in format
 /// (OCI vs Docker), never in kind.
 fn kind(
-    head: &Head,
+    shape: Shape,
     body_type: Option<&str>,
     claimed: Option<&str>,
 ) -> Result<Kind, ManifestError> {
@@ -450,8 +613,8 @@ fn kind(
     }
     match body_type.or(claimed) {
         Some(t) => kind_of(t).ok_or_else(|| unsupported(t)),
-        None if head.manifests => Ok(Kind::Index),
-        None if head.config => Ok(Kind::Image),
+        None if shape.manifests => Ok(Kind::Index),
+        None if shape.config => Ok(Kind::Image),
         None => Err(ManifestError::invalid("neither an index nor a manifest")),
     }
 }
@@ -521,10 +684,7 @@ pub fn check_unique_keys(bytes: &[u8]) -> Result<(), serde_json::Error> {
             let mut seen = Seen::default();
             while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
                 if seen.contains(&key) {
-                    return Err(A::Error::custom(format!(
-                        "duplicate key '{}'",
-                        key.chars().take(100).collect::<String>()
-                    )));
+                    return Err(A::Error::custom(duplicate_key(&key)));
                 }
                 map.next_value::<Unique>()?;
                 seen.insert(key);
@@ -534,79 +694,6 @@ pub fn check_unique_keys(bytes: &[u8]) -> Result<(), serde_json::Error> {
     }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     de.deserialize_any(UniqueVisitor).and_then(|_| de.end())
-}
-
-/// An object key as the JSON text holds it: borrowed from the body unless it has escapes
-/// (a manifest's keys are then read without an allocation each).
-struct Key<'de>(std::borrow::Cow<'de, str>);
-
-impl<'de> serde::Deserialize<'de> for Key<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Key<'de>, D::Error> {
-        struct KeyVisitor;
-        impl<'de> serde::de::Visitor<'de> for KeyVisitor {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object key")
-            }
-            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(std::borrow::Cow::Borrowed(s)))
-            }
-            fn visit_str<E>(self, s: &str) -> Result<Key<'de>, E> {
-                Ok(Key(std::borrow::Cow::Owned(s.to_string())))
-            }
-        }
-        d.deserialize_str(KeyVisitor)
-    }
-}
-
-/// The keys of one object seen so far: a short list kept in place while the object is small
-/// (a manifest's objects have a handful of keys, and each object's list was an allocation), a
-/// hash set past [`Seen::FEW`] keys, so a hostile object of many keys still costs linear time.
-struct Seen<'de> {
-    /// The first keys, `len` of them.
-    few: [std::borrow::Cow<'de, str>; FEW_KEYS],
-    len: usize,
-    /// Every key, once there are more than [`Seen::FEW`].
-    many: Option<std::collections::HashSet<std::borrow::Cow<'de, str>>>,
-}
-
-/// [`Seen::FEW`], as the list's length.
-const FEW_KEYS: usize = 16;
-
-impl Default for Seen<'_> {
-    fn default() -> Self {
-        Seen {
-            few: std::array::from_fn(|_| std::borrow::Cow::Borrowed("")),
-            len: 0,
-            many: None,
-        }
-    }
-}
-
-impl<'de> Seen<'de> {
-    /// Keys kept in the list before they move to a hash set.
-    const FEW: usize = FEW_KEYS;
-
-    fn contains(&self, key: &str) -> bool {
-        match &self.many {
-            Some(keys) => keys.contains(key),
-            None => self.few[..self.len].iter().any(|k| k == key),
-        }
-    }
-
-    fn insert(&mut self, key: std::borrow::Cow<'de, str>) {
-        if let Some(keys) = &mut self.many {
-            keys.insert(key);
-        } else if self.len < Self::FEW {
-            self.few[self.len] = key;
-            self.len += 1;
-        } else {
-            let mut keys: std::collections::HashSet<_> =
-                self.few.iter_mut().map(std::mem::take).collect();
-            keys.insert(key);
-            self.many = Some(keys);
-        }
-    }
 }
 
 #[cfg(test)]
