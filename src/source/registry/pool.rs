@@ -93,8 +93,9 @@ pub(super) struct Failed {
 
 /// How a send on one connection failed.
 enum Tried {
-    /// hyper gave the request back unsent (the connection had closed).
-    Unsent(Request<Body>, hyper::Error),
+    /// hyper gave the request back unsent (the connection had closed). Boxed: it is rare,
+    /// and every answer's future has room for this error.
+    Unsent(Box<Request<Body>>, hyper::Error),
     /// The request may have been written: never sent again.
     Lost(hyper::Error),
 }
@@ -157,7 +158,7 @@ where
         self.attempt(sender, req).then(move |result| match result {
             Ok(answer) => Either::Left(future::ready(Ok(answer))),
             Err((Tried::Unsent(given, _), _)) if reused => {
-                Either::Right(Box::pin(pool.send_again(given)))
+                Either::Right(Box::pin(pool.send_again(*given)))
             }
             Err(failure) => Either::Left(future::ready(Err(failed(failure)))),
         })
@@ -187,7 +188,8 @@ where
         }
         let now = Instant::now();
         conns.h1.retain(|c| {
-            !c.tx.is_closed() && !(c.tx.is_ready() && now.duration_since(c.since) > POOL_IDLE)
+            let expired = now.duration_since(c.since) > POOL_IDLE;
+            !c.tx.is_closed() && (!c.tx.is_ready() || !expired)
         });
         let at = conns.h1.iter().rposition(|c| c.tx.is_ready())?;
         Some(Sender::H1(conns.h1.remove(at)))
@@ -299,7 +301,7 @@ fn failed((tried, uri): (Tried, Uri)) -> Failed {
 /// What hyper's error says of the request.
 fn tried(mut e: TrySendError<Request<Body>>) -> Tried {
     match e.take_message() {
-        Some(req) => Tried::Unsent(req, e.into_error()),
+        Some(req) => Tried::Unsent(Box::new(req), e.into_error()),
         None => Tried::Lost(e.into_error()),
     }
 }

@@ -234,23 +234,22 @@ impl Response {
 
     /// The next piece of the body (the connection's own buffer), `None` at its end.
     pub(super) async fn chunk(&mut self) -> Result<Option<Bytes>, HttpError> {
-        let body = match &mut self.body {
-            Body::Wire(body) => body,
+        match &mut self.body {
+            Body::Wire(body) => loop {
+                let Some(frame) = body.frame().await else {
+                    return Ok(None);
+                };
+                let frame = frame.map_err(|e| HttpError {
+                    url: None,
+                    source: Box::new(e),
+                })?;
+                // Trailers carry nothing imgcheck reads.
+                if let Ok(data) = frame.into_data() {
+                    return Ok(Some(data));
+                }
+            },
             #[cfg(test)]
-            Body::Fixed(bytes) => return Ok(Some(std::mem::take(bytes)).filter(|b| !b.is_empty())),
-        };
-        loop {
-            let Some(frame) = body.frame().await else {
-                return Ok(None);
-            };
-            let frame = frame.map_err(|e| HttpError {
-                url: None,
-                source: Box::new(e),
-            })?;
-            // Trailers carry nothing imgcheck reads.
-            if let Ok(data) = frame.into_data() {
-                return Ok(Some(data));
-            }
+            Body::Fixed(bytes) => Ok(Some(std::mem::take(bytes)).filter(|b| !b.is_empty())),
         }
     }
 
