@@ -1,6 +1,6 @@
 //! A registry speaking the OCI distribution API, read and written through our own small
-//! client on hyper-util and rustls (docs/decisions.md says why not oci-client, and why not
-//! reqwest).
+//! client on hyper (with our own connection pool) and rustls (docs/decisions.md says why not
+//! oci-client, why not reqwest, and why not hyper-util's pooled client).
 //!
 //! A stack, as go-containerregistry's transport is one: each file imports only files listed
 //! before it (bottom to top), and this module only declares and re-exports them.
