@@ -531,17 +531,26 @@ impl tower_service::Service<Uri> for Connector {
 mod tests {
     use super::*;
 
-    /// The registry client is hyper-util's, used directly: reqwest (whose redirect and retry
-    /// layers cost a fifth of a request's instructions, docs/decisions.md) is no dependency
-    /// of the program, only of its tests.
+    /// The registry client is hyper's, with our own pool and hyper-util's connectors: reqwest
+    /// (whose redirect and retry layers cost a fifth of a request's instructions,
+    /// docs/decisions.md) is no dependency of the program, only of its tests; hyper-util's
+    /// legacy `Client` (about 10 k instructions per request, most of them its pool) is not
+    /// used.
     #[test]
-    fn the_client_is_hyper_util_without_reqwest() {
+    fn the_client_is_hyper_without_reqwest_or_the_legacy_pool() {
         let manifest: toml::Table = toml::from_str(include_str!("../../../Cargo.toml")).unwrap();
         let deps = manifest["dependencies"].as_table().unwrap();
-        for wanted in ["hyper-util", "hyper-rustls", "http-body-util"] {
+        for wanted in ["hyper", "hyper-util", "hyper-rustls", "http-body-util"] {
             assert!(deps.contains_key(wanted), "{wanted} is a dependency");
         }
         assert!(!deps.contains_key("reqwest"), "reqwest is no dependency");
+        let legacy = concat!("legacy::", "Client");
+        for (file, text) in [
+            ("wire.rs", include_str!("wire.rs")),
+            ("pool.rs", include_str!("pool.rs")),
+        ] {
+            assert!(!text.contains(legacy), "{file} uses hyper-util's {legacy}");
+        }
     }
 
     #[test]
