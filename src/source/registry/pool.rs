@@ -202,12 +202,13 @@ where
             let e: BoxError = "the registry's host is no URI authority".into();
             return Err(ClientError::new(Kind::Connect, e));
         };
-        // As hyper-util's `Connect` for any `Service<Uri>` does (src/client/legacy/connect/
-        // mod.rs, `sealed::Connect::connect`), the connector is called without `poll_ready`:
-        // every connector here is always ready.
-        let io = self
-            .connector
-            .clone()
+        // Readied, then called, as hyper-util's `Connect` for any `Service<Uri>` does
+        // (src/client/legacy/connect/mod.rs, `sealed::Connect::connect`, a `Oneshot`).
+        let mut connector = self.connector.clone();
+        future::poll_fn(|cx| connector.poll_ready(cx))
+            .await
+            .map_err(|e| ClientError::new(Kind::Connect, e))?;
+        let io = connector
             .call(dst)
             .await
             .map_err(|e| ClientError::new(Kind::Connect, e))?;
