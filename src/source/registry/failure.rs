@@ -218,16 +218,22 @@ mod tests {
     /// after that) and is retried; the client's error is the cause.
     #[tokio::test]
     async fn a_dns_failure_keeps_its_line_and_its_cause() {
-        use hyper_util::client::legacy::{Client, connect::HttpConnector};
+        use hyper_util::client::legacy::connect::HttpConnector;
         let resolver = super::super::wire::Resolve(NoSuchHost);
         let mut connector = HttpConnector::new_with_resolver(resolver);
         connector.enforce_http(false);
-        let client = Client::builder(hyper_util::rt::TokioExecutor::new())
-            .build::<_, http_body_util::Full<bytes::Bytes>>(connector);
+        let pool = std::sync::Arc::new(super::super::pool::Pool::new(
+            connector,
+            false,
+            "registry.invalid",
+        ));
         let uri: http::Uri = "https://registry.invalid/v2/x/manifests/y".parse().unwrap();
         let mut req = http::Request::new(http_body_util::Full::default());
         *req.uri_mut() = uri.clone();
-        let e = HttpError::sending(&uri, client.request(req).await.unwrap_err());
+        let Err(failed) = pool.send(req).await else {
+            panic!("no such host");
+        };
+        let e = HttpError::sending(&failed.uri, failed.error);
         let Failure::Retry(err, None) = transport_failure("manifest registry.invalid/x:y", e)
         else {
             panic!("a DNS failure is worth another attempt");
@@ -244,7 +250,7 @@ mod tests {
             .downcast_ref::<HttpError>()
             .expect("the client's error");
         let client_error = std::error::Error::source(sent)
-            .and_then(|e| e.downcast_ref::<hyper_util::client::legacy::Error>());
+            .and_then(|e| e.downcast_ref::<super::super::pool::ClientError>());
         assert!(client_error.is_some_and(|e| e.is_connect()), "{sent:?}");
     }
 }

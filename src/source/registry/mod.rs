@@ -1,12 +1,15 @@
 //! A registry speaking the OCI distribution API, read and written through our own small
-//! client on hyper-util and rustls (docs/decisions.md says why not oci-client, and why not
-//! reqwest).
+//! client on hyper (with our own connection pool) and rustls (docs/decisions.md says why not
+//! oci-client, why not reqwest, and why not hyper-util's pooled client).
 //!
 //! A stack, as go-containerregistry's transport is one: each file imports only files listed
 //! before it (bottom to top), and this module only declares and re-exports them.
 //! - `mutex`: locks of the shared maps that survive a panicked holder;
-//! - `wire`: the one way a request is sent (hyper-util's pooled client, HTTP/1.1 or HTTP/2
-//!   by ALPN, connecting within a timeout, through the environment's proxies), answers as
+//! - `pool`: the connections of one host and scheme (hyper's HTTP/1.1, or HTTP/2 by ALPN),
+//!   kept while idle and reused, a request an idle connection gave back unsent sent once
+//!   more; the client's errors as hyper-util's legacy client told them;
+//! - `wire`: the one way a request is sent (our pool, connecting within a timeout, through
+//!   the environment's proxies), answers as
 //!   status, headers and a body stream, the client's errors with their URL shown without
 //!   credentials or query; a registry's origin, parsed once;
 //! - `failure`: why an attempt failed and whether asking again may help (`Failure`); what a
@@ -54,6 +57,7 @@ mod link;
 mod mutex;
 mod options;
 mod ping;
+mod pool;
 mod request;
 mod retry;
 #[cfg(test)]

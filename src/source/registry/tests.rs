@@ -204,7 +204,7 @@ async fn common_failures_keep_their_one_line_and_their_causes() {
 }
 
 /// A transport error keeps the client's error as its cause (callers can ask it what
-/// happened: hyper-util's error, under the one that names the URL).
+/// happened: the pool's error, under the one that names the URL).
 #[tokio::test]
 async fn a_transport_error_is_the_cause() {
     let err = fetch_error(closed_port().await).await;
@@ -212,8 +212,8 @@ async fn a_transport_error_is_the_cause() {
     let sent = cause
         .downcast_ref::<super::wire::HttpError>()
         .expect("the client's error");
-    let client = std::error::Error::source(sent)
-        .and_then(|e| e.downcast_ref::<hyper_util::client::legacy::Error>());
+    let client =
+        std::error::Error::source(sent).and_then(|e| e.downcast_ref::<super::pool::ClientError>());
     assert!(client.is_some_and(|e| e.is_connect()), "{sent:?}");
     assert!(matches!(err, FetchError::Unavailable(_)));
 }

@@ -65,7 +65,13 @@ impl HttpClients {
         } else {
             self.tls_config(provider, host)?
         };
-        let client = HttpClient::new(config, self.connect_timeout, self.proxies.clone());
+        let client = HttpClient::new(
+            config,
+            self.connect_timeout,
+            self.proxies.clone(),
+            plain,
+            host,
+        );
         lock(&self.built)[usize::from(plain)].insert(host.to_string(), client.clone());
         Ok(client)
     }

@@ -1,5 +1,5 @@
-//! The one way a request is sent: hyper-util's pooled client (HTTP/1.1, or HTTP/2 when TLS
-//! negotiates it by ALPN) over rustls, used directly. An [`Outgoing`] request goes out as
+//! The one way a request is sent: our own connection pool (`pool`: hyper's HTTP/1.1, or
+//! HTTP/2 when TLS negotiates it by ALPN) over rustls. An [`Outgoing`] request goes out as
 //! it is (no redirect, retry or decompression layer: the layers above follow redirects by
 //! hand and retry by themselves), a [`Response`] comes back with its status, headers and
 //! body stream. Connecting (TCP and TLS) is bounded by the connect timeout.
@@ -15,38 +15,39 @@ use futures::FutureExt;
 use http::header::{ACCEPT, HeaderName, HeaderValue, PROXY_AUTHORIZATION, USER_AGENT};
 use http::uri::{Authority, Scheme};
 use http::{HeaderMap, Method, StatusCode, Uri};
-use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
-use hyper::body::Body as _;
+use hyper::body::{Body as _, Incoming};
 use hyper_rustls::{HttpsConnector, MaybeHttpsStream};
-use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::dns::{GaiResolver, Name};
 use hyper_util::client::legacy::connect::proxy::Tunnel;
 use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
 use hyper_util::client::proxy::matcher::Matcher;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+use super::pool::{Answer, ClientError, Pool};
 
-/// How long an idle pooled connection is kept.
-const POOL_IDLE: Duration = Duration::from_secs(90);
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The client of one host and scheme: its connections are pooled and reused.
 #[derive(Clone)]
 pub(super) struct HttpClient {
-    pool: Arc<Client<Connector, Full<Bytes>>>,
+    pool: Arc<Pool<Connector>>,
     /// The environment's proxies, when it names any.
     proxies: Option<Arc<Matcher>>,
 }
 
 impl HttpClient {
-    /// A client whose TLS connections use `tls` (its ALPN is set here: `h2`, `http/1.1`),
-    /// each connection made within `connect_timeout`, through `proxies` where they say so.
+    /// The client of `host` (`host[:port]`, the port left out when it is the scheme's own)
+    /// over plain HTTP when `plain`, else HTTPS. Its TLS connections use `tls` (its ALPN is
+    /// set here: `h2`, `http/1.1`), each connection made within `connect_timeout`, through
+    /// `proxies` where they say so.
     pub(super) fn new(
         tls: rustls::ClientConfig,
         connect_timeout: Duration,
         proxies: Option<Arc<Matcher>>,
+        plain: bool,
+        host: &str,
     ) -> HttpClient {
         let mut direct = HttpConnector::new_with_resolver(Resolve(GaiResolver::new()));
         direct.enforce_http(false);
@@ -72,20 +73,15 @@ impl HttpClient {
             inner: https,
             timeout: connect_timeout,
         };
-        let pool = Client::builder(TokioExecutor::new())
-            .timer(TokioTimer::new())
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(POOL_IDLE)
-            .build(connector);
         HttpClient {
-            pool: Arc::new(pool),
+            pool: Arc::new(Pool::new(connector, plain, host)),
             proxies,
         }
     }
 
     /// Sends `out` and returns the answer's head, its body unread. `Accept: */*` unless the
     /// request names what it accepts; imgcheck's `User-Agent`. The request is built here and
-    /// now; what is awaited holds only the pool's answer and the URI for its error.
+    /// now; what is awaited is only the pool's answer.
     pub(super) fn send(
         &self,
         out: Outgoing,
@@ -113,18 +109,15 @@ impl HttpClient {
         }
         let mut req = http::Request::new(Full::new(body));
         *req.method_mut() = method;
-        *req.uri_mut() = uri.clone();
+        *req.uri_mut() = uri;
         *req.headers_mut() = headers;
-        self.pool.request(req).map(move |answer| match answer {
-            Ok(resp) => {
-                let (head, body) = resp.into_parts();
-                Ok(Response {
-                    status: head.status,
-                    headers: head.headers,
-                    body: body.boxed(),
-                })
-            }
-            Err(e) => Err(HttpError::sending(&uri, e)),
+        Arc::clone(&self.pool).send(req).map(|answer| match answer {
+            Ok(Answer { head, body }) => Ok(Response {
+                status: head.status,
+                headers: head.headers,
+                body: Body::Wire(Box::new(body)),
+            }),
+            Err(failed) => Err(HttpError::sending(&failed.uri, failed.error)),
         })
     }
 }
@@ -185,7 +178,7 @@ impl Outgoing {
         Outgoing {
             method,
             uri,
-            headers: HeaderMap::with_capacity(4),
+            headers: HeaderMap::with_capacity(6),
             body: Bytes::new(),
         }
     }
@@ -207,7 +200,17 @@ impl Outgoing {
 pub(super) struct Response {
     status: StatusCode,
     headers: HeaderMap,
-    body: BoxBody<Bytes, hyper::Error>,
+    body: Body,
+}
+
+/// An answer's body.
+enum Body {
+    /// As it comes from the connection. Boxed: an answer is held in several of a request's
+    /// futures at once, and each would have room for hyper's body (40 bytes, not 8).
+    Wire(Box<Incoming>),
+    /// Made here: all of it, until it is read.
+    #[cfg(test)]
+    Fixed(Box<Bytes>),
 }
 
 impl Response {
@@ -223,23 +226,31 @@ impl Response {
 
     /// The body's length, when the answer tells it.
     pub(super) fn content_length(&self) -> Option<u64> {
-        self.body.size_hint().exact()
+        match &self.body {
+            Body::Wire(body) => body.size_hint().exact(),
+            #[cfg(test)]
+            Body::Fixed(bytes) => Some(bytes.len() as u64),
+        }
     }
 
     /// The next piece of the body (the connection's own buffer), `None` at its end.
     pub(super) async fn chunk(&mut self) -> Result<Option<Bytes>, HttpError> {
-        loop {
-            let Some(frame) = self.body.frame().await else {
-                return Ok(None);
-            };
-            let frame = frame.map_err(|e| HttpError {
-                url: None,
-                source: Box::new(e),
-            })?;
-            // Trailers carry nothing imgcheck reads.
-            if let Ok(data) = frame.into_data() {
-                return Ok(Some(data));
-            }
+        match &mut self.body {
+            Body::Wire(body) => loop {
+                let Some(frame) = body.frame().await else {
+                    return Ok(None);
+                };
+                let frame = frame.map_err(|e| HttpError {
+                    url: None,
+                    source: Box::new(e),
+                })?;
+                // Trailers carry nothing imgcheck reads.
+                if let Ok(data) = frame.into_data() {
+                    return Ok(Some(data));
+                }
+            },
+            #[cfg(test)]
+            Body::Fixed(bytes) => Ok(Some(std::mem::take(&mut **bytes)).filter(|b| !b.is_empty())),
         }
     }
 
@@ -251,13 +262,10 @@ impl Response {
             let name = HeaderName::from_bytes(k.as_bytes()).unwrap();
             map.append(name, HeaderValue::from_str(v).unwrap());
         }
-        let body = Full::new(Bytes::from(body.to_string()))
-            .map_err(|never| match never {})
-            .boxed();
         Response {
             status: StatusCode::from_u16(status).unwrap(),
             headers: map,
-            body,
+            body: Body::Fixed(Box::new(Bytes::from(body.to_string()))),
         }
     }
 }
@@ -274,7 +282,7 @@ pub(super) struct HttpError {
 
 impl HttpError {
     /// The error of a request to `uri` that had no answer.
-    pub(super) fn sending(uri: &Uri, e: hyper_util::client::legacy::Error) -> HttpError {
+    pub(super) fn sending(uri: &Uri, e: ClientError) -> HttpError {
         HttpError {
             url: Some(shown(uri)),
             source: Box::new(e),
@@ -523,17 +531,26 @@ impl tower_service::Service<Uri> for Connector {
 mod tests {
     use super::*;
 
-    /// The registry client is hyper-util's, used directly: reqwest (whose redirect and retry
-    /// layers cost a fifth of a request's instructions, docs/decisions.md) is no dependency
-    /// of the program, only of its tests.
+    /// The registry client is hyper's, with our own pool and hyper-util's connectors: reqwest
+    /// (whose redirect and retry layers cost a fifth of a request's instructions,
+    /// docs/decisions.md) is no dependency of the program, only of its tests; hyper-util's
+    /// legacy `Client` (about 10 k instructions per request, most of them its pool) is not
+    /// used.
     #[test]
-    fn the_client_is_hyper_util_without_reqwest() {
+    fn the_client_is_hyper_without_reqwest_or_the_legacy_pool() {
         let manifest: toml::Table = toml::from_str(include_str!("../../../Cargo.toml")).unwrap();
         let deps = manifest["dependencies"].as_table().unwrap();
-        for wanted in ["hyper-util", "hyper-rustls", "http-body-util"] {
+        for wanted in ["hyper", "hyper-util", "hyper-rustls", "http-body-util"] {
             assert!(deps.contains_key(wanted), "{wanted} is a dependency");
         }
         assert!(!deps.contains_key("reqwest"), "reqwest is no dependency");
+        let legacy = concat!("legacy::", "Client");
+        for (file, text) in [
+            ("wire.rs", include_str!("wire.rs")),
+            ("pool.rs", include_str!("pool.rs")),
+        ] {
+            assert!(!text.contains(legacy), "{file} uses hyper-util's {legacy}");
+        }
     }
 
     #[test]
@@ -585,13 +602,16 @@ mod tests {
         .with_no_client_auth()
     }
 
-    fn proxied_client(port: u16) -> HttpClient {
+    /// A client of `host` over plain HTTP when `plain`, through the proxy on `port`.
+    fn proxied_client(port: u16, plain: bool, host: &str) -> HttpClient {
         let proxy = format!("http://user:pw@127.0.0.1:{port}");
         let matcher = Matcher::builder().http(proxy.clone()).https(proxy).build();
         HttpClient::new(
             tls_config(),
             Duration::from_secs(5),
             Some(Arc::new(matcher)),
+            plain,
+            host,
         )
     }
 
@@ -607,7 +627,8 @@ mod tests {
             .parse()
             .unwrap();
         let out = Outgoing::new(Method::GET, uri);
-        let resp = proxied_client(port).send(out).await.unwrap();
+        let client = proxied_client(port, true, "registry.example:5000");
+        let resp = client.send(out).await.unwrap();
         assert_eq!(resp.status(), StatusCode::OK);
         let head = seen.await.unwrap();
         assert!(
@@ -619,7 +640,7 @@ mod tests {
         let refused = "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n";
         let (port, seen) = proxy_sees(refused).await;
         let uri: Uri = "https://registry.example/v2/".parse().unwrap();
-        let err = proxied_client(port)
+        let err = proxied_client(port, false, "registry.example")
             .send(Outgoing::new(Method::GET, uri))
             .await
             .err()
@@ -644,15 +665,19 @@ mod tests {
         let port = listener.local_addr().unwrap().port();
         let proxy = format!("https://user:s3cret@127.0.0.1:{port}");
         let matcher = Matcher::builder().http(proxy.clone()).https(proxy).build();
-        let client = HttpClient::new(
-            tls_config(),
-            Duration::from_secs(5),
-            Some(Arc::new(matcher)),
-        );
-        for uri in [
-            "http://registry.example/v2/",
-            "https://registry.example/v2/",
+        let matcher = Arc::new(matcher);
+        for (plain, uri) in [
+            (true, "http://registry.example/v2/"),
+            (false, "https://registry.example/v2/"),
         ] {
+            let proxies = Some(Arc::clone(&matcher));
+            let client = HttpClient::new(
+                tls_config(),
+                Duration::from_secs(5),
+                proxies,
+                plain,
+                "registry.example",
+            );
             let sent = client.send(Outgoing::new(Method::GET, uri.parse().unwrap()));
             let err = tokio::time::timeout(Duration::from_secs(2), sent)
                 .await
@@ -689,4 +714,211 @@ mod tests {
             assert_eq!(shown(&uri.parse().unwrap()), want, "{uri}");
         }
     }
+
+    /// What a hand-written HTTP/1.1 server on 127.0.0.1 does on each connection it accepts.
+    #[derive(Clone, Copy)]
+    enum Serve {
+        /// Answers every request, keeping the connection open.
+        KeepAlive,
+        /// Answers the first request, keeping the connection open, then closes it.
+        CloseWhenIdle,
+        /// Answers the first request, then reads the second and closes without an answer.
+        CloseAfterReading,
+    }
+
+    /// What the server saw: connections accepted and each request's head, in order.
+    #[derive(Default)]
+    struct Seen {
+        accepted: std::sync::atomic::AtomicUsize,
+        heads: std::sync::Mutex<Vec<String>>,
+    }
+
+    /// A server on its own OS thread (its allocations are not the client's): each accepted
+    /// connection served by `how` on a thread of its own.
+    fn hand_server(how: Serve) -> (u16, Arc<Seen>) {
+        use std::io::Write;
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Seen::default());
+        let shared = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { return };
+                shared.accepted.fetch_add(1, Ordering::SeqCst);
+                let seen = Arc::clone(&shared);
+                std::thread::spawn(move || {
+                    for n in 1.. {
+                        let Some(head) = read_head_blocking(&mut conn) else {
+                            return;
+                        };
+                        seen.heads.lock().unwrap().push(head);
+                        if n == 2 && matches!(how, Serve::CloseAfterReading) {
+                            return;
+                        }
+                        let ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+                        if conn.write_all(ok.as_bytes()).is_err() {
+                            return;
+                        }
+                        if matches!(how, Serve::CloseWhenIdle) {
+                            std::thread::sleep(Duration::from_millis(20));
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (port, seen)
+    }
+
+    /// The head of the next request on `conn`, `None` at its end.
+    fn read_head_blocking(conn: &mut std::net::TcpStream) -> Option<String> {
+        use std::io::Read;
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            match conn.read(&mut byte) {
+                Ok(1) => head.push(byte[0]),
+                _ => return None,
+            }
+        }
+        Some(String::from_utf8_lossy(&head).into_owned())
+    }
+
+    fn plain_client(port: u16) -> HttpClient {
+        let host = format!("127.0.0.1:{port}");
+        HttpClient::new(tls_config(), Duration::from_secs(5), None, true, &host)
+    }
+
+    /// `GET http://127.0.0.1:port/v2/x/manifests/y`, its body read to its end.
+    async fn get(client: &HttpClient, port: u16) -> Result<StatusCode, HttpError> {
+        let uri = format!("http://127.0.0.1:{port}/v2/x/manifests/y");
+        let mut resp = client
+            .send(Outgoing::new(Method::GET, uri.parse().unwrap()))
+            .await?;
+        while resp.chunk().await?.is_some() {}
+        Ok(resp.status())
+    }
+
+    /// Sequential requests go over one connection; concurrent ones over one each at most.
+    #[tokio::test]
+    async fn requests_reuse_idle_connections() {
+        use std::sync::atomic::Ordering;
+        let (port, seen) = hand_server(Serve::KeepAlive);
+        let client = plain_client(port);
+        for _ in 0..5 {
+            assert_eq!(get(&client, port).await.unwrap(), StatusCode::OK);
+        }
+        assert_eq!(seen.accepted.load(Ordering::SeqCst), 1, "one connection");
+        assert_eq!(seen.heads.lock().unwrap().len(), 5);
+
+        let (port, seen) = hand_server(Serve::KeepAlive);
+        let client = plain_client(port);
+        for _ in 0..3 {
+            let answers = futures::future::join_all((0..4).map(|_| get(&client, port))).await;
+            assert!(answers.iter().all(|a| matches!(a, Ok(StatusCode::OK))));
+        }
+        let accepted = seen.accepted.load(Ordering::SeqCst);
+        assert!(
+            (1..=4).contains(&accepted),
+            "{accepted} connections for 4 at once"
+        );
+        assert_eq!(seen.heads.lock().unwrap().len(), 12);
+    }
+
+    /// An idle connection the server closed is not used again: the next request goes over a
+    /// new one. A request the server read before closing is never sent again: its error
+    /// names the URL.
+    #[tokio::test]
+    async fn closed_connections_are_replaced_and_read_requests_never_resent() {
+        use std::sync::atomic::Ordering;
+        let (port, seen) = hand_server(Serve::CloseWhenIdle);
+        let client = plain_client(port);
+        assert_eq!(get(&client, port).await.unwrap(), StatusCode::OK);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(get(&client, port).await.unwrap(), StatusCode::OK);
+        assert_eq!(seen.accepted.load(Ordering::SeqCst), 2);
+        assert_eq!(
+            seen.heads.lock().unwrap().len(),
+            2,
+            "each request sent once"
+        );
+
+        let (port, seen) = hand_server(Serve::CloseAfterReading);
+        let client = plain_client(port);
+        assert_eq!(get(&client, port).await.unwrap(), StatusCode::OK);
+        let err = get(&client, port).await.unwrap_err();
+        let text = super::super::failure::error_chain(&err);
+        assert_eq!(
+            text,
+            format!(
+                "error sending request for url (http://127.0.0.1:{port}/v2/x/manifests/y): \
+                 client error (SendRequest): connection closed before message completed"
+            )
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(seen.accepted.load(Ordering::SeqCst), 1, "not sent again");
+        assert_eq!(seen.heads.lock().unwrap().len(), 2);
+    }
+
+    /// Over HTTP/1.1 a request goes out in origin-form with `Host: host:port` (the port left
+    /// out only when it is the scheme's own), as hyper-util's legacy client writes it
+    /// (src/client/legacy/client.rs, `Client::try_send_request` with `origin_form` and
+    /// `get_non_default_port`).
+    #[tokio::test]
+    async fn requests_go_out_in_origin_form_with_their_host() {
+        let (port, seen) = hand_server(Serve::KeepAlive);
+        let client = plain_client(port);
+        for _ in 0..2 {
+            assert_eq!(get(&client, port).await.unwrap(), StatusCode::OK);
+        }
+        for head in seen.heads.lock().unwrap().iter() {
+            let head = head.to_lowercase();
+            assert!(
+                head.starts_with("get /v2/x/manifests/y http/1.1\r\n"),
+                "{head}"
+            );
+            assert_eq!(
+                head.matches("\r\nhost: ").count(),
+                1,
+                "one Host header: {head}"
+            );
+            assert!(
+                head.contains(&format!("\r\nhost: 127.0.0.1:{port}\r\n")),
+                "{head}"
+            );
+        }
+    }
+
+    /// Issue 24: a request on an idle pooled connection, its body read to its end, allocates
+    /// within its budget (client and connection task on this thread; the server on its own).
+    #[test]
+    fn a_request_on_an_idle_connection_allocates_within_budget() {
+        use crate::engine::allocs::allocations;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (port, _) = hand_server(Serve::KeepAlive);
+        let client = rt.block_on(async { plain_client(port) });
+        rt.block_on(get(&client, port)).unwrap();
+        let mut counts = Vec::new();
+        for _ in 0..5 {
+            let (answer, n) = allocations(|| rt.block_on(get(&client, port)));
+            assert_eq!(answer.unwrap(), StatusCode::OK);
+            counts.push(n);
+        }
+        let least = counts.iter().copied().min().unwrap();
+        assert!(
+            least <= REQUEST_BUDGET,
+            "{counts:?} allocations per request"
+        );
+    }
+
+    /// Allocations allowed for [`a_request_on_an_idle_connection_allocates_within_budget`]
+    /// (this test's own URI included): 18 through hyper-util's legacy pool (its boxed send
+    /// future, the task spawned to put the connection back, the `Host` header formatted, the
+    /// pool key cloned and its waiters), 10 through our own (the answer's body boxed, as it
+    /// was: see `sizes`).
+    const REQUEST_BUDGET: usize = 10;
 }
