@@ -19,7 +19,7 @@ mod once_tests;
 mod unique;
 
 use lenient::{Labels, Lenient, Text, Texts, lenient};
-use unique::{Key, Seen, duplicate_key};
+use unique::Key;
 
 /// OCI image index.
 pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
@@ -644,60 +644,12 @@ fn check_descriptors(ds: &[Descriptor]) -> Result<(), ManifestError> {
 /// encoding/json, which containerd uses, takes the last; others the first), so such a body
 /// could show imgcheck one index and a node another.
 pub fn check_unique_keys(bytes: &[u8]) -> Result<(), serde_json::Error> {
-    use serde::de::{Deserializer as _, Error as _, MapAccess, SeqAccess, Visitor};
-
-    struct Unique;
-    impl<'de> serde::Deserialize<'de> for Unique {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Unique, D::Error> {
-            d.deserialize_any(UniqueVisitor)
-        }
-    }
-    struct UniqueVisitor;
-    impl<'de> Visitor<'de> for UniqueVisitor {
-        type Value = Unique;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("JSON")
-        }
-        fn visit_bool<E>(self, _: bool) -> Result<Unique, E> {
-            Ok(Unique)
-        }
-        fn visit_i64<E>(self, _: i64) -> Result<Unique, E> {
-            Ok(Unique)
-        }
-        fn visit_u64<E>(self, _: u64) -> Result<Unique, E> {
-            Ok(Unique)
-        }
-        fn visit_f64<E>(self, _: f64) -> Result<Unique, E> {
-            Ok(Unique)
-        }
-        fn visit_str<E>(self, _: &str) -> Result<Unique, E> {
-            Ok(Unique)
-        }
-        fn visit_unit<E>(self) -> Result<Unique, E> {
-            Ok(Unique)
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Unique, A::Error> {
-            while seq.next_element::<Unique>()?.is_some() {}
-            Ok(Unique)
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Unique, A::Error> {
-            let mut seen = Seen::default();
-            while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-                if seen.contains(&key) {
-                    return Err(A::Error::custom(duplicate_key(&key)));
-                }
-                map.next_value::<Unique>()?;
-                seen.insert(key);
-            }
-            Ok(Unique)
-        }
-    }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    de.deserialize_any(UniqueVisitor).and_then(|_| de.end())
+    unique::check(bytes)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::unique::Seen;
     use super::*;
 
     const D: &str = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";

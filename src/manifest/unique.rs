@@ -12,6 +12,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
+use serde::Deserialize as _;
 use serde::de::value::{BorrowedStrDeserializer, StrDeserializer};
 use serde::de::{self, DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 
@@ -25,6 +26,15 @@ pub(super) fn read<'de, T: serde::Deserialize<'de>>(
     let value = T::deserialize(Unique(&mut de))?;
     de.end()?;
     Ok(value)
+}
+
+/// Refuses a key twice in any object of `bytes`, reading nothing into a type: the same walk
+/// over the bytes as they are (UTF-8 checked string by string, as `serde_json::from_slice`
+/// reports it), for the slow reading whose errors are the ones reported.
+pub(super) fn check(bytes: &[u8]) -> Result<(), serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de::IgnoredAny::deserialize(Unique(&mut de))?;
+    de.end()
 }
 
 /// Reads as `D` reads, refusing any object with a key twice (the error of
