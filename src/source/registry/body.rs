@@ -140,13 +140,12 @@ fn header(resp: &Response, name: impl http::header::AsHeaderName) -> Option<&str
 pub(super) async fn read_body(
     link: &Link,
     req: &Request<'_>,
-    resp: Response,
+    mut resp: Response,
 ) -> Result<Body, Failure> {
     if resp.content_length().is_some_and(|n| n > req.limit) {
         return Err(too_large(req));
     }
     let sink = Sink::open(req, resp.content_length())?;
-    let mut resp = resp;
     let received = stream(link, req, &mut resp, sink).await?;
     // The headers are read where the answer keeps them: only a manifest's media type is
     // copied out.
