@@ -432,7 +432,10 @@ fn bad_input_exits_2_naming_the_file() {
             ],
             "/nonexistent/registries.conf".into(),
         ),
-        (vec![], "needs --idms, --icsp or --registries-conf".into()),
+        (
+            vec![],
+            "needs --idms, --icsp, --registries-conf or --hosts-dir".into(),
+        ),
     ];
     for (config, want) in cases {
         let mut args = vec!["mirror-check".to_string()];

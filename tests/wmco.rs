@@ -146,26 +146,31 @@ impl Setup {
             "--format",
             "json",
         ]);
-        let rows = doc["images"]
+        let images = doc["images"].as_array().expect("images");
+        assert_eq!(images.len(), 1, "one report per image: {doc:#}");
+        let image = &images[0];
+        let findings = image["findings"].as_array().expect("findings");
+        let rows = image["origins"]
             .as_array()
-            .expect("images")
+            .expect("origins")
             .iter()
-            .map(|i| {
-                let os = i["origins"]
-                    .as_array()
-                    .and_then(|o| o.iter().find(|o| o["kind"] == "nodes"))
-                    .unwrap_or_else(|| panic!("no nodes origin: {i:#}"))["os"]
-                    .as_str()
-                    .unwrap()
-                    .to_string();
-                let errors = i["findings"]
-                    .as_array()
-                    .unwrap()
+            .filter(|o| o["kind"] == "nodes")
+            .map(|o| {
+                let os = o["os"].as_str().unwrap();
+                // The findings of this OS's pull, and those every OS's pull shares.
+                let of_os = findings
                     .iter()
+                    .filter(|f| f["nodes"].is_null() || f["nodes"] == os);
+                let errors: BTreeSet<String> = of_os
                     .filter(|f| f["severity"] == "error")
                     .map(|f| f["rule"].as_str().unwrap().to_string())
                     .collect();
-                (os, i["verdict"].as_str().unwrap().to_string(), errors)
+                let verdict = match errors.iter().any(|r| r != "fetch-error") {
+                    true => "fail",
+                    false if errors.is_empty() => "pass",
+                    false => "error",
+                };
+                (os.to_string(), verdict.to_string(), errors)
             })
             .collect();
         (code, rows)

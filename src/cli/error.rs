@@ -8,7 +8,7 @@ use imgcheck::error::{Blame, Fault};
 use imgcheck::graph::Problem;
 use imgcheck::input::InputError;
 use imgcheck::run::RunError;
-use imgcheck::{assemble, auth, cluster, mirror, platform, policy, reference, source};
+use imgcheck::{assemble, auth, cluster, platform, policy, reference, source};
 
 /// Why a command ended without its normal output.
 #[derive(Debug, thiserror::Error)]
@@ -34,12 +34,6 @@ pub enum CliError {
     /// `assemble`'s arguments cannot make a list.
     #[error(transparent)]
     Refusal(#[from] assemble::Refusal),
-    /// The mirror configuration cannot be used.
-    #[error(transparent)]
-    MirrorConfig(#[from] mirror::config::ConfigError),
-    /// A reference cannot be checked against the mirror configuration.
-    #[error(transparent)]
-    MirrorTarget(#[from] mirror::check::TargetError),
     /// A reference cannot be fetched.
     #[error(transparent)]
     Fetch(#[from] source::FetchError),
@@ -52,9 +46,6 @@ pub enum CliError {
     /// `--cert-dir` is not a directory.
     #[error("--cert-dir {}: not a directory", .0.display())]
     CertDir(PathBuf),
-    /// `mirror-check` was given no mirror configuration and no `--pre`.
-    #[error("mirror-check needs --idms, --icsp or --registries-conf (or --pre for a plain verify)")]
-    NoMirrorConfig,
     /// `mirror-check --plan --format konflux`: a plan checks nothing, so it has no Konflux
     /// result (a TEST_OUTPUT is a check's verdict).
     #[error(
@@ -131,14 +122,9 @@ impl Blame for CliError {
             CliError::BadInput(e) => e.fault(),
             CliError::Auth(e) => e.fault(),
             CliError::Refusal(e) => e.fault(),
-            CliError::MirrorConfig(e) => e.fault(),
-            CliError::MirrorTarget(e) => e.fault(),
             CliError::Fetch(e) => e.fault(),
             CliError::Push(e) => e.fault(),
-            CliError::CertDir(_)
-            | CliError::NoMirrorConfig
-            | CliError::KonfluxPlan
-            | CliError::ManDir { .. } => Fault::Input,
+            CliError::CertDir(_) | CliError::KonfluxPlan | CliError::ManDir { .. } => Fault::Input,
             CliError::NoMatch { .. }
             | CliError::PullWouldFail { .. }
             | CliError::PushedFails { .. } => Fault::Policy,

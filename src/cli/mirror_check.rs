@@ -3,14 +3,10 @@
 use std::path::PathBuf;
 
 use imgcheck::cluster::nodes::OddNodes;
-use imgcheck::graph::WalkOptions;
-use imgcheck::mirror::hosts::{dir, wmco};
-use imgcheck::mirror::pull::{NodeOs, NodePlan, oses_in_scope};
-use imgcheck::mirror::{self, check::MirrorRun, check::Mirrors};
+use imgcheck::mirror::pull::NodeOs;
 use imgcheck::policy::DEFAULT_POLICY;
-use imgcheck::reference::ImageRef;
 use imgcheck::report;
-use imgcheck::run::{Finished, Gathered, Inputs, Outcome, Progress as _, RunError};
+use imgcheck::run::{GateInputs, Inputs, MirrorFiles};
 
 use super::args::{GlobalArgs, RefInput, ReportFormat};
 use super::error::CliError;
@@ -46,9 +42,14 @@ pub struct MirrorCheckArgs {
     #[arg(long, conflicts_with_all = ["pre", "from_release"])]
     plan: bool,
     /// Before mirroring: judge the sources against the policy and check the mirror
-    /// configuration covers them (without a configuration: a plain verify).
+    /// configuration (and, with --from-imageset, the ImageSet) covers them, the Windows pause
+    /// image included (without either: a plain verify). Implies --disconnected.
     #[arg(long)]
     pre: bool,
+    /// The cluster cannot reach the sources: a pull that no mirror serves fails from the
+    /// configuration alone (mirror-not-configured), and its source is not asked.
+    #[arg(long)]
+    disconnected: bool,
     /// Embedded policy name or policy file (the supported Windows builds).
     #[arg(long, default_value = DEFAULT_POLICY)]
     policy: String,
@@ -95,66 +96,40 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
         return Err(CliError::KonfluxPlan);
     }
     let jobs = usize::from(args.jobs);
-    let inputs = Inputs {
-        nodes: args.nodes.clone(),
-        odd_nodes: OddNodes::strict(args.strict_nodes),
-        policy: args.policy.clone(),
-        jobs,
-        max_input_bytes: global.max_input_size,
-        ..args.input.inputs()
+    let gate = GateInputs {
+        inputs: Inputs {
+            nodes: args.nodes.clone(),
+            odd_nodes: OddNodes::strict(args.strict_nodes),
+            policy: args.policy.clone(),
+            jobs,
+            max_input_bytes: global.max_input_size,
+            ..args.input.inputs()
+        },
+        mirrors: MirrorFiles {
+            idms: args.idms.clone(),
+            icsp: args.icsp.clone(),
+            registries_conf: args.registries_conf.clone(),
+            hosts_dir: args.hosts_dir.clone(),
+        },
+        oses: args.os.iter().map(|o| NodeOs::from(*o)).collect(),
+        pre: args.pre,
+        disconnected: args.disconnected,
     };
     let terminal = Terminal::default();
-    let plan = inputs.plan_within(global.deadline(), &terminal)?;
-    let configured = !args.idms.is_empty()
-        || !args.icsp.is_empty()
-        || !args.registries_conf.is_empty()
-        || args.hosts_dir.is_some();
-    if !configured && !args.pre {
-        return Err(CliError::NoMirrorConfig);
-    }
-    let config = mirror::load(&args.registries_conf, &args.idms, &args.icsp)?;
-    let windows = match &args.hosts_dir {
-        Some(d) => dir::read(d)?,
-        None => wmco::render(config.mirror_sets())?,
-    };
-    let asked: Vec<NodeOs> = args.os.iter().map(|o| NodeOs::from(*o)).collect();
-    let oses = oses_in_scope(&asked, &plan.settings.policy);
-    let mirrors = configured.then_some(Mirrors {
-        config: &config,
-        windows: &windows,
-        oses: &oses,
-    });
+    let plan = gate.plan_within(global.deadline(), &terminal)?;
     if args.plan {
-        let json = args.format == ReportFormat::Json;
-        return print_plans(mirrors, &plan.local_references(), json);
+        let plans = plan.plans()?;
+        output::print(match args.format == ReportFormat::Json {
+            true => report::plans_json(&plans),
+            false => report::plans_text(&plans),
+        })?;
+        return Ok(ExitKind::Pass);
     }
-    let gathered = plan.gather(global.connection(jobs)?).await?;
-    let targets = mirror::check::targets(mirrors, &gathered.targets)?;
-    // Mirrors join the references the session expects (token scopes are batched over them).
-    let mut all_refs = gathered.references();
-    for p in targets.iter().filter_map(|t| t.plan.as_ref()) {
-        let places = p.plan.mirrors.iter().chain(&p.elsewhere);
-        all_refs.extend(places.map(|m| ImageRef::Registry(m.repository.clone())));
-    }
-    let run = MirrorRun {
-        policy: gathered.settings.policy.clone(),
-        configured,
-        pre: args.pre,
-        walk: WalkOptions {
-            jobs,
-            deep: false,
-            deep_linux: false,
-        },
-        images_in_flight: jobs,
-    };
-    let notes: Vec<String> = gathered.notes.iter().map(ToString::to_string).collect();
+    let notes = plan.notes();
     let mut printer = Printer::new(args.format.into(), &terminal);
-    let checks = Checks {
-        refs: &all_refs,
-        targets: &targets,
-        run: &run,
-    };
-    let finished = checks.run(gathered, &terminal, &mut printer).await;
+    let finished = plan
+        .check_into(global.connection(jobs)?, &terminal, &mut printer)
+        .await;
     terminal.finish();
     let finished = match finished {
         Ok(f) => f,
@@ -162,61 +137,4 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
     };
     printer.finish(&finished.extras(), std::time::SystemTime::now())?;
     Ok(finished.verdict.into())
-}
-
-/// The mirror gate's checks of a run's images.
-struct Checks<'a> {
-    /// Every reference the checks read: the images' and their mirrors'.
-    refs: &'a [ImageRef],
-    /// One target per image and node OS.
-    targets: &'a [mirror::check::Target],
-    run: &'a MirrorRun,
-}
-
-impl Checks<'_> {
-    /// Checks every target through the run's session, telling `terminal` as each is done,
-    /// each report to `printer` as its turn comes.
-    async fn run(
-        &self,
-        mut gathered: Gathered,
-        terminal: &Terminal,
-        printer: &mut Printer<'_>,
-    ) -> Result<Finished, RunError> {
-        let mut delivery = gathered.delivery(printer);
-        let session = gathered.session(self.refs);
-        terminal.start(self.targets.len());
-        let done = |o: &Outcome| terminal.done(o);
-        let mut each = |o| delivery.outcome(o);
-        mirror::check::check_all(session, self.targets, self.run, &done, &mut each).await?;
-        gathered.finish(delivery)
-    }
-}
-
-/// `--plan`: the pull plans of `references` (registry references only), printed as text or
-/// (`json`) JSON; no network. There is no Konflux plan: [`CliError::KonfluxPlan`].
-fn print_plans(
-    mirrors: Option<Mirrors<'_>>,
-    references: &[ImageRef],
-    json: bool,
-) -> Result<ExitKind, CliError> {
-    let Some(m) = mirrors else {
-        return Err(CliError::NoMirrorConfig);
-    };
-    let mut plans: Vec<NodePlan> = Vec::new();
-    for r in references {
-        let ImageRef::Registry(reg) = r else {
-            return Err(mirror::check::TargetError::Layout(r.clone()).into());
-        };
-        for os in m.oses {
-            plans.push(
-                m.node_plan(reg, *os)
-                    .map_err(mirror::check::TargetError::from)?,
-            );
-        }
-    }
-    output::print(match json {
-        true => report::plans_json(&plans),
-        false => report::plans_text(&plans),
-    })?;
-    Ok(ExitKind::Pass)
 }

@@ -29,6 +29,10 @@ pub struct Finding {
     /// The host concerned, if one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// `mirror-check`: the OS of the nodes whose pull it concerns (`linux`, `windows`), when
+    /// it concerns one OS's pull only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<&'static str>,
 }
 
 impl Finding {
@@ -46,6 +50,15 @@ impl Finding {
             hint: rule.hint(),
             digest: digest.map(ToString::to_string),
             host: None,
+            nodes: None,
+        }
+    }
+
+    /// The same finding, about the pull of the nodes of `os` (`linux`, `windows`).
+    pub fn for_nodes(self, os: &'static str) -> Finding {
+        Finding {
+            nodes: Some(os),
+            ..self
         }
     }
 
@@ -313,6 +326,13 @@ impl ImageReport {
     /// A report for a reference whose tag or repository does not exist: `fail`.
     pub fn not_found(reference: &str, message: &str) -> ImageReport {
         let findings = vec![Finding::new(Rule::NotFound, message.to_string(), None)];
+        ImageReport::unread(reference, findings)
+    }
+
+    /// A report of `findings` (put in severity order; the verdict theirs) about a reference
+    /// whose content was not read.
+    pub fn unread(reference: &str, mut findings: Vec<Finding>) -> ImageReport {
+        findings.sort_by_key(|f| f.severity);
         ImageReport {
             reference: reference.to_string(),
             origins: vec![],

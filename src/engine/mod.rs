@@ -26,7 +26,7 @@ mod severity;
 pub use binaries::{BinaryEntry, GoReport, ProgramReport, REVISION_LABELS, Revision};
 pub use finding::{Finding, HostResult, HostStatus, ImageReport, Origin, Verdict, verdict_of};
 pub use inspect::{EntryView, InspectView, inspect};
-pub use judge::judge;
+pub use judge::{judge, judge_selection};
 pub use resolve::{CandidateReport, Resolution, resolve};
 pub use rules::Rule;
 pub use severity::Severity;

@@ -1,52 +1,30 @@
-//! The mirror gate: does the mirror a node would pull from hold the source image exactly?
+//! The mirror gate for one image: does each kind of node find it where it looks, exactly as
+//! its source, and can it run what it pulls?
 //!
-//! For each source reference: resolve it under the mirror configuration ([`targets`]),
-//! gather the evidence ([`gather`]: the source graph, what each mirror holds, the layer
-//! blobs) and judge it ([`judge`], pure). With `--pre`, the source is judged before
-//! mirroring instead ([`pre_check`], and what oc-mirror will copy of an ImageSetConfiguration
-//! entry: [`judge_copy`]). [`check_all`] runs the references a few at a time.
+//! After mirroring ([`check_image`]), for each node OS that pulls the image: resolve where its
+//! nodes look ([`Mirrors::node_plan`]), gather the evidence ([`gather`]: the source graph,
+//! what each mirror holds, the layer blobs) and judge it ([`judge`], pure: presence, byte
+//! identity, and the policy on what those nodes pull). A pull no mirror serves, on a cluster
+//! that cannot reach the source (`NeverContactSource`, or a disconnected cluster), fails from
+//! the configuration alone, without asking the source. Before mirroring (`--pre`), each source
+//! is judged as `verify` does, with what the configuration and the ImageSet will cover
+//! ([`judge_copy`]: what oc-mirror will copy). The rows of one image become one report
+//! ([`combine`]), each finding of one OS's pull marked with it.
 
 use super::config::MirrorConfig;
 use super::gather::gather;
 use super::hosts::model::HostsConfig;
-use super::judge::{judge, pre_check};
+use super::judge::{add_plan, judge};
 use super::ocmirror::judge_copy;
 use super::pull::{self, NodeOs, NodePlan};
 use super::resolve::{ResolveError, resolve};
-use crate::engine::{ImageReport, Origin};
+use crate::engine::{Finding, ImageReport, Origin, Rule, judge as verify, verdict_of};
 use crate::graph::WalkOptions;
+use crate::platform::RuntimeProfile;
 use crate::policy::Policy;
 use crate::reference::{ImageRef, RegistryRef};
-use crate::run::{Outcome, Scope, run_bounded};
 use crate::session::Session;
 use crate::source::FetchError;
-
-/// Checks one source reference against the mirrors nodes of one OS try. `Err` only for bad
-/// input ([`crate::error::Fault::Input`]); a source or mirror that cannot be reached gives an
-/// `error` verdict.
-pub async fn check(
-    session: &Session,
-    node_plan: &NodePlan,
-    policy: &Policy,
-    options: WalkOptions,
-) -> Result<ImageReport, FetchError> {
-    let evidence = gather(session, node_plan, options).await?;
-    Ok(judge(&evidence, policy))
-}
-
-/// One source reference to check for the nodes of one OS, with their pull plan.
-#[derive(Debug, Clone)]
-pub struct Target {
-    /// The source reference.
-    pub reference: ImageRef,
-    /// Where the run found it (release component, pod template), then the nodes the row is
-    /// for, for the report.
-    pub origins: Vec<Origin>,
-    /// The hosts its pods can land on, as a narrower policy (`--from-manifests`), if any.
-    pub scope: Option<Scope>,
-    /// How the nodes pull it (`None`: no mirror configuration).
-    pub plan: Option<NodePlan>,
-}
 
 /// The mirror configuration as each OS reads it, and the OSes in scope.
 #[derive(Debug, Clone, Copy)]
@@ -84,19 +62,210 @@ pub fn nodes_origin(os: NodeOs) -> Origin {
     }
 }
 
-/// Settings of a mirror-check run.
+/// How the gate checks each image.
 #[derive(Debug, Clone)]
-pub struct MirrorRun {
-    /// The policy (supported Windows builds; with `pre`, the whole verify policy).
-    pub policy: Policy,
-    /// A mirror configuration was given (plan findings apply).
-    pub configured: bool,
-    /// Check the sources before mirroring instead of the mirrors.
+pub struct Gate {
+    /// The runtime profiles what the nodes pull is judged under.
+    pub runtimes: Vec<RuntimeProfile>,
+    /// Before mirroring: judge each source, and what the configuration and the ImageSets will
+    /// cover, instead of the mirrors.
     pub pre: bool,
+    /// The cluster cannot reach the sources (`--disconnected`; implied by `pre`): a pull that
+    /// no mirror serves fails, and its source is not asked.
+    pub disconnected: bool,
     /// Walk options (per image).
     pub walk: WalkOptions,
-    /// Images in flight at once.
-    pub images_in_flight: usize,
+    /// `--pre` with ImageSetConfigurations: the images they name, which oc-mirror will copy
+    /// (and the mirror sets it writes will cover).
+    pub imageset: Option<ImageSetImages>,
+}
+
+/// The images the run's ImageSetConfigurations name, and the files.
+#[derive(Debug, Clone)]
+pub struct ImageSetImages {
+    /// The ImageSetConfiguration files, as given.
+    pub files: Vec<String>,
+    /// The images of their `mirror.additionalImages`.
+    pub images: Vec<ImageRef>,
+}
+
+impl ImageSetImages {
+    /// Does an entry name `reference`: the same repository, with its tag or its digest?
+    fn names(&self, reference: &ImageRef) -> bool {
+        let ImageRef::Registry(r) = reference else {
+            return self.images.contains(reference);
+        };
+        self.images.iter().any(|i| match i {
+            ImageRef::Registry(i) => {
+                i.registry == r.registry
+                    && i.repository == r.repository
+                    && ((r.digest.is_some() && i.digest == r.digest)
+                        || (r.tag.is_some() && i.tag == r.tag))
+            }
+            ImageRef::Layout(_) => false,
+        })
+    }
+}
+
+/// One image the gate checks.
+#[derive(Debug, Clone, Copy)]
+pub struct GateImage<'a> {
+    /// The source reference.
+    pub reference: &'a ImageRef,
+    /// Where the run found it.
+    pub origins: &'a [Origin],
+    /// How the nodes of each OS that pulls it pull it (none: no mirror configuration).
+    pub plans: &'a [NodePlan],
+    /// The policy it is judged against (its scope's, or the run's).
+    pub policy: &'a Policy,
+}
+
+/// Checks one image: after mirroring, for each node OS, where its nodes look ([`judge`]);
+/// before mirroring or without a configuration, its source as `verify` does, with the plans'
+/// findings. One report, the rows combined ([`combine`]). `Err` only for bad input
+/// ([`crate::error::Fault::Input`]); a source or mirror that cannot be reached gives an
+/// `error` verdict.
+pub async fn check_image(
+    session: &Session,
+    image: GateImage<'_>,
+    gate: &Gate,
+) -> Result<ImageReport, FetchError> {
+    if gate.pre || image.plans.is_empty() {
+        return before_mirroring(session, image, gate).await;
+    }
+    let mut rows = Vec::with_capacity(image.plans.len());
+    for plan in image.plans {
+        let report =
+            match plan.plan.mirrors.is_empty() && (plan.plan.source_blocked || gate.disconnected) {
+                true => unserved(plan, gate.disconnected),
+                false => {
+                    let evidence = gather(session, plan, gate.walk).await?;
+                    judge(&evidence, image.policy, &gate.runtimes)
+                }
+            };
+        rows.push((plan.os, report));
+    }
+    Ok(combine(&image.reference.to_string(), rows))
+}
+
+/// The report of a pull no mirror serves on a cluster that cannot reach the source: the
+/// plan's findings, and the pull's failure when they do not already say it. Nothing is asked.
+fn unserved(plan: &NodePlan, disconnected: bool) -> ImageReport {
+    let mut findings = plan.plan.findings.clone();
+    if verdict_of(&findings) != crate::engine::Verdict::Fail {
+        let why = match plan.plan.source_blocked {
+            true => "the source may not be contacted (NeverContactSource)",
+            false if disconnected => "the cluster is disconnected (--disconnected)",
+            false => "the source cannot be reached",
+        };
+        findings.push(Finding::new(
+            Rule::MirrorNotConfigured,
+            format!(
+                "no mirror serves {}'s pull of {} and {why}: the pull fails",
+                plan.os, plan.reference
+            ),
+            None,
+        ));
+    }
+    ImageReport::unread(&plan.reference.to_string(), findings)
+}
+
+/// One report of an image from the report of each OS's pull: every finding of one OS's row
+/// marked with it (a finding every row has, once and unmarked), the host rows one after the
+/// other, the worst verdict.
+pub fn combine(reference: &str, rows: Vec<(NodeOs, ImageReport)>) -> ImageReport {
+    let mut combined = ImageReport::unread(reference, vec![]);
+    let shared = |f: &Finding| {
+        rows.len() > 1
+            && rows.iter().all(|(_, r)| {
+                r.findings
+                    .iter()
+                    .any(|g| g.rule == f.rule && g.message == f.message)
+            })
+    };
+    for (os, r) in &rows {
+        for f in &r.findings {
+            match shared(f) {
+                true if combined.findings.contains(f) => {}
+                true => combined.findings.push(f.clone()),
+                false => combined.findings.push(f.clone().for_nodes(os.name())),
+            }
+        }
+    }
+    for (_, r) in rows {
+        combined.digest = combined.digest.or(r.digest);
+        combined.verdict = combined.verdict.max(r.verdict);
+        combined.hosts.extend(r.hosts);
+        combined.binaries.extend(r.binaries);
+    }
+    combined.findings.sort_by_key(|f| f.severity);
+    combined
+}
+
+/// Before mirroring (and without a configuration): the source judged as `verify` does, with
+/// each OS's plan findings and where its nodes will pull it from, what oc-mirror will copy of
+/// it, and — with ImageSets — whether anything will put it in the mirror at all.
+async fn before_mirroring(
+    session: &Session,
+    image: GateImage<'_>,
+    gate: &Gate,
+) -> Result<ImageReport, FetchError> {
+    let r = image.reference;
+    let mut report = match session.graph(r, gate.walk).await {
+        Ok(g) => {
+            let mut report = verify(&g, image.policy, &gate.runtimes);
+            judge_copy(&mut report, &g, r, image.policy, image.origins);
+            report
+        }
+        Err(e @ FetchError::BadInput(_)) => return Err(e),
+        Err(e @ FetchError::NotFound(_)) => {
+            ImageReport::not_found(&r.to_string(), &crate::error::one_line(&e))
+        }
+        Err(e) => ImageReport::unavailable(&r.to_string(), &crate::error::one_line(&e)),
+    };
+    for p in image.plans {
+        add_plan(&mut report, p.os, &p.plan);
+    }
+    if let Some(f) = not_in_imageset(image, gate) {
+        report.findings.push(f);
+    }
+    report.findings.sort_by_key(|f| f.severity);
+    report.verdict = report.verdict.max(verdict_of(&report.findings));
+    Ok(report)
+}
+
+/// `--pre` with ImageSets: an image that no ImageSet names (the Windows pause image, say) and
+/// that no mirror set covers will not be in the mirror: `mirror-not-configured`.
+fn not_in_imageset(image: GateImage<'_>, gate: &Gate) -> Option<Finding> {
+    let sets = gate.imageset.as_ref()?;
+    let listed = image
+        .origins
+        .iter()
+        .any(|o| matches!(o, Origin::Imageset { .. }));
+    let covered = image.plans.iter().any(|p| !p.plan.mirrors.is_empty());
+    if listed || covered || sets.names(image.reference) {
+        return None;
+    }
+    let what = match image
+        .origins
+        .iter()
+        .any(|o| matches!(o, Origin::Sandbox { .. }))
+    {
+        true => "the pause image every Windows pod pulls first (windows.sandbox_image)",
+        false => "this image",
+    };
+    Some(Finding::new(
+        Rule::MirrorNotConfigured,
+        format!(
+            "{} is {what}, but no ImageSetConfiguration ({}) lists it in mirror.additionalImages \
+             and no mirror set covers it: oc-mirror will not copy it, and a disconnected node \
+             cannot pull it; add '- name: {}' to mirror.additionalImages",
+            image.reference,
+            sets.files.join(", "),
+            image.reference
+        ),
+        None,
+    ))
 }
 
 /// Why the references cannot be checked under the mirror configuration (bad input).
@@ -112,93 +281,20 @@ pub enum TargetError {
     Layout(ImageRef),
 }
 
-/// One target per image and node OS in scope under `mirrors` (one per image without a
-/// configuration); refuses OCI layouts when a configuration is given (the cluster mirrors
+/// The pull plan of `reference` for each of `oses` under `mirrors` (none without a
+/// configuration); refuses an OCI layout when a configuration is given (the cluster mirrors
 /// registry references only).
-pub fn targets(
+pub fn plans(
     mirrors: Option<Mirrors<'_>>,
-    images: &[crate::run::Target],
-) -> Result<Vec<Target>, TargetError> {
-    let mut out = Vec::new();
-    for image in images {
-        let r = &image.reference;
-        let target = |plan: Option<NodePlan>| {
-            let mut origins = image.origins.clone();
-            origins.extend(plan.as_ref().map(|p| nodes_origin(p.os)));
-            Target {
-                reference: r.clone(),
-                origins,
-                scope: image.scope.as_deref().cloned(),
-                plan,
-            }
-        };
-        match (r, mirrors) {
-            (ImageRef::Registry(reg), Some(m)) => {
-                for os in m.oses {
-                    out.push(target(Some(m.node_plan(reg, *os)?)));
-                }
-            }
-            (ImageRef::Layout(_), Some(_)) => return Err(TargetError::Layout(r.clone())),
-            (_, None) => out.push(target(None)),
+    reference: &ImageRef,
+    oses: &[NodeOs],
+) -> Result<Vec<NodePlan>, TargetError> {
+    match (reference, mirrors) {
+        (_, None) => Ok(vec![]),
+        (ImageRef::Layout(_), Some(_)) => Err(TargetError::Layout(reference.clone())),
+        (ImageRef::Registry(reg), Some(m)) => {
+            oses.iter().map(|os| Ok(m.node_plan(reg, *os)?)).collect()
         }
-    }
-    Ok(out)
-}
-
-/// Checks every target, at most `images_in_flight` at once, calling `on_done` as each
-/// finishes and handing each outcome to `each` in input order as soon as its turn comes (an
-/// error from `each` stops there). Without `pre`, each mirror is checked ([`check`]); with
-/// `pre`, each source is judged ([`pre_check`]).
-pub async fn check_all<E>(
-    session: &Session,
-    targets: &[Target],
-    run: &MirrorRun,
-    on_done: &(dyn Fn(&Outcome) + Sync),
-    each: &mut dyn FnMut(Outcome) -> Result<(), E>,
-) -> Result<(), E> {
-    run_bounded(
-        targets,
-        run.images_in_flight,
-        on_done,
-        |t| async move {
-            let policy = t.scope.as_ref().map_or(&run.policy, |s| &s.policy);
-            let mut outcome = match (&t.plan, run.pre) {
-                (Some(p), false) => match check(session, p, policy, run.walk).await {
-                    Ok(r) => Outcome::Report(r),
-                    Err(e) => Outcome::BadInput(e.into()),
-                },
-                (_, _) => check_before_mirroring(session, t, policy, run).await,
-            };
-            if let Outcome::Report(r) = &mut outcome {
-                r.origins = t.origins.clone();
-                if let Some(scope) = &t.scope {
-                    scope.note_on(r);
-                }
-            }
-            outcome
-        },
-        each,
-    )
-    .await
-}
-
-/// `--pre` (and layouts without a configuration): the source judged as `verify` does, plus
-/// the pull plan when a configuration is given.
-async fn check_before_mirroring(
-    session: &Session,
-    t: &Target,
-    policy: &Policy,
-    run: &MirrorRun,
-) -> Outcome {
-    let r = &t.reference;
-    match session.graph(r, run.walk).await {
-        Ok(g) => {
-            let p = t.plan.as_ref().map(|p| &p.plan);
-            let mut report = pre_check(&g, policy, &policy.runtimes, p);
-            judge_copy(&mut report, &g, r, policy, &t.origins);
-            Outcome::Report(report)
-        }
-        Err(e) => Outcome::fetch_failed(r, e),
     }
 }
 

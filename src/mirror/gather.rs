@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use futures::StreamExt;
 
 use super::plan::Plan;
-use super::pull::NodePlan;
+use super::pull::{NodeOs, NodePlan};
 use super::resolve::MirrorLocation;
 use crate::digest::Digest;
 use crate::graph::{Graph, WalkOptions};
@@ -23,6 +23,8 @@ use crate::source::FetchError;
 pub struct Evidence {
     /// The source reference.
     pub reference: RegistryRef,
+    /// The OS of the nodes that pull it.
+    pub os: NodeOs,
     /// How a node pulls it.
     pub plan: Plan,
     /// What the source gave.
@@ -146,6 +148,7 @@ pub async fn gather(
     };
     let mut evidence = Evidence {
         reference: reference.clone(),
+        os: node_plan.os,
         plan: node_plan.plan.clone(),
         source,
         mirrors: vec![],

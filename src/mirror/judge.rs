@@ -2,15 +2,18 @@
 //! and the policy: the mirror a node pulls from (`mirror-resolved`), what that mirror lacks
 //! or serves corrupted (`mirror-child-missing`, `foreign-layer-not-mirrored`,
 //! `digest-mismatch`, …), a rebuilt list under the tag (`mirror-digest-differs`,
-//! `mirror-windows-dropped`), or no mirror holding the image at all (`mirror-missing`).
-//! [`pre_check`] judges a source before it is mirrored.
+//! `mirror-windows-dropped`), or no mirror holding the image at all (`mirror-missing`); and
+//! what the nodes pull from the mirror, judged against the policy as `verify` judges it (a
+//! faithful copy of a bad list is a bad list).
+//! [`add_plan`] adds what the configuration says to a source judged before it is mirrored.
 
 use std::collections::BTreeSet;
 
 use super::gather::{BlobPresence, Evidence, Held, Look, SourceEvidence};
 use super::plan::Plan;
+use super::pull::NodeOs;
 use crate::digest::Digest;
-use crate::engine::{Finding, ImageReport, Rule, judge as verify, verdict_of};
+use crate::engine::{Finding, ImageReport, Rule, judge_selection, verdict_of};
 use crate::error::one_line;
 use crate::graph::{Content, Graph, Node, Problem};
 use crate::manifest::Descriptor;
@@ -18,9 +21,12 @@ use crate::platform::{Platform, RuntimeProfile, build_name};
 use crate::policy::Policy;
 use crate::reference::RegistryRef;
 
-/// The report for one source reference from its evidence: the plan's findings, then what
-/// the first mirror holding something under the pulled name holds, or why none does.
-pub fn judge(evidence: &Evidence, policy: &Policy) -> ImageReport {
+/// The report for one source reference from its evidence: the plan's findings, then what the
+/// first mirror holding something under the pulled name holds, or why none does; and what the
+/// nodes of the evidence's OS pull from it, judged as `verify` judges an image for the hosts
+/// of `policy` of that OS (its host matrix, under `runtimes`). The plan's findings stand
+/// whether or not the source answers: they follow from the configuration alone.
+pub fn judge(evidence: &Evidence, policy: &Policy, runtimes: &[RuntimeProfile]) -> ImageReport {
     let name = evidence.reference.to_string();
     let digest = match &evidence.source {
         SourceEvidence::Fetched(g) => &g.root.digest,
@@ -28,10 +34,16 @@ pub fn judge(evidence: &Evidence, policy: &Policy) -> ImageReport {
         SourceEvidence::Unavailable(e) => {
             let message = format!("the source could not be fetched: {}", one_line(e));
             // A source that does not exist cannot be mirrored: asking again cannot fix it.
-            if matches!(e, crate::source::FetchError::NotFound(_)) {
-                return ImageReport::not_found(&name, &message);
-            }
-            return ImageReport::unavailable(&name, &message);
+            let mut report = match e {
+                crate::source::FetchError::NotFound(_) => ImageReport::not_found(&name, &message),
+                _ => ImageReport::unavailable(&name, &message),
+            };
+            report
+                .findings
+                .extend(evidence.plan.findings.iter().cloned());
+            report.findings.sort_by_key(|f| f.severity);
+            report.verdict = report.verdict.max(verdict_of(&report.findings));
+            return report;
         }
     };
     let mut findings = evidence.plan.findings.clone();
@@ -41,17 +53,29 @@ pub fn judge(evidence: &Evidence, policy: &Policy) -> ImageReport {
         match &look.held {
             Held::Same { graph, blobs } => {
                 let resolved = resolved(evidence, i, digest);
-                Some([vec![resolved], mirror_findings(graph, &target, blobs)].concat())
+                let found = [vec![resolved], mirror_findings(graph, &target, blobs)].concat();
+                Some((found, graph))
             }
             Held::Other(g) => {
                 let source = evidence.source.graph();
-                Some(diverged_findings(digest, source, g, &target, policy))
+                Some((diverged_findings(digest, source, g, &target, policy), g))
             }
             Held::Absent | Held::Unreachable(_) => None,
         }
     });
-    findings.extend(pulled.unwrap_or_else(|| held_by_none(evidence, digest, policy)));
-    report(&name, Some(digest), findings)
+    let mut hosts = Vec::new();
+    match pulled {
+        Some((found, graph)) => {
+            findings.extend(found);
+            let pulled = judge_selection(graph, &evidence.os.scope(policy), runtimes);
+            findings.extend(pulled.findings);
+            hosts = pulled.hosts;
+        }
+        None => findings.extend(held_by_none(evidence, digest, policy)),
+    }
+    let mut report = report(&name, Some(digest), findings);
+    report.hosts = hosts;
+    report
 }
 
 /// Of `mirrors`, those that do not hold the image and those that could not be reached.
@@ -153,12 +177,21 @@ fn held_by_none(evidence: &Evidence, digest: &Digest, policy: &Policy) -> Vec<Fi
 /// holds where Linux nodes look.
 fn windows_path(evidence: &Evidence, place: &RegistryRef, digest: &Digest) -> Finding {
     let reference = &evidence.reference;
-    let asked: Vec<&str> = evidence.requests.iter().map(String::as_str).collect();
+    let mut asked: Vec<&str> = Vec::new();
+    for url in &evidence.requests {
+        if !asked.contains(&url.as_str()) {
+            asked.push(url);
+        }
+    }
     let keep = format!("{}/{}", place.registry, reference.repository);
     Finding::new(
         Rule::MirrorWindowsPath,
         format!(
-            "a Windows node requests {} (WMCO's hosts.toml, containerd: the mirror path, then the              full source repository), which the mirror does not hold; the mirror holds the image at              {place} instead, where Linux nodes look: {}; mirror it keeping the source path              (e.g. {keep}) and point the ImageDigestMirrorSet entry at the mirror host              (source: {}, mirrors: [{}])",
+            "a Windows node requests {} (WMCO's hosts.toml, containerd: the mirror path, then the \
+             full source repository), which the mirror does not hold; the mirror holds the image \
+             at {place} instead, where Linux nodes look: {}; mirror it keeping the source path \
+             (e.g. {keep}) and point the ImageDigestMirrorSet entry at the mirror host \
+             (source: {}, mirrors: [{}])",
             asked.join(", then "),
             if evidence.plan.source_blocked {
                 "the pull fails"
@@ -409,32 +442,28 @@ fn report(reference: &str, digest: Option<&Digest>, mut findings: Vec<Finding>) 
     }
 }
 
-/// `--pre`: the source judged against the policy as `verify` does, plus the plan findings
-/// (`mirror-not-configured`, `mirror-tag-ignored`) when a mirror configuration is given.
-pub fn pre_check(
-    graph: &Graph,
-    policy: &Policy,
-    runtimes: &[RuntimeProfile],
-    mirror_plan: Option<&Plan>,
-) -> ImageReport {
-    let mut r = verify(graph, policy, runtimes);
-    if let Some(p) = mirror_plan {
-        r.findings.extend(p.findings.iter().cloned());
-        if let Some(first) = p.mirrors.first() {
-            r.findings.push(Finding::new(
-                Rule::MirrorResolved,
-                format!(
-                    "once mirrored, a node pulls it by {} from {first} ({})",
-                    if p.by_digest { "digest" } else { "tag" },
-                    first.origin
-                ),
-                None,
-            ));
-        }
-        r.findings.sort_by_key(|f| f.severity);
-        r.verdict = verdict_of(&r.findings);
+/// `--pre`: what the configuration says of the nodes of `os` pulling the image once it is
+/// mirrored — the plan's findings (`mirror-not-configured`, `mirror-tag-ignored`) and the
+/// mirror they will pull from — added to `report` (the source's, judged as `verify` does),
+/// each marked with the OS; the verdict follows.
+pub fn add_plan(report: &mut ImageReport, os: NodeOs, plan: &Plan) {
+    let os = os.name();
+    let found = plan.findings.iter().map(|f| f.clone().for_nodes(os));
+    report.findings.extend(found);
+    if let Some(first) = plan.mirrors.first() {
+        let how = if plan.by_digest { "digest" } else { "tag" };
+        let f = Finding::new(
+            Rule::MirrorResolved,
+            format!(
+                "once mirrored, a node pulls it by {how} from {first} ({})",
+                first.origin
+            ),
+            None,
+        );
+        report.findings.push(f.for_nodes(os));
     }
-    r
+    report.findings.sort_by_key(|f| f.severity);
+    report.verdict = report.verdict.max(verdict_of(&report.findings));
 }
 
 #[cfg(test)]

@@ -45,6 +45,13 @@ impl NodeOs {
         }
     }
 
+    /// `policy` narrowed to its hosts of this OS: what the nodes of this OS must be able to
+    /// run.
+    pub fn scope(self, policy: &Policy) -> Policy {
+        let windows = self == NodeOs::Windows;
+        policy.scoped(|h| h.platform.is_windows() == windows, policy.isolation())
+    }
+
     /// The file the runtime reads its mirrors from: `registries.conf` or `hosts.toml`.
     pub fn configured_by(self) -> &'static str {
         match self {

@@ -198,6 +198,7 @@ mod tests {
                     hint: "",
                     digest: None,
                     host: None,
+                    nodes: None,
                 })
                 .collect(),
             hosts: vec![],

@@ -189,6 +189,7 @@ pub(crate) mod tests {
                     hint: "h",
                     digest: None,
                     host: None,
+                    nodes: None,
                 })
                 .collect(),
             hosts: vec![HostResult {

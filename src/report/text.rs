@@ -208,7 +208,13 @@ fn findings(out: &mut String, r: &ImageReport) {
             Severity::Warning => "warning",
             Severity::Info => "info",
         };
-        let _ = writeln!(out, "  {sev:<7} {:<21} {}", f.rule, escape(&f.message));
+        let nodes = f.nodes.map_or(String::new(), |os| format!("{os} nodes: "));
+        let _ = writeln!(
+            out,
+            "  {sev:<7} {:<21} {nodes}{}",
+            f.rule,
+            escape(&f.message)
+        );
         if f.severity != Severity::Info {
             let _ = writeln!(out, "          hint: {}", f.hint);
         }

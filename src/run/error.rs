@@ -3,6 +3,7 @@
 use crate::cluster::{manifests::ManifestsError, nodes::NodesError, release::ReleaseError};
 use crate::error::{Blame, Fault};
 use crate::input::InputError;
+use crate::mirror::{check::TargetError, config::ConfigError};
 use crate::policy::PolicyError;
 use crate::reference::ReferenceError;
 
@@ -45,6 +46,18 @@ pub enum RunError {
         /// The `--timeout`.
         limit: std::time::Duration,
     },
+    /// The mirror configuration cannot be used.
+    #[error(transparent)]
+    MirrorConfig(#[from] ConfigError),
+    /// A reference cannot be checked against the mirror configuration.
+    #[error(transparent)]
+    MirrorTarget(#[from] TargetError),
+    /// The mirror gate was given no mirror configuration and not told to check before
+    /// mirroring.
+    #[error(
+        "mirror-check needs --idms, --icsp, --registries-conf or --hosts-dir (or --pre for a plain verify)"
+    )]
+    NoMirrorConfig,
     /// The inputs name no image.
     #[error("no references given (REF..., --from-file or --from-imageset)")]
     NoReferences,
@@ -63,9 +76,12 @@ impl Blame for RunError {
             RunError::Input(e) => e.fault(),
             RunError::Manifests(e) => e.fault(),
             RunError::Release(e) => e.fault(),
-            RunError::StdinTwice(_) | RunError::NoReleaseComponents(_) | RunError::NoReferences => {
-                Fault::Input
-            }
+            RunError::MirrorConfig(e) => e.fault(),
+            RunError::MirrorTarget(e) => e.fault(),
+            RunError::StdinTwice(_)
+            | RunError::NoReleaseComponents(_)
+            | RunError::NoReferences
+            | RunError::NoMirrorConfig => Fault::Input,
             RunError::Timeout { .. } => Fault::Unavailable,
             RunError::Output(_) => Fault::Output,
         }

@@ -47,9 +47,23 @@ impl Plan {
     /// sandbox image when they are in scope (the release's components are not known before it
     /// is fetched), in that order.
     pub fn local_references(&self) -> Vec<ImageRef> {
+        self.local_targets().map(|t| t.reference.clone()).collect()
+    }
+
+    /// The images known before anything is fetched: typed, listed, templated, then the
+    /// Windows nodes' sandbox image.
+    pub(super) fn local_targets(&self) -> impl Iterator<Item = &Target> {
         (self.listed.iter())
             .chain(&self.from_manifests)
             .chain(&self.sandbox)
+    }
+
+    /// The images the ImageSetConfigurations name (`--from-imageset`), in order.
+    pub(super) fn imageset_images(&self) -> Vec<ImageRef> {
+        let from_imageset = |t: &&Target| {
+            (t.origins.iter()).any(|o| matches!(o, crate::engine::Origin::Imageset { .. }))
+        };
+        (self.listed.iter().filter(from_imageset))
             .map(|t| t.reference.clone())
             .collect()
     }

@@ -56,6 +56,9 @@ pub struct Inputs {
     /// The Windows nodes' sandbox image in place of the policy's `windows.sandbox_image`
     /// (`--sandbox-image`; `none`: not checked).
     pub sandbox_image: Option<String>,
+    /// The images stand for what a whole cluster pulls (the mirror gate): the Windows nodes'
+    /// sandbox image is one of them whenever the policy has Windows hosts.
+    pub cluster_wide: bool,
 }
 
 /// What a run keeps of its node list besides the host rows.
@@ -92,6 +95,7 @@ impl Default for Inputs {
             jobs: 16,
             max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
             sandbox_image: None,
+            cluster_wide: false,
         }
     }
 }
@@ -221,15 +225,16 @@ impl Inputs {
     }
 
     /// The Windows nodes' sandbox image ([`sandbox`]), when Windows nodes are in scope: a node
-    /// list with Windows nodes, a release (its Windows components), or pod templates whose pods
-    /// can land on Windows hosts. Not for references typed or listed alone: their hosts are
+    /// list with Windows nodes, a release (its Windows components), pod templates whose pods
+    /// can land on Windows hosts, or a cluster-wide run (the mirror gate) under a policy with
+    /// Windows hosts. Not for references typed or listed alone to `verify`: their hosts are
     /// the policy's, not a cluster's.
     fn sandbox(&self, policy: &Policy, from_manifests: &[Target]) -> Option<Target> {
         let on_windows = |p: &Policy| p.hosts().iter().any(|h| h.platform.is_windows());
         let templated = from_manifests
             .iter()
             .any(|t| t.scope.as_ref().is_some_and(|s| on_windows(&s.policy)));
-        let cluster = self.nodes.is_some() || self.release.is_some();
+        let cluster = self.nodes.is_some() || self.release.is_some() || self.cluster_wide;
         match (cluster && on_windows(policy)) || templated {
             true => sandbox(policy),
             false => None,

@@ -45,6 +45,7 @@
 
 mod bounded;
 mod error;
+mod gate;
 mod gather;
 mod inputs;
 mod outcome;
@@ -55,6 +56,7 @@ mod verify;
 
 pub use bounded::run_bounded;
 pub use error::RunError;
+pub use gate::{GateInputs, GatePlan, MirrorFiles};
 pub use gather::{Connection, Finished, Gathered, Plan, Verified};
 pub use inputs::{Inputs, ReleaseInput};
 pub use outcome::Outcome;

@@ -22,11 +22,34 @@ use crate::policy::Policy;
 
 /// Judges one graph against a policy and the runtime profiles its Windows nodes may run.
 pub fn judge(graph: &Graph, policy: &Policy, runtimes: &[RuntimeProfile]) -> ImageReport {
-    let mut findings = content::findings(graph);
+    judge_with(graph, policy, runtimes, true)
+}
+
+/// [`judge`] without the findings about the graph's own objects (missing, corrupt or
+/// unparsable manifests and configs, foreign layers): for a graph whose objects the caller
+/// judges in its own words — the mirror gate names the mirror that lacks or corrupts them.
+pub fn judge_selection(graph: &Graph, policy: &Policy, runtimes: &[RuntimeProfile]) -> ImageReport {
+    judge_with(graph, policy, runtimes, false)
+}
+
+/// The report of `graph`: the host matrix, the entries' claims and the programs, with the
+/// findings about its own objects and layers when `objects` says so.
+fn judge_with(
+    graph: &Graph,
+    policy: &Policy,
+    runtimes: &[RuntimeProfile],
+    objects: bool,
+) -> ImageReport {
+    let mut findings = match objects {
+        true => content::findings(graph),
+        false => vec![],
+    };
     let matrix = hosts::matrix(graph, policy, runtimes);
     findings.extend(matrix.findings);
     findings.extend(entries::findings(&graph.root, policy, &matrix.selected));
-    findings.extend(layers::findings(graph));
+    if objects {
+        findings.extend(layers::findings(graph));
+    }
     findings.extend(binaries::findings(graph, policy));
     findings.sort_by_key(|f| f.severity);
     ImageReport {

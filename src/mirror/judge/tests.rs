@@ -111,15 +111,24 @@ async fn pre_check_adds_the_plan_to_the_verify_verdict() {
     let policy = Policy::default_policy();
     let r = reg("q.io/other/x:v1");
     let p = plan(&r, None);
-    let plain = pre_check(&g, &policy, &policy.runtimes, None);
+    let plain = pre_check(&g, &policy, None);
     assert_eq!(plain.verdict, Verdict::Pass);
-    let planned = pre_check(&g, &policy, &policy.runtimes, Some(&p));
+    let planned = pre_check(&g, &policy, Some(&p));
     assert_eq!(planned.verdict, Verdict::Fail);
     assert_eq!(
         ids(&planned.findings[..1]),
         rule_ids(&[Rule::MirrorNotConfigured])
     );
     assert!(!planned.hosts.is_empty(), "the verify matrix is kept");
+}
+
+/// `--pre` for Linux nodes: the source judged as `verify` does, then the plan's findings.
+fn pre_check(g: &Graph, policy: &Policy, p: Option<&Plan>) -> ImageReport {
+    let mut report = crate::engine::judge(g, policy, &policy.runtimes);
+    if let Some(p) = p {
+        add_plan(&mut report, NodeOs::Linux, p);
+    }
+    report
 }
 
 /// Evidence for `reference`: what the source gave, what the plan's mirrors hold (in
@@ -150,6 +159,8 @@ fn evidence(
     });
     Evidence {
         reference,
+        // What the nodes pull is judged for the Windows hosts of the policy.
+        os: NodeOs::Windows,
         plan,
         source,
         mirrors,
@@ -253,7 +264,7 @@ fn run(rows: Vec<Row>) {
     let policy = Policy::default_policy();
     for r in rows {
         let e = evidence(&r.reference, r.source, r.held, r.rebuilt.as_ref());
-        let report = judge(&e, &policy);
+        let report = judge(&e, &policy, &policy.runtimes);
         assert_eq!(ids(&report.findings), rule_ids(&r.rules), "{}", r.name);
         assert_eq!(report.verdict, r.verdict, "{}", r.name);
         let messages: Vec<&str> = report.findings.iter().map(|f| &*f.message).collect();
@@ -302,8 +313,19 @@ async fn each_mirror_rule_from_its_evidence() {
             ]),
         row("digest differs", "q.io/tags/x:v1", fetched(&good))
             .held(vec![Held::Other(attestation)])
-            .finds(&[MirrorDigestDiffers], Fail)
+            // What the nodes pull instead is judged too: its attestation entries.
+            .finds(&[MirrorDigestDiffers, Attestation, Attestation], Fail)
             .says(&["the mirror's t.local/tags/x:v1 is"]),
+        // A faithful copy of a list without a WS2019 entry: the mirror holds it exactly, and a
+        // WS2019 node pulling from it gets no match.
+        row(
+            "faithful copy of a bad list",
+            format!("q.io/open/x@{}", ltsc2022.root.digest),
+            fetched(&ltsc2022),
+        )
+        .held(vec![same(&ltsc2022)])
+        .finds(&[NoMatch, MirrorResolved], Fail)
+        .says(&["10.0.17763"]),
         row("child missing", format!("q.io/open/x@{c}"), fetched(&child))
             .held(vec![same(&child)])
             .finds(&[MirrorChildMissing, MirrorResolved], Fail)
@@ -351,6 +373,8 @@ async fn unreachable_sources_and_mirrors_passed_over() {
     let single = fixture("single-arch").await;
     let d = good.root.digest.clone();
     let (pin, two) = (format!("q.io/open/x@{d}"), format!("q.io/two/x@{d}"));
+    let refused_closed =
+        crate::source::FetchError::unavailable_by("manifest q.io/closed/x:v1", refused());
     let refused = crate::source::FetchError::unavailable_by("manifest q.io/open/x:v1", refused());
     run(vec![
         row(
@@ -358,8 +382,16 @@ async fn unreachable_sources_and_mirrors_passed_over() {
             "q.io/open/x:v1",
             SourceEvidence::Unavailable(refused),
         )
-        .finds(&[FetchError], Error)
+        // What the configuration says stands without the source: a tag its mirrors ignore.
+        .finds(&[FetchError, MirrorTagIgnored], Error)
         .says(&["the source could not be fetched: manifest q.io/open/x:v1: connection refused"]),
+        row(
+            "source unavailable, the configuration alone fails the pull",
+            "q.io/closed/x:v1",
+            SourceEvidence::Unavailable(refused_closed),
+        )
+        .finds(&[FetchError, MirrorTagIgnored], Fail)
+        .says(&["fails, since the source may not be contacted"]),
         row(
             "source does not exist",
             "q.io/open/x:v9",
@@ -367,7 +399,7 @@ async fn unreachable_sources_and_mirrors_passed_over() {
                 "manifest q.io/open/x:v9".into(),
             )),
         )
-        .finds(&[NotFound], Fail)
+        .finds(&[NotFound, MirrorTagIgnored], Fail)
         .says(&["the source could not be fetched: not found"]),
         row("pinned, source unreached", &pin, pinned(&good))
             .held(vec![same(&good)])
@@ -422,7 +454,7 @@ async fn pre_check_paths() {
     let good = fixture("good").await;
     let d = good.root.digest.clone();
     let policy = Policy::default_policy();
-    let plain = pre_check(&good, &policy, &policy.runtimes, None);
+    let plain = pre_check(&good, &policy, None);
     let c = config();
     let cases: &[(String, &[Rule], Verdict, &str)] = &[
         (
@@ -459,7 +491,7 @@ async fn pre_check_paths() {
     for (r, rules, verdict, says) in cases {
         let r = reg(r);
         let p = plan(&r, resolve(&c, &r).unwrap().as_ref());
-        let got = pre_check(&good, &policy, &policy.runtimes, Some(&p));
+        let got = pre_check(&good, &policy, Some(&p));
         let mut added = got.findings.clone();
         added.retain(|f| !plain.findings.contains(f));
         assert_eq!(ids(&added), rule_ids(rules), "{r}");
