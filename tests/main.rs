@@ -20,6 +20,7 @@ mod content;
 mod deep;
 mod dockershim;
 mod faults;
+mod gate;
 mod generate;
 mod harness;
 mod hostile;

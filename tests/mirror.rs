@@ -204,10 +204,10 @@ fn a_single_platform_copy_differs_and_drops_windows() {
     assert_eq!(image["verdict"], "fail");
     assert_eq!(
         rules(&image, "error"),
-        set(&["mirror-digest-differs", "mirror-windows-dropped"])
+        set(&["mirror-digest-differs", "mirror-platform-dropped"])
     );
     assert!(message(&image, "mirror-digest-differs").contains("single linux/amd64 image"));
-    let dropped = message(&image, "mirror-windows-dropped");
+    let dropped = message(&image, "mirror-platform-dropped");
     assert!(
         dropped.contains(W17763) && dropped.contains(W20348),
         "{dropped}"
@@ -254,9 +254,9 @@ fn a_rebuilt_list_under_itms_differs_and_names_the_dropped_entries() {
     assert_eq!(code, 1, "{image:#}");
     assert_eq!(
         rules(&image, "error"),
-        set(&["mirror-digest-differs", "mirror-windows-dropped"])
+        set(&["mirror-digest-differs", "mirror-platform-dropped"])
     );
-    let dropped = message(&image, "mirror-windows-dropped");
+    let dropped = message(&image, "mirror-platform-dropped");
     assert!(dropped.contains(W17763), "{dropped}");
     assert!(!dropped.contains(W20348), "{dropped}");
     assert!(dropped.contains("10.0.17763.5830"), "{dropped}");
@@ -661,7 +661,7 @@ fn mirror_check_with_nodes_names_the_clusters_dropped_builds() {
         &[],
     );
     assert_eq!(code, 1, "{image:#}");
-    let dropped = message(&image, "mirror-windows-dropped");
+    let dropped = message(&image, "mirror-platform-dropped");
     assert!(dropped.contains(W20348), "{dropped}");
     assert!(
         !dropped.contains(W17763),

@@ -87,7 +87,7 @@ fn an_imageset_without_windows_fails_the_csi_image_before_mirroring() {
     );
     assert_eq!(code, 1, "{image:#}");
     assert_eq!(image["verdict"], "fail");
-    let f = finding(&image, "mirror-windows-dropped").expect("mirror-windows-dropped");
+    let f = finding(&image, "mirror-platform-dropped").expect("mirror-platform-dropped");
     let message = f["message"].as_str().unwrap();
     assert!(
         message.contains("mirror.additionalImages[0].platforms in")
@@ -104,7 +104,7 @@ fn an_imageset_without_windows_fails_the_csi_image_before_mirroring() {
         "    platforms:\n    - {os: linux, architecture: amd64}\n    - {os: windows, architecture: amd64}\n",
     );
     assert_eq!(code, 0, "{image:#}");
-    assert!(finding(&image, "mirror-windows-dropped").is_none());
+    assert!(finding(&image, "mirror-platform-dropped").is_none());
 }
 
 #[test]

@@ -77,8 +77,9 @@ pub enum Rule {
     MirrorDigestDiffers,
     /// A child manifest, config or layer is absent from the mirror (mirror-check).
     MirrorChildMissing,
-    /// Windows entries for supported builds are not in the mirror's index (mirror-check).
-    MirrorWindowsDropped,
+    /// Entries a host of the policy needs (Linux or Windows) are not in the mirror's copy, or
+    /// will be left out by an oc-mirror platform filter (mirror-check).
+    MirrorPlatformDropped,
     /// Windows nodes request the image where the mirror does not hold it (the WMCO/containerd
     /// path), while the mirror holds it elsewhere (mirror-check).
     MirrorWindowsPath,
@@ -328,11 +329,11 @@ const RULES: &[RuleInfo] = &[
         hint: "re-mirror with 'skopeo copy --all --preserve-digests' so every child manifest, config and layer is copied",
     },
     RuleInfo {
-        rule: Rule::MirrorWindowsDropped,
-        id: "mirror-windows-dropped",
+        rule: Rule::MirrorPlatformDropped,
+        id: "mirror-platform-dropped",
         severity: Severity::Error,
         command: Command::MirrorCheck,
-        hint: "mirror all platforms: drop --filter-by-os / platform filters, use 'skopeo copy --all'",
+        hint: "mirror every platform the nodes need: drop --filter-by-os, or add the platform named to the oc-mirror 'platforms' filter; copy with 'skopeo copy --all'",
     },
     RuleInfo {
         rule: Rule::MirrorWindowsPath,
@@ -504,7 +505,7 @@ mod tests {
             Rule::MirrorMissing => 27,
             Rule::MirrorDigestDiffers => 28,
             Rule::MirrorChildMissing => 29,
-            Rule::MirrorWindowsDropped => 30,
+            Rule::MirrorPlatformDropped => 30,
             Rule::MirrorWindowsPath => 31,
             Rule::ForeignLayerNotMirrored => 32,
             Rule::MirrorResolved => 33,

@@ -1,11 +1,14 @@
 //! oc-mirror v2 ImageSetConfigurations (`--from-imageset`, `mirror.openshift.io/v2alpha1`):
 //! the `mirror.additionalImages[]` imgcheck checks, with what oc-mirror copies of each
 //! (`platforms`) and where it puts it (`targetRepo`, `targetTag`), and a warning for each
-//! section whose images imgcheck does not read, or whose platform filter leaves Windows out.
+//! section whose images imgcheck does not read, or whose platform filter leaves out a
+//! platform the hosts need.
 //!
 //! The fields follow openshift/oc-mirror `internal/pkg/api/v2alpha1/type_config.go`
 //! (`Mirror`, `Platform`, `Operator`, `Chart`, `AdditionalImage`) and `type_platform.go`
 //! (`InstancePlatformFilter`: an OS and an architecture, nothing else).
+
+use std::collections::BTreeSet;
 
 use serde::Deserialize;
 
@@ -122,16 +125,58 @@ pub struct ImageSetEntry {
 pub struct ImageSet {
     /// `mirror.additionalImages[]`, in order.
     pub entries: Vec<ImageSetEntry>,
-    /// One line per section present that imgcheck does not check (`mirror.platform`,
-    /// `mirror.operators`, `mirror.helm`), and per platform filter there that leaves Windows
-    /// out: the CLI prints them as warnings.
-    pub warnings: Vec<String>,
+    /// The file, as given.
+    origin: String,
+    /// The sections present that imgcheck does not check (`mirror.platform`,
+    /// `mirror.operators`, `mirror.helm`).
+    unread: Vec<&'static str>,
+    /// The platform filters of those sections.
+    filters: Vec<SectionFilter>,
 }
 
 impl ImageSet {
     /// The images of the entries, in order.
     pub fn images(&self) -> Vec<ImageRef> {
         self.entries.iter().map(|e| e.image.clone()).collect()
+    }
+
+    /// What the run should be told of the sections imgcheck does not read, one line each:
+    /// that they are not checked, and each platform filter there that leaves out a platform
+    /// in `needed` (`os/architecture` of the hosts judged), naming the field and what to add.
+    pub fn warnings(&self, needed: &BTreeSet<String>) -> Vec<String> {
+        let origin = &self.origin;
+        let mut out: Vec<String> = (self.unread.iter())
+            .map(|section| {
+                format!(
+                    "{origin}: {section} is not checked: imgcheck verifies \
+                     mirror.additionalImages only; list the images to check there (or in \
+                     --from-file)"
+                )
+            })
+            .collect();
+        for f in &self.filters {
+            let missing: Vec<&String> = needed.iter().filter(|p| !f.kept.contains(p)).collect();
+            if missing.is_empty() {
+                continue;
+            }
+            let add: Vec<String> = (missing.iter())
+                .filter_map(|p| p.split_once('/'))
+                .map(|(os, arch)| format!("{{os: {os}, architecture: {arch}}}"))
+                .collect();
+            let names: Vec<&str> = missing.iter().map(|p| p.as_str()).collect();
+            out.push(format!(
+                "{origin}: {}: oc-mirror copies {} only of {} ({}): their {} entries will not \
+                 be mirrored; add {} to {}",
+                f.field,
+                f.kept.join(", "),
+                f.of,
+                f.why,
+                names.join(", "),
+                add.join(" and "),
+                f.field
+            ));
+        }
+        out
     }
 }
 
@@ -258,10 +303,13 @@ fn unread(m: &MirrorSection) -> Vec<&'static str> {
 }
 
 /// A platform filter of a section imgcheck does not read: its field, the `os/architecture`
-/// it keeps, and why it keeps those.
+/// it keeps, whose images it filters, and why it keeps those.
+#[derive(Debug, Clone)]
 struct SectionFilter {
     field: String,
     kept: Vec<String>,
+    /// Whose images: the release payload, an operator catalog, a chart.
+    of: &'static str,
     why: &'static str,
 }
 
@@ -279,36 +327,40 @@ fn section_filters(m: &MirrorSection, origin: &str) -> Result<Vec<SectionFilter>
         out.push(SectionFilter {
             field: "mirror.platform.platforms".to_string(),
             kept,
+            of: "the release payload (not the mirror.additionalImages checked here)",
             why,
         });
     }
-    let operators = m
-        .operators
-        .iter()
-        .enumerate()
-        .map(|(i, o)| (format!("mirror.operators[{i}].platforms"), o));
+    let operators = m.operators.iter().enumerate().map(|(i, o)| {
+        (
+            format!("mirror.operators[{i}].platforms"),
+            o,
+            "the operator catalog",
+        )
+    });
     let helm = m.helm.iter().flat_map(|h| {
         let repos = h.repositories.iter().enumerate().flat_map(|(r, repo)| {
             repo.charts.iter().enumerate().map(move |(c, chart)| {
                 (
                     format!("mirror.helm.repositories[{r}].charts[{c}].platforms"),
                     chart,
+                    "the chart's images",
                 )
             })
         });
-        let local = h
-            .local
-            .iter()
-            .enumerate()
-            .map(|(c, chart)| (format!("mirror.helm.local[{c}].platforms"), chart));
+        let local = h.local.iter().enumerate().map(|(c, chart)| {
+            let field = format!("mirror.helm.local[{c}].platforms");
+            (field, chart, "the chart's images")
+        });
         repos.chain(local)
     });
-    for (field, f) in operators.chain(helm) {
+    for (field, f, of) in operators.chain(helm) {
         let kept = filters(&f.platforms, &field, origin)?;
         if !kept.is_empty() {
             out.push(SectionFilter {
                 field,
                 kept,
+                of,
                 why: "an empty filter would copy every platform",
             });
         }
@@ -316,36 +368,10 @@ fn section_filters(m: &MirrorSection, origin: &str) -> Result<Vec<SectionFilter>
     Ok(out)
 }
 
-/// The warnings of the sections imgcheck does not read: that they are not checked, and, for
-/// each platform filter there without a Windows platform, that oc-mirror will leave the
-/// Windows entries of their images out, naming the field to set.
-fn unread_warnings(m: &MirrorSection, origin: &str) -> Result<Vec<String>, InputError> {
-    let mut out: Vec<String> = unread(m)
-        .into_iter()
-        .map(|section| {
-            format!(
-                "{origin}: {section} is not checked: imgcheck verifies mirror.additionalImages \
-                 only; list the images to check there (or in --from-file)"
-            )
-        })
-        .collect();
-    for SectionFilter { field, kept, why } in section_filters(m, origin)? {
-        if !kept.iter().any(|p| p.starts_with("windows/")) {
-            out.push(format!(
-                "{origin}: {field}: oc-mirror copies {} only ({why}): the Windows entries of \
-                 these images will not be mirrored; add {{os: windows, architecture: amd64}} to \
-                 {field}",
-                kept.join(", ")
-            ));
-        }
-    }
-    Ok(out)
-}
-
 /// Parses an oc-mirror v2 ImageSetConfiguration (`mirror.openshift.io/v2alpha1`): its
 /// `mirror.additionalImages[]` entries with their filters, and a warning for each section
-/// imgcheck does not read (release payloads, operator catalogs, Helm charts) and each filter
-/// there that leaves Windows out.
+/// imgcheck does not read (release payloads, operator catalogs, Helm charts) and their filters
+/// ([`ImageSet::warnings`]).
 pub fn parse_imageset(text: &str, origin: &str) -> Result<ImageSet, InputError> {
     let err = |reason: String| InputError::new(origin, reason);
     crate::yaml::check_nesting(text).map_err(|e| err(e.to_string()))?;
@@ -374,7 +400,7 @@ pub fn parse_imageset(text: &str, origin: &str) -> Result<ImageSet, InputError> 
         )));
     }
     let m = config.mirror.unwrap_or_default();
-    let warnings = unread_warnings(&m, origin)?;
+    let filters = section_filters(&m, origin)?;
     if m.additional_images.is_empty() {
         let unread = unread(&m);
         let also = match unread.is_empty() {
@@ -394,7 +420,12 @@ pub fn parse_imageset(text: &str, origin: &str) -> Result<ImageSet, InputError> 
         .enumerate()
         .map(|(i, a)| entry(i, a, origin))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(ImageSet { entries, warnings })
+    Ok(ImageSet {
+        entries,
+        origin: origin.to_string(),
+        unread: unread(&m),
+        filters,
+    })
 }
 
 /// Reads an ImageSetConfiguration file (or standard input for `-`) of at most `max_bytes`.

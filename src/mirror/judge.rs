@@ -2,7 +2,7 @@
 //! and the policy: the mirror a node pulls from (`mirror-resolved`), what that mirror lacks
 //! or serves corrupted (`mirror-child-missing`, `foreign-layer-not-mirrored`,
 //! `digest-mismatch`, …), a rebuilt list under the tag (`mirror-digest-differs`,
-//! `mirror-windows-dropped`), or no mirror holding the image at all (`mirror-missing`); and
+//! `mirror-platform-dropped`), or no mirror holding the image at all (`mirror-missing`); and
 //! what the nodes pull from the mirror, judged against the policy as `verify` judges it (a
 //! faithful copy of a bad list is a bad list).
 //! [`add_plan`] adds what the configuration says to a source judged before it is mirrored.
@@ -308,16 +308,15 @@ fn layer_finding(
     Some(Finding::new(rule, message, digest.as_ref()))
 }
 
-/// What a graph offers a Windows node: entry digests and `(os/arch, build)` pairs.
-fn offered(graph: &Graph) -> (BTreeSet<String>, BTreeSet<(String, u16)>) {
+/// What a graph offers a node: entry digests and `(os/arch, Windows build)` pairs (no build
+/// for other OSes).
+fn offered(graph: &Graph) -> (BTreeSet<String>, BTreeSet<(String, Option<u16>)>) {
     let mut digests = BTreeSet::new();
     let mut platforms = BTreeSet::new();
     let mut add = |d: String, p: Option<Platform>| {
         digests.insert(d);
-        if let Some(p) = p
-            && let Some(v) = p.windows_version()
-        {
-            platforms.insert((p.os_arch(), v.build));
+        if let Some(p) = p {
+            platforms.insert((p.os_arch(), build_of(&p)));
         }
     };
     match &graph.root.content {
@@ -339,6 +338,13 @@ fn offered(graph: &Graph) -> (BTreeSet<String>, BTreeSet<(String, u16)>) {
     (digests, platforms)
 }
 
+/// The Windows build of a Windows platform (none for other OSes, or without `os.version`).
+fn build_of(p: &Platform) -> Option<u16> {
+    p.windows_version()
+        .filter(|_| p.is_windows())
+        .map(|v| v.build)
+}
+
 fn config_platform(node: Option<&Node>) -> Option<Platform> {
     node.and_then(Node::image)
         .and_then(|i| i.config.as_ref().ok())
@@ -358,8 +364,8 @@ fn describe(graph: &Graph) -> String {
 }
 
 /// Findings for a mirror whose tag names other content than the source's `digest`:
-/// `mirror-digest-differs`, and (when the source graph is known) `mirror-windows-dropped`
-/// naming the Windows entries of supported builds (policy) the mirror's content lost.
+/// `mirror-digest-differs`, and (when the source graph is known) `mirror-platform-dropped`
+/// naming the entries the policy's hosts need that the mirror's content lost.
 pub fn diverged_findings(
     digest: &Digest,
     source: Option<&Graph>,
@@ -378,12 +384,12 @@ pub fn diverged_findings(
         ),
         Some(&mirror.root.digest),
     )];
-    let dropped = source.map(|s| windows_dropped(s, mirror, policy));
+    let dropped = source.map(|s| platforms_dropped(s, mirror, policy));
     if let Some(dropped) = dropped.filter(|d| !d.is_empty()) {
         findings.push(Finding::new(
-            Rule::MirrorWindowsDropped,
+            Rule::MirrorPlatformDropped,
             format!(
-                "the mirror's {target} lost the Windows entries for supported builds: {}; nodes of those builds get no match",
+                "the mirror's {target} lost the entries the policy's hosts need: {}; nodes of those platforms get no match",
                 dropped.join(", ")
             ),
             None,
@@ -392,37 +398,34 @@ pub fn diverged_findings(
     findings
 }
 
-/// The Windows entries of the source's list, for builds and architectures the policy
-/// supports, that the mirror's content offers neither by digest nor by platform.
-fn windows_dropped(source: &Graph, mirror: &Graph, policy: &Policy) -> Vec<String> {
+/// The entries of the source's list that a host of the policy needs (its OS and
+/// architecture, and for Windows its build) and that the mirror's content offers neither by
+/// digest nor by platform.
+fn platforms_dropped(source: &Graph, mirror: &Graph, policy: &Policy) -> Vec<String> {
     let Content::Index { index, .. } = &source.root.content else {
         return vec![];
     };
-    let builds = policy.windows_builds();
-    let archs: Vec<String> = policy
-        .windows
-        .as_ref()
-        .map(|w| w.architectures.iter().map(ToString::to_string).collect())
-        .unwrap_or_default();
+    let needed: BTreeSet<(String, Option<u16>)> = (policy.hosts().iter())
+        .map(|h| (h.platform.os_arch(), build_of(&h.platform)))
+        .collect();
     let (digests, platforms) = offered(mirror);
     let mut dropped = Vec::new();
     for d in &index.manifests {
         let Some(p) = &d.platform else { continue };
-        let Some(v) = p.windows_version() else {
-            continue;
-        };
-        let (_, arch, _) = p.normalized();
-        if !p.is_windows() || !builds.contains(&v.build) || !archs.contains(&arch) {
-            continue;
-        }
-        if digests.contains(&d.digest) || platforms.contains(&(p.os_arch(), v.build)) {
+        let claim = (p.os_arch(), build_of(p));
+        if !needed.contains(&claim) || digests.contains(&d.digest) || platforms.contains(&claim) {
             continue;
         }
         dropped.push(format!(
-            "{} {}{} ({})",
+            "{}{}{} ({})",
             p.os_arch(),
-            p.os_version.clone().unwrap_or_default(),
-            build_name(v.build).map_or(String::new(), |n| format!(" {n}")),
+            p.os_version
+                .as_ref()
+                .map_or(String::new(), |v| format!(" {v}")),
+            claim
+                .1
+                .and_then(build_name)
+                .map_or(String::new(), |n| format!(" {n}")),
             d.digest
         ));
     }

@@ -6,8 +6,9 @@
 //!   `AdditionalImage.Platforms`, `type_platform.go` `InstancePlatformFilter`): only the list
 //!   entries whose `os/architecture` is listed are copied; an empty filter copies every
 //!   platform (`type_internal.go` `CopyImageSchema.Platforms`: nil means all). The filter has
-//!   no `os.version`, so `windows/amd64` keeps every Windows build. Windows entries left out
-//!   are `mirror-windows-dropped`.
+//!   no `os.version`, so `windows/amd64` keeps every Windows build. Entries left out whose
+//!   OS and architecture a host of the policy has, Linux or Windows, are
+//!   `mirror-platform-dropped`.
 //! - `targetRepo` (`additional/local_stored_collector.go` `AdditionalImagesCollector`) replaces
 //!   the source's repository path under the destination; a Windows node asks each mirror
 //!   registry for the source's own path (WMCO renders mirrors per registry host), so a target
@@ -30,11 +31,11 @@ pub fn predict(
     policy: &Policy,
     origins: &[Origin],
 ) -> Vec<Finding> {
-    let windows_archs: BTreeSet<String> = policy
-        .hosts()
-        .iter()
+    let hosts = policy.hosts();
+    let needed: BTreeSet<String> = hosts.iter().map(|h| h.platform.os_arch()).collect();
+    let windows_archs: BTreeSet<&str> = (hosts.iter())
         .filter(|h| h.platform.is_windows())
-        .map(|h| h.platform.architecture.clone())
+        .map(|h| h.platform.architecture.as_str())
         .collect();
     let mut findings = Vec::new();
     for o in origins {
@@ -49,7 +50,7 @@ pub fn predict(
             continue;
         };
         let at = |field: &str| format!("{entry}.{field} in {path}");
-        if let Some(f) = dropped(graph, platforms, &windows_archs, &at("platforms")) {
+        if let Some(f) = dropped(graph, platforms, &needed, &at("platforms")) {
             findings.push(f);
         }
         let ImageRef::Registry(source) = reference else {
@@ -104,12 +105,13 @@ pub fn judge_copy(
     report.verdict = verdict_of(&report.findings);
 }
 
-/// The `mirror-windows-dropped` finding when `kept` (a non-empty `os/architecture` filter)
-/// leaves out Windows entries of the list for an architecture of the Windows hosts.
+/// The `mirror-platform-dropped` finding when `kept` (a non-empty `os/architecture` filter)
+/// leaves out entries of the list whose `os/architecture` a host needs (`needed`), naming
+/// each entry and the filter items to add.
 fn dropped(
     graph: &Graph,
     kept: &[String],
-    windows_archs: &BTreeSet<String>,
+    needed: &BTreeSet<String>,
     field: &str,
 ) -> Option<Finding> {
     let Content::Index { index, .. } = &graph.root.content else {
@@ -118,28 +120,31 @@ fn dropped(
     if kept.is_empty() {
         return None;
     }
-    let lost: Vec<String> = index
-        .manifests
-        .iter()
-        .filter_map(|d| d.platform.as_ref())
-        .filter(|p| p.is_windows() && windows_archs.contains(&p.architecture))
-        .filter(|p| !kept.contains(&format!("{}/{}", p.os, p.architecture)))
-        .map(|p| match &p.os_version {
-            Some(v) => format!("{}/{} {v}", p.os, p.architecture),
-            None => format!("{}/{} (no os.version)", p.os, p.architecture),
-        })
-        .collect();
-    let arch = windows_archs.iter().next()?;
+    let mut add = BTreeSet::new();
+    let mut lost = Vec::new();
+    for p in index.manifests.iter().filter_map(|d| d.platform.as_ref()) {
+        let (os, arch, _) = p.normalized();
+        let filter_item = format!("{os}/{arch}");
+        if !needed.contains(&p.os_arch()) || kept.contains(&filter_item) {
+            continue;
+        }
+        lost.push(match &p.os_version {
+            Some(v) => format!("{} {v}", p.os_arch()),
+            None if p.is_windows() => format!("{} (no os.version)", p.os_arch()),
+            None => p.os_arch(),
+        });
+        add.insert(format!("{{os: {os}, architecture: {arch}}}"));
+    }
     (!lost.is_empty()).then(|| {
         Finding::new(
-            Rule::MirrorWindowsDropped,
+            Rule::MirrorPlatformDropped,
             format!(
-                "oc-mirror will copy only {} of this list ({field}): its Windows entries ({}) \
-                 will be left out and Windows nodes will find no match; add {{os: windows, \
-                 architecture: {arch}}} to the filter, or drop it (an empty filter copies every \
-                 platform)",
+                "oc-mirror will copy only {} of this list ({field}): its entries {} will be left \
+                 out, and the nodes of those platforms will find no match; add {} to the \
+                 filter, or drop it (an empty filter copies every platform)",
                 kept.join(", "),
-                lost.join(", ")
+                lost.join(", "),
+                add.into_iter().collect::<Vec<_>>().join(" and ")
             ),
             Some(&graph.root.digest),
         )

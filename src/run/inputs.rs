@@ -183,7 +183,7 @@ impl Inputs {
             true => policy.runtimes.clone(),
             false => self.runtimes.clone(),
         };
-        let listed = self.listed(progress, &mut note)?;
+        let listed = self.listed(&policy, progress, &mut note)?;
         // Local input first: a bad manifest is bad input even when the release cannot be read.
         let from_manifests = match &self.manifests {
             Some(path) => {
@@ -295,9 +295,11 @@ impl Inputs {
     }
 
     /// The references typed, then those of the lists, then those of the ImageSets (each with
-    /// its entry and what oc-mirror copies of it as its origin).
+    /// its entry and what oc-mirror copies of it as its origin; a note for each filter of a
+    /// section imgcheck does not read that leaves out a platform the hosts of `policy` need).
     fn listed(
         &self,
+        policy: &Policy,
         progress: &dyn Progress,
         note: &mut impl FnMut(Note),
     ) -> Result<Vec<Target>, RunError> {
@@ -315,7 +317,12 @@ impl Inputs {
         for f in &self.imagesets {
             progress.reading(&format!("reading --from-imageset {f}"));
             let set = read_imageset(f, self.max_input_bytes)?;
-            set.warnings
+            let needed = policy
+                .hosts()
+                .iter()
+                .map(|h| h.platform.os_arch())
+                .collect();
+            set.warnings(&needed)
                 .into_iter()
                 .map(Note::ImagesetUnread)
                 .for_each(&mut *note);

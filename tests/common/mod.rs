@@ -62,8 +62,9 @@ static INSTANCE: AtomicU64 = AtomicU64::new(0);
 /// A running `docker-registry` serving plain HTTP on 127.0.0.1 (or `[::1]`).
 pub struct Registry {
     child: Child,
-    /// The loopback address it listens on: `127.0.0.1` or `[::1]`.
-    bind: &'static str,
+    /// The loopback address it listens on: `127.0.0.1`, `[::1]`, or another `127.0.0.N`
+    /// ([`Registry::start_portless`]).
+    bind: String,
     port: u16,
     client: Client,
     // Declared last: removed after `Drop::drop` has stopped the process.
@@ -81,13 +82,21 @@ impl Registry {
     /// answers 200. Retries with a new port, up to 5 times, if the process
     /// exits early (typically because the port was taken in the meantime).
     pub fn start() -> Registry {
-        Registry::start_on("127.0.0.1", false)
+        Registry::start_on(Bind::Loopback("127.0.0.1"), false)
+    }
+
+    /// A registry on port 80 of its own loopback address `127.0.0.N` (N from 2 to 254),
+    /// with its access log on: its references name no port (`127.0.0.N/repo:tag`), as a real
+    /// source's do (quay.io, registry.redhat.io), so WMCO's hosts.toml for it is in a folder
+    /// Windows accepts. Binding port 80 needs root (or `CAP_NET_BIND_SERVICE`), as CI has.
+    pub fn start_portless() -> Registry {
+        Registry::start_on(Bind::Portless, true)
     }
 
     /// [`Registry::start`] with the registry's access log on: [`Registry::requests`] then
     /// lists every request it served.
     pub fn start_logging_requests() -> Registry {
-        Registry::start_on("127.0.0.1", true)
+        Registry::start_on(Bind::Loopback("127.0.0.1"), true)
     }
 
     /// The request lines of the access log (`GET /v2/… HTTP/1.1`), in order (empty unless
@@ -103,10 +112,10 @@ impl Registry {
 
     /// [`Registry::start`] on the IPv6 loopback, `[::1]`.
     pub fn start_ipv6() -> Registry {
-        Registry::start_on("[::1]", false)
+        Registry::start_on(Bind::Loopback("[::1]"), false)
     }
 
-    fn start_on(bind: &'static str, access_log: bool) -> Registry {
+    fn start_on(how: Bind, access_log: bool) -> Registry {
         let bin = find_on_path("docker-registry").unwrap_or_else(|| panic!("{NOT_FOUND_MSG}"));
         let client = http_client();
         let mut failures = Vec::new();
@@ -115,7 +124,8 @@ impl Registry {
                 .prefix("imgcheck-registry-")
                 .tempdir()
                 .expect("create registry tempdir");
-            let port = free_port(bind);
+            let (bind, port) = how.address(attempt);
+            let bind = bind.as_str();
             let token = format!(
                 "{}-{}-{}-{}",
                 std::process::id(),
@@ -153,7 +163,7 @@ impl Registry {
             };
             let mut registry = Registry {
                 child,
-                bind,
+                bind: bind.to_string(),
                 port,
                 client: client.clone(),
                 dir,
@@ -204,9 +214,13 @@ impl Registry {
         }
     }
 
-    /// "127.0.0.1:PORT" (or "[::1]:PORT"), as used in image references.
+    /// "127.0.0.1:PORT" (or "[::1]:PORT"; "127.0.0.N" on port 80), as used in image
+    /// references.
     pub fn host(&self) -> String {
-        format!("{}:{}", self.bind, self.port)
+        match self.port {
+            80 => self.bind.clone(),
+            port => format!("{}:{port}", self.bind),
+        }
     }
 
     pub fn port(&self) -> u16 {
@@ -554,6 +568,39 @@ fn http_client() -> Client {
         .timeout(Duration::from_secs(60))
         .build()
         .expect("build reqwest blocking client")
+}
+
+/// Where a test registry listens.
+#[derive(Clone, Copy)]
+enum Bind {
+    /// A free port of this loopback address.
+    Loopback(&'static str),
+    /// Port 80 of a loopback address `127.0.0.N` of its own.
+    Portless,
+}
+
+impl Bind {
+    /// The address and port for the `attempt`-th start (from 1): a free port of the loopback
+    /// address; or port 80 of a `127.0.0.N` whose port 80 was free a moment ago, N picked by
+    /// the process and the registries it started (another test process may hold some).
+    fn address(self, attempt: usize) -> (String, u16) {
+        if let Bind::Loopback(bind) = self {
+            return (bind.to_string(), free_port(bind));
+        }
+        let seed = u64::from(std::process::id()) * 31 + attempt as u64 * 7;
+        for i in 0..253 {
+            let n = 2 + (seed + INSTANCE.fetch_add(1, Ordering::Relaxed) + i) % 253;
+            let bind = format!("127.0.0.{n}");
+            match TcpListener::bind(format!("{bind}:80")) {
+                Ok(_) => return (bind, 80),
+                Err(e) if e.kind() == ErrorKind::PermissionDenied => panic!(
+                    "binding {bind}:80 needs root or CAP_NET_BIND_SERVICE (run the suite as root, as .ci/run does): {e}"
+                ),
+                Err(_) => continue,
+            }
+        }
+        panic!("no 127.0.0.N:80 is free for a port-less registry")
+    }
 }
 
 /// A port of `bind` that was free a moment ago (bind port 0, then release).

@@ -1,3 +1,5 @@
+use std::collections::BTreeSet;
+
 use super::*;
 
 const HEAD: &str = "kind: ImageSetConfiguration\napiVersion: mirror.openshift.io/v2alpha1\n";
@@ -9,7 +11,8 @@ fn parse(body: &str) -> Result<ImageSet, InputError> {
 #[test]
 fn imagesets() {
     let set = parse("mirror:\n  additionalImages:\n  - name: quay.io/org/azure-file:v4.18\n  - name: registry.k8s.io/sig-storage/livenessprobe:v2.14.0\n  operators: []\n").unwrap();
-    assert!(set.warnings.is_empty(), "{:?}", set.warnings);
+    let warnings = set.warnings(&needed());
+    assert!(warnings.is_empty(), "{warnings:?}");
     let refs = set.images();
     assert_eq!(refs.len(), 2);
     assert_eq!(
@@ -56,15 +59,23 @@ fn imageset_merge_keys_are_applied() {
 fn imageset_sections_not_read_are_warned_about() {
     let set = parse("mirror:\n  platform:\n    channels:\n    - name: stable-4.18\n  operators:\n  - catalog: registry.redhat.io/redhat/redhat-operator-index:v4.18\n  helm: {}\n  additionalImages:\n  - name: quay.io/org/img:v1\n").unwrap();
     assert_eq!(set.entries.len(), 1);
-    assert_eq!(set.warnings.len(), 3, "{:?}", set.warnings);
-    assert!(set.warnings[0].starts_with("isc.yaml: mirror.platform is not checked"));
-    assert!(set.warnings[1].starts_with("isc.yaml: mirror.operators is not checked"));
+    let warnings = set.warnings(&needed());
+    assert_eq!(warnings.len(), 3, "{warnings:?}");
+    assert!(warnings[0].starts_with("isc.yaml: mirror.platform is not checked"));
+    assert!(warnings[1].starts_with("isc.yaml: mirror.operators is not checked"));
     assert!(
-        set.warnings[2]
-            .starts_with("isc.yaml: mirror.platform.platforms: oc-mirror copies linux/amd64 only"),
+        warnings[2].starts_with(
+            "isc.yaml: mirror.platform.platforms: oc-mirror copies linux/amd64 only of the \
+             release payload (not the mirror.additionalImages checked here)"
+        ),
         "{}",
-        set.warnings[2]
+        warnings[2]
     );
+}
+
+/// The `os/architecture` of the default policy's hosts.
+fn needed() -> BTreeSet<String> {
+    ["linux/amd64", "windows/amd64"].map(String::from).into()
 }
 
 /// Issue 20, item 5: each entry's filters as oc-mirror v2 reads them. One row per rule, with
@@ -171,23 +182,29 @@ fn bad_filters_and_targets_name_the_field() {
     );
 }
 
-/// Issue 20, item 5: a filter of a section imgcheck does not read that leaves Windows out is
-/// told, naming the field to set (type_config.go `Platform`: platforms, else the deprecated
+/// Issue 20, item 5 and issue 32, item 3: a filter of a section imgcheck does not read that
+/// leaves out a platform the hosts need (Windows or Linux) is told, naming the field to set (type_config.go `Platform`: platforms, else the deprecated
 /// architectures as linux/ARCH, else linux/amd64; `Operator.Platforms`, `Chart.Platforms`:
 /// empty copies every platform).
 #[test]
-fn section_filters_that_leave_windows_out_are_told() {
+fn section_filters_that_leave_a_needed_platform_out_are_told() {
     let image = "  additionalImages:\n  - {name: quay.io/o/i:v1}\n";
-    let rows: [(&str, Option<&str>); 7] = [
+    let windows = "{os: windows, architecture: amd64}";
+    let rows: [(&str, Option<(&str, &str)>); 7] = [
         (
             "  platform:\n    channels: [{name: stable-4.18}]\n",
-            Some("mirror.platform.platforms: oc-mirror copies linux/amd64 only"),
+            Some((
+                "mirror.platform.platforms: oc-mirror copies linux/amd64 only",
+                windows,
+            )),
         ),
         (
             "  platform:\n    channels: [{name: stable-4.18}]\n    architectures: [amd64, arm64]\n",
-            Some(
-                "copies linux/amd64, linux/arm64 only (the deprecated mirror.platform.architectures",
-            ),
+            Some((
+                "copies linux/amd64, linux/arm64 only of the release payload (not the \
+                 mirror.additionalImages checked here) (the deprecated mirror.platform.architectures",
+                windows,
+            )),
         ),
         (
             "  platform:\n    channels: [{name: stable-4.18}]\n    platforms: [{os: linux, architecture: amd64}, {os: windows, architecture: amd64}]\n",
@@ -196,29 +213,36 @@ fn section_filters_that_leave_windows_out_are_told() {
         ("  operators:\n  - {catalog: c}\n", None),
         (
             "  operators:\n  - {catalog: c, platforms: [{os: linux, architecture: arm64}]}\n",
-            Some("mirror.operators[0].platforms: oc-mirror copies linux/arm64 only"),
+            Some((
+                "mirror.operators[0].platforms: oc-mirror copies linux/arm64 only",
+                "{os: linux, architecture: amd64} and {os: windows, architecture: amd64}",
+            )),
         ),
         (
             "  helm:\n    repositories:\n    - {name: r, url: u, charts: [{name: c, platforms: [{os: linux, architecture: amd64}]}]}\n",
-            Some("mirror.helm.repositories[0].charts[0].platforms: oc-mirror copies linux/amd64"),
+            Some((
+                "mirror.helm.repositories[0].charts[0].platforms: oc-mirror copies linux/amd64",
+                windows,
+            )),
         ),
         (
             "  helm:\n    local:\n    - {name: c, path: p, platforms: [{os: windows, architecture: amd64}]}\n",
-            None,
+            Some((
+                "mirror.helm.local[0].platforms: oc-mirror copies windows/amd64 only",
+                "{os: linux, architecture: amd64}",
+            )),
         ),
     ];
     for (section, want) in rows {
         let set = parse(&format!("mirror:\n{section}{image}")).unwrap();
-        let drops: Vec<&String> = set
-            .warnings
+        let warnings = set.warnings(&needed());
+        let drops: Vec<&String> = warnings
             .iter()
             .filter(|w| w.contains("will not be mirrored"))
             .collect();
         match want {
-            Some(w) => assert!(
-                drops.len() == 1
-                    && drops[0].contains(w)
-                    && drops[0].contains("{os: windows, architecture: amd64}"),
+            Some((w, add)) => assert!(
+                drops.len() == 1 && drops[0].contains(w) && drops[0].contains(add),
                 "{section}: {drops:?}"
             ),
             None => assert!(drops.is_empty(), "{section}: {drops:?}"),

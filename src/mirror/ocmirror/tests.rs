@@ -57,7 +57,7 @@ async fn the_platforms_filter_decides_which_entries_are_copied() {
             imageset(&["linux/amd64"], None, None),
             &tagged,
             &windows,
-            &["mirror-windows-dropped"],
+            &["mirror-platform-dropped"],
             "mirror.additionalImages[0].platforms in isc.yaml",
         ),
         (
@@ -73,8 +73,25 @@ async fn the_platforms_filter_decides_which_entries_are_copied() {
             imageset(&["linux/amd64", "windows/arm64"], None, None),
             &tagged,
             &windows,
-            &["mirror-windows-dropped"],
+            &["mirror-platform-dropped"],
             "windows/amd64 10.0.17763",
+        ),
+        (
+            "InstancePlatformFilter keeps only what it lists, Linux included: windows/amd64 \
+             alone leaves linux/amd64 out",
+            imageset(&["windows/amd64"], None, None),
+            &tagged,
+            &windows,
+            &["mirror-platform-dropped"],
+            "add {os: linux, architecture: amd64} to the filter",
+        ),
+        (
+            "a Linux-only policy needs linux/amd64: a Windows-only filter drops what it needs",
+            imageset(&["windows/amd64"], None, None),
+            &tagged,
+            &linux,
+            &["mirror-platform-dropped"],
+            "its entries linux/amd64 will be left out",
         ),
         (
             "no Windows host in scope: the Windows entries are nobody's loss",
@@ -167,7 +184,7 @@ async fn a_dropped_windows_entry_fails_the_pre_check() {
         &[imageset(&["linux/amd64"], None, None)],
     );
     assert_eq!(report.verdict, crate::engine::Verdict::Fail);
-    assert_eq!(report.findings[0].rule, Rule::MirrorWindowsDropped);
+    assert_eq!(report.findings[0].rule, Rule::MirrorPlatformDropped);
     assert!(
         report.findings[0]
             .message
