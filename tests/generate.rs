@@ -229,3 +229,45 @@ fn man_dir_writes_one_page_per_command() {
         "{stderr}"
     );
 }
+
+/// docs/commands.md is what `imgcheck man --markdown` prints: the command reference follows
+/// the command definitions, and a changed option or help text fails here until the file is
+/// regenerated.
+#[test]
+fn the_command_reference_is_generated_from_the_binary() {
+    let generated = String::from_utf8(run(&["man", "--markdown"]).stdout).unwrap();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/commands.md");
+    let committed = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "docs/commands.md differs from what the binary generates; regenerate it with\n    \
+         cargo run -- man --markdown > docs/commands.md\nfirst differing line: {:?}",
+        committed
+            .lines()
+            .zip(generated.lines())
+            .find(|(a, b)| a != b)
+    );
+    // Every command has its section, and every option of `verify --help` is in it.
+    for command in commands() {
+        assert!(
+            generated.contains(&format!("\n## imgcheck {command}\n")),
+            "no section for {command}"
+        );
+    }
+    let verify = &generated[generated.find("\n## imgcheck verify\n").unwrap()..];
+    for option in [
+        "--from-file",
+        "--policy",
+        "--format",
+        "--deep",
+        "--runtime",
+        "--jobs",
+    ] {
+        assert!(
+            verify.contains(&format!("`{option} ")) || verify.contains(&format!("`{option}`")),
+            "{option}"
+        );
+    }
+    // The options of every command are listed once, at the top, not under each command.
+    assert_eq!(generated.matches("`--authfile <FILE>`").count(), 1);
+}

@@ -16,6 +16,7 @@ mod batch;
 mod binary;
 mod build;
 mod cluster;
+mod codemap;
 mod content;
 mod deep;
 mod dockershim;

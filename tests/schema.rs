@@ -319,12 +319,12 @@ fn the_schema_refuses_output_that_gains_or_loses_a_field_or_invents_a_rule() {
     });
 }
 
-/// README.md's rule tables (`| \`rule-id\` | severity | … |`) and the schema's `ruleId`
+/// docs/rules.md's rule tables (`| \`rule-id\` | severity | … |`) and the schema's `ruleId`
 /// enum name the same rules.
 #[test]
-fn the_schema_lists_exactly_the_rules_the_readme_documents() {
-    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
-    let documented: BTreeSet<String> = readme
+fn the_schema_lists_exactly_the_rules_the_docs_document() {
+    let rules = std::fs::read_to_string(root().join("docs/rules.md")).expect("docs/rules.md");
+    let documented: BTreeSet<String> = rules
         .lines()
         .filter_map(|line| {
             let cells: Vec<&str> = line.split('|').map(str::trim).collect();
@@ -347,7 +347,7 @@ fn the_schema_lists_exactly_the_rules_the_readme_documents() {
         .collect();
     assert_eq!(
         documented, listed,
-        "README rule tables vs schema ruleId enum"
+        "docs/rules.md rule tables vs schema ruleId enum"
     );
 }
 

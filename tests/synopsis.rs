@@ -1,5 +1,6 @@
 //! README's command synopsis against the binary (issue 21, item 5): every command has a line,
-//! and every flag a command's `--help` lists is on that line, or in the global options table.
+//! and every flag a command's `--help` lists is on that line, or on the synopsis's first line,
+//! the options of every command.
 
 use crate::common::run_imgcheck as run;
 
@@ -40,10 +41,11 @@ fn every_flag_of_every_command_is_in_the_readme_synopsis() {
         .expect("a Commands section");
     let synopsis = &readme[start..];
     let synopsis = &synopsis[..synopsis[18..].find("```").expect("its end") + 18];
-    let globals = &readme[readme
-        .find("Global options:")
-        .expect("a global options table")..];
-    let globals = &globals[..globals.find("\n\n###").unwrap_or(globals.len())];
+    // The first line gives the options of every command: `imgcheck [--authfile FILE] … COMMAND`.
+    let globals = synopsis
+        .lines()
+        .find(|l| l.starts_with("imgcheck [-"))
+        .expect("a synopsis line of the global options");
     let mut missing = Vec::new();
     for command in [
         "verify",
@@ -63,11 +65,15 @@ fn every_flag_of_every_command_is_in_the_readme_synopsis() {
         };
         let args: Vec<&str> = command.split(' ').collect();
         for flag in flags(&args) {
-            let global = globals.contains(&format!("`{flag}"))
-                || (flag == "--verbose" && globals.contains("`-v`"));
-            let on_line = line
-                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-                .any(|w| w == flag);
+            let names = |l: &str| -> Vec<String> {
+                l.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                    .map(str::to_string)
+                    .collect()
+            };
+            let global = names(globals)
+                .iter()
+                .any(|w| *w == flag || (flag == "--verbose" && w == "-v"));
+            let on_line = names(line).contains(&flag);
             if !on_line && !global {
                 missing.push(format!("{command}: {flag}"));
             }

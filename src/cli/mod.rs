@@ -15,6 +15,7 @@ pub mod error;
 pub mod exit;
 pub mod generate;
 pub mod inspect;
+pub mod markdown;
 pub mod mirror_check;
 pub mod output;
 pub mod policy;
@@ -70,7 +71,7 @@ pub enum Command {
     /// Print a shell completion script, e.g. `source <(imgcheck completion bash)`.
     #[command(visible_alias = "completions")]
     Completion(generate::CompletionArgs),
-    /// Print the imgcheck(1) manual page (`imgcheck man | man -l -`), or write every page
-    /// with --dir.
+    /// Print the imgcheck(1) manual page (`imgcheck man | man -l -`), write every page with
+    /// --dir, or print the command reference as Markdown with --markdown.
     Man(generate::ManArgs),
 }

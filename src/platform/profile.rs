@@ -833,8 +833,8 @@ mod tests {
             .collect();
         let docs: [(&str, &str, &str, &[RuntimeProfile]); 4] = [
             (
-                "README.md",
-                include_str!("../../README.md"),
+                "docs/usage.md",
+                include_str!("../../docs/usage.md"),
                 "| `{}` |",
                 &RuntimeProfile::ALL,
             ),
