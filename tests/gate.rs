@@ -331,3 +331,144 @@ fn pre_with_a_filter_dropping_linux_fails_naming_the_field() {
         assert!(message.contains(want), "{want}: {message}");
     }
 }
+
+/// `mirror-check --plan` (text) and the check of the same pull, under `mirror-sets`.
+fn plan_text(args: &[&str]) -> String {
+    let out = imgcheck()
+        .args(["mirror-check", "--plan"])
+        .args(args)
+        .output()
+        .expect("imgcheck runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// Issue 32, item 4: messages a user can act on. Under `NeverContactSource` WMCO makes the
+/// first mirror the server too, so containerd really asks it twice: the plan says so on the
+/// second line, and `mirror-windows-path` names the URL once, without runs of spaces.
+#[test]
+fn a_host_asked_twice_is_said_once_and_why() {
+    let r = Release::new();
+    skopeo_copy_all(
+        &r.source.docker_ref(DRIVER, "v1"),
+        &r.mirror.docker_ref("flat/driver", "v1"),
+    );
+    let (s, m) = (r.source.host(), r.mirror.host());
+    let idms = r.write(
+        "idms.yaml",
+        &format!(
+            "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {{name: a}}\n\
+             spec:\n  imageDigestMirrors:\n  - source: {s}/csi\n    mirrors: [{m}/flat]\n    \
+             mirrorSourcePolicy: NeverContactSource\n"
+        ),
+    );
+    let reference = r.source_ref(DRIVER, &format!("@{}", r.digest(DRIVER, "v1")));
+    let idms = idms.to_str().unwrap();
+    let plan = plan_text(&["--idms", idms, "--os", "windows", &reference]);
+    let windows_url = format!("https://{m}/v2/flat/{DRIVER}/manifests/");
+    let lines: Vec<&str> = plan.lines().filter(|l| l.contains(&windows_url)).collect();
+    assert_eq!(lines.len(), 2, "{plan}");
+    assert!(!lines[0].contains("asked again"), "{plan}");
+    assert!(
+        lines[1].contains("(asked again: hosts.toml names this host twice"),
+        "{plan}"
+    );
+    let (code, doc) = gate(&["mirror-check", "--idms", idms, &reference], None);
+    assert_eq!(code, 1, "{doc:#}");
+    let path = findings(report(&doc, &reference), "mirror-windows-path");
+    assert_eq!(path.len(), 1, "{doc:#}");
+    let (os, message) = &path[0];
+    assert_eq!(os, "windows");
+    assert_eq!(message.matches(&windows_url).count(), 1, "{message}");
+    assert!(!message.contains("  "), "runs of spaces: {message}");
+    assert!(message.contains(&format!("{m}/flat/driver@")), "{message}");
+}
+
+/// Issue 32, item 4: a source with a port gets the port's hint, not the path's; a hosts.toml
+/// host with `override_path = true` and no `/v2` is named with its cause, in the plan's URL.
+#[test]
+fn the_port_and_override_path_are_named_as_the_causes() {
+    let r = Release::new();
+    let ported = Registry::start();
+    ported.push_layout(&fixture("good"), DRIVER, "v1");
+    let m = r.mirror.host();
+    let idms = r.write(
+        "idms.yaml",
+        &format!(
+            "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {{name: a}}\n\
+             spec:\n  imageDigestMirrors:\n  - source: {}/csi\n    mirrors: [{m}/mirror/csi]\n",
+            ported.host()
+        ),
+    );
+    let reference = format!(
+        "{}/{DRIVER}@{}",
+        ported.host(),
+        ported.manifest_digest(DRIVER, "v1").unwrap()
+    );
+    let args = [
+        "mirror-check",
+        "--idms",
+        idms.to_str().unwrap(),
+        "--os",
+        "windows",
+        &reference,
+    ];
+    let (code, doc) = gate(&args, None);
+    assert_eq!(code, 1, "{doc:#}");
+    let image = report(&doc, &reference);
+    let all = image["findings"].as_array().unwrap();
+    let port = all
+        .iter()
+        .find(|f| f["rule"] == "mirror-windows-path")
+        .unwrap_or_else(|| panic!("{image:#}"));
+    let hint = port["hint"].as_str().unwrap();
+    assert!(
+        hint.contains("serve the source registry without a port"),
+        "{hint}"
+    );
+    assert!(
+        port["message"]
+            .as_str()
+            .unwrap()
+            .contains("':' is reserved"),
+        "{port:#}"
+    );
+
+    // containerd's own config_path tree: a host with override_path and no /v2.
+    let hosts = r.dir.path().join("certs.d");
+    let folder = hosts.join(r.source.host());
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("hosts.toml"),
+        format!("server = \"https://{}\"\n\n[host.\"http://{m}/mirror\"]\n  capabilities = [\"pull\"]\n  override_path = true\n", r.source.host()),
+    )
+    .unwrap();
+    let reference = r.source_ref(DRIVER, &format!("@{}", r.digest(DRIVER, "v1")));
+    let hosts = hosts.to_str().unwrap();
+    let plan = plan_text(&["--hosts-dir", hosts, "--os", "windows", &reference]);
+    let url = format!("http://{m}/mirror/{DRIVER}/manifests/");
+    assert!(plan.contains(&url), "{plan}");
+    let args = [
+        "mirror-check",
+        "--hosts-dir",
+        hosts,
+        "--os",
+        "windows",
+        "--disconnected",
+        &reference,
+    ];
+    let (code, doc) = gate(&args, None);
+    assert_eq!(code, 1, "{doc:#}");
+    let path = findings(report(&doc, &reference), "mirror-windows-path");
+    assert!(
+        path.iter().any(|(_, m)| m.contains(&url)
+            && m.contains("override_path = true")
+            && m.contains("no /v2")),
+        "{path:?}"
+    );
+}

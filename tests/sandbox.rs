@@ -44,9 +44,14 @@ fn assert_pause_fails(out: &Output, pause: &str, mode: &str) {
         .find(|i| i["reference"] == pause)
         .unwrap_or_else(|| panic!("{mode}: no report of {pause}: {all:#?}"));
     assert_eq!(report["verdict"], "fail", "{mode}: {report:#}");
+    // Where its reference came from: the policy's key, or the flag given in its place.
+    let key = match mode {
+        "policy key" => "windows.sandbox_image",
+        _ => "--sandbox-image",
+    };
     assert_eq!(
         report["origins"],
-        serde_json::json!([{"kind": "sandbox", "key": "windows.sandbox_image"}]),
+        serde_json::json!([{"kind": "sandbox", "key": key}]),
         "{mode}"
     );
     let hosts = report["hosts"].as_array().unwrap();
@@ -171,6 +176,37 @@ fn the_policy_names_the_sandbox_image_and_plain_references_do_not_add_it() {
         let all = images(&out);
         assert_eq!(all.len(), 1, "{args:?}: {all:#?}");
         assert_eq!(out.status.code(), Some(0), "{args:?}");
+    }
+
+    // Out of reach (a disconnected run and the default mcr.microsoft.com, say): the error
+    // says how to name the pause image the nodes use, or to skip it.
+    let unreachable = "127.0.0.1:9/oss/kubernetes/pause:3.9";
+    let out = run(&[
+        "verify",
+        "--nodes",
+        nodes,
+        "--sandbox-image",
+        unreachable,
+        &driver,
+        "--retries",
+        "0",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    let all = images(&out);
+    let report = all
+        .iter()
+        .find(|i| i["reference"] == unreachable)
+        .expect("pause report");
+    let message = report["findings"][0]["message"].as_str().unwrap();
+    for want in [
+        "named by --sandbox-image",
+        "--sandbox-image REF",
+        "--sandbox-image none",
+        "windows.sandbox_image",
+    ] {
+        assert!(message.contains(want), "{want}: {message}");
     }
 
     // A bad override is bad input naming the flag.

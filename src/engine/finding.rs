@@ -37,7 +37,7 @@ pub struct Finding {
 
 impl Finding {
     /// The same finding with another hint (a rule's wording for another kind of host).
-    pub(super) fn with_hint(self, hint: &'static str) -> Finding {
+    pub fn with_hint(self, hint: &'static str) -> Finding {
         Finding { hint, ..self }
     }
 
@@ -213,7 +213,8 @@ pub enum Origin {
     /// The pause image every Windows pod pulls first (the policy's `windows.sandbox_image`,
     /// WMCO's containerd `sandbox_image`): judged wherever Windows nodes are in scope.
     Sandbox {
-        /// The policy key that names it: `windows.sandbox_image`.
+        /// What names it: the policy key `windows.sandbox_image`, or `--sandbox-image` (also
+        /// `IMGCHECK_SANDBOX_IMAGE`) given in its place.
         key: String,
     },
     /// The nodes a mirror-check row is for: where nodes of this OS pull the image from.
@@ -274,6 +275,9 @@ impl fmt::Display for Origin {
                     true => Ok(()),
                     false => write!(f, " ({})", copied.join("; ")),
                 }
+            }
+            Origin::Sandbox { key } if key.starts_with("--") => {
+                write!(f, "sandbox image of Windows nodes ({key})")
             }
             Origin::Sandbox { key } => {
                 write!(f, "sandbox image of Windows nodes (policy {key})")

@@ -144,6 +144,7 @@ fn request(repository: &RegistryRef, kind: AttemptKind, object: &str) -> Attempt
             ..repository.clone()
         }),
         capabilities: Capabilities::ALL,
+        override_path: false,
     }
 }
 
@@ -182,7 +183,7 @@ pub fn windows(
     let mut findings = Vec::new();
     let (requests, origin) = match hosts.unusable.get(&reference.registry) {
         Some(why) => {
-            findings.push(Finding::new(
+            let f = Finding::new(
                 Rule::MirrorWindowsPath,
                 format!(
                     "{}: {why}; a Windows node finds no mirror configuration for {} and requests {}",
@@ -191,7 +192,8 @@ pub fn windows(
                     request(reference, AttemptKind::Source, &object).url
                 ),
                 None,
-            ));
+            );
+            findings.push(f.with_hint(PORT_HINT));
             (
                 vec![request(reference, AttemptKind::Source, &object)],
                 String::new(),
@@ -216,20 +218,15 @@ pub fn windows(
             check_by_digest = true;
         }
     }
-    for a in requests.iter().filter(|a| a.repository.is_none()) {
-        let mut f = Finding::new(
-            Rule::MirrorWindowsPath,
-            format!(
-                "a Windows node requests {}, which imgcheck cannot check: the host's path is not under /v2/",
-                a.url
-            ),
-            None,
-        );
-        f.severity = Severity::Warning;
-        findings.push(f);
-    }
+    findings.extend(
+        (requests.iter())
+            .filter(|a| a.repository.is_none())
+            .map(outside_the_api),
+    );
     if checked.is_empty() && !hosts.unusable.contains_key(&reference.registry) {
-        findings.push(windows_not_configured(reference, hosts, sets, configured));
+        let unaskable = requests.iter().any(|a| a.repository.is_none());
+        let how = (configured, unaskable);
+        findings.push(windows_not_configured(reference, hosts, sets, how));
     }
     let source_blocked = !requests.iter().any(|a| a.kind == AttemptKind::Source);
     let elsewhere = elsewhere
@@ -249,6 +246,45 @@ pub fn windows(
         elsewhere,
     }
 }
+
+/// `mirror-windows-path` for a request outside a registry's `/v2/` API: with
+/// `override_path = true` and no `/v2` in the host's URL, a registry cannot answer it (an
+/// error: the node asks, misses, and moves on); otherwise the host serves its API under a
+/// path prefix, which imgcheck cannot ask (a warning).
+fn outside_the_api(a: &Attempt) -> Finding {
+    let (why, severity) = match a.override_path {
+        true => (
+            "its host in hosts.toml sets override_path = true and its URL has no /v2, so the \
+             request is outside the registry API (/v2/…) and a registry answers it 404: the node \
+             moves on to the next host; write the host's URL with its /v2 \
+             (https://HOST/v2/PATH) or drop override_path",
+            Severity::Error,
+        ),
+        false => (
+            "imgcheck cannot check it: the host's path is not under /v2/ (containerd appends \
+             /v2 after the path written)",
+            Severity::Warning,
+        ),
+    };
+    let mut f = Finding::new(
+        Rule::MirrorWindowsPath,
+        format!("a Windows node requests {}: {why}", a.url),
+        None,
+    );
+    f.severity = severity;
+    f.with_hint(OUTSIDE_THE_API_HINT)
+}
+
+/// The hint of a source with a port, whose hosts.toml no Windows node reads.
+const PORT_HINT: &str = "Windows nodes cannot use a mirror configuration for a source registry \
+    with a port: WMCO writes its hosts.toml to the folder HOST:PORT, a name Windows refuses \
+    (':' is reserved); serve the source registry without a port (on 443), or have the Windows \
+    workloads pull the image by the mirror's own name";
+
+/// The hint of a request outside a registry's `/v2/` API.
+const OUTSIDE_THE_API_HINT: &str = "in hosts.toml, write each mirror host as WMCO does, \
+    https://HOST/v2/PATH with override_path = true (PATH: the mirror's namespace), or as \
+    https://HOST without a path";
 
 /// `mirror-tag-ignored` for a Windows node: no host of the hosts.toml may resolve tags.
 fn tag_ignored(reference: &RegistryRef, origin: &str, fails: bool) -> Finding {
@@ -272,12 +308,13 @@ fn tag_ignored(reference: &RegistryRef, origin: &str, fails: bool) -> Finding {
 }
 
 /// `mirror-not-configured` for a Windows node, saying why: only an ICSP or a wildcard source
-/// covers it, only registries.conf does, or nothing.
+/// covers it, only registries.conf does, or nothing; `(configured, unaskable)`: a hosts.toml
+/// covers its registry, and some of its hosts are outside a registry's `/v2/` API.
 fn windows_not_configured(
     reference: &RegistryRef,
     hosts: &HostsConfig,
     sets: &[MirrorSet],
-    configured: bool,
+    (configured, unaskable): (bool, bool),
 ) -> Finding {
     let name = format!("{}/{}", reference.registry, reference.repository);
     let covering: Vec<&MirrorSet> = sets
@@ -296,7 +333,11 @@ fn windows_not_configured(
         .collect();
     let host = &reference.registry;
     let why = if configured {
-        format!("the hosts.toml for {host} has no mirror serving digest pulls of {name}")
+        let outside = match unaskable {
+            true => " (its hosts outside a registry's /v2/ API are named apart)",
+            false => "",
+        };
+        format!("the hosts.toml for {host} has no mirror serving digest pulls of {name}{outside}")
     } else if hosts.configured_by == ConfiguredBy::Directory {
         format!("the hosts directory has no hosts.toml for {host} (nor _default)")
     } else if !icsp.is_empty() {
@@ -320,7 +361,7 @@ fn windows_not_configured(
     Finding::new(
         Rule::MirrorNotConfigured,
         format!(
-            "Windows nodes: {why}; a Windows node pulls {name} from the source, which a disconnected cluster cannot reach"
+            "{why}; a Windows node pulls {name} from the source, which a disconnected cluster cannot reach"
         ),
         None,
     )

@@ -25,6 +25,10 @@ struct PlanRow<'a> {
 struct AttemptRow<'a> {
     url: &'a str,
     kind: &'static str,
+    /// The same URL was asked before in this pull: containerd asks every host it is given,
+    /// and hosts.toml gives this one twice (a mirror that is also the `server`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    repeated: bool,
 }
 
 fn rows(plans: &[NodePlan]) -> Vec<PlanRow<'_>> {
@@ -35,12 +39,11 @@ fn rows(plans: &[NodePlan]) -> Vec<PlanRow<'_>> {
             os: p.os.name(),
             runtime: p.os.runtime(),
             configured_by: p.os.configured_by(),
-            attempts: p
-                .attempts
-                .iter()
-                .map(|a| AttemptRow {
+            attempts: (p.attempts.iter().enumerate())
+                .map(|(i, a)| AttemptRow {
                     url: &a.url,
                     kind: a.kind.name(),
+                    repeated: p.attempts[..i].iter().any(|b| b.url == a.url),
                 })
                 .collect(),
         })
@@ -56,7 +59,8 @@ pub fn plans_json(plans: &[NodePlan]) -> String {
 }
 
 /// The plans as a table: per reference and OS a heading, then one numbered line per request
-/// (`mirror` or `source`, then the URL); a pull that asks nothing says so.
+/// (`mirror` or `source`, then the URL, and why when it was asked before); a pull that asks
+/// nothing says so.
 pub fn plans_text(plans: &[NodePlan]) -> String {
     let mut out = String::new();
     for p in rows(plans) {
@@ -71,8 +75,14 @@ pub fn plans_text(plans: &[NodePlan]) -> String {
             out.push_str("   -  no host may serve this pull: it fails\n");
         }
         for (i, a) in p.attempts.iter().enumerate() {
+            let again = match a.repeated {
+                true => {
+                    "  (asked again: hosts.toml names this host twice, as a mirror and as its server)"
+                }
+                false => "",
+            };
             out.push_str(&format!(
-                "  {:>2}  {:<6}  {}\n",
+                "  {:>2}  {:<6}  {}{again}\n",
                 i + 1,
                 a.kind,
                 escape(a.url)

@@ -13,7 +13,7 @@ use super::gather::{Connection, Finished, Plan};
 use super::outcome::Outcome;
 use super::progress::Progress;
 use super::sink::Sink;
-use super::targets::Target;
+use super::targets::{Target, sandbox_fetch_hint};
 use super::{Inputs, run_bounded};
 use crate::mirror::check::{
     Gate, GateImage, ImageSetImages, Mirrors, TargetError, check_image, nodes_origin, plans,
@@ -261,6 +261,7 @@ async fn check_target(
     };
     match check_image(session, image, gate).await {
         Ok(mut report) => {
+            sandbox_fetch_hint(&mut report, &target.origins);
             report.origins = target.origins.clone();
             (report.origins).extend(plans.iter().map(|p| nodes_origin(p.os)));
             if let Some(scope) = scope {

@@ -236,7 +236,10 @@ impl Inputs {
             .any(|t| t.scope.as_ref().is_some_and(|s| on_windows(&s.policy)));
         let cluster = self.nodes.is_some() || self.release.is_some() || self.cluster_wide;
         match (cluster && on_windows(policy)) || templated {
-            true => sandbox(policy),
+            true => match self.sandbox_image.is_some() {
+                true => sandbox(policy, "--sandbox-image"),
+                false => sandbox(policy, "windows.sandbox_image"),
+            },
             false => None,
         }
     }

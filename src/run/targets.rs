@@ -149,14 +149,15 @@ pub fn from_release(release: &Release, names: &[String]) -> (Vec<Target>, Vec<Im
 }
 
 /// The sandbox (pause) image the policy's Windows nodes pull for every pod
-/// (`windows.sandbox_image`), judged for the Windows hosts only; `None` when the policy judges
-/// no Windows host or names no sandbox image.
-pub fn sandbox(policy: &Policy) -> Option<Target> {
+/// (`windows.sandbox_image`, or `key` when it was given in its place: `--sandbox-image`),
+/// judged for the Windows hosts only; `None` when the policy judges no Windows host or names
+/// no sandbox image.
+pub fn sandbox(policy: &Policy, key: &str) -> Option<Target> {
     let reference = policy.sandbox_image()?;
     Some(Target {
         reference,
         origins: vec![Origin::Sandbox {
-            key: "windows.sandbox_image".to_string(),
+            key: key.to_string(),
         }],
         scope: Some(Box::new(Scope {
             policy: policy.scoped(|h| h.platform.is_windows(), policy.isolation()),
@@ -164,6 +165,25 @@ pub fn sandbox(policy: &Policy) -> Option<Target> {
         })),
         landings: vec![],
     })
+}
+
+/// Says, on the report of the sandbox image (`origins` hold [`Origin::Sandbox`]) that could
+/// not be fetched, where its reference came from and how to name another or skip it: a
+/// disconnected run often cannot reach the default one (mcr.microsoft.com).
+pub fn sandbox_fetch_hint(report: &mut ImageReport, origins: &[Origin]) {
+    let Some(key) = origins.iter().find_map(|o| match o {
+        Origin::Sandbox { key } => Some(key),
+        _ => None,
+    }) else {
+        return;
+    };
+    for f in (report.findings.iter_mut()).filter(|f| f.rule == Rule::FetchError) {
+        f.message.push_str(&format!(
+            "; this is the pause image every Windows pod pulls first, named by {key}: give the \
+             one your Windows nodes use with --sandbox-image REF (or --sandbox-image none to \
+             skip it), or set windows.sandbox_image in the policy"
+        ));
+    }
 }
 
 /// The labels a node of `host` carries that pod placement can test: `kubernetes.io/os`,

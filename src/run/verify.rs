@@ -3,7 +3,7 @@
 
 use super::bounded::run_bounded;
 use super::outcome::Outcome;
-use super::targets::Target;
+use super::targets::{Target, sandbox_fetch_hint};
 use crate::graph::WalkOptions;
 use crate::platform::RuntimeProfile;
 use crate::policy::Policy;
@@ -43,6 +43,7 @@ pub async fn verify_all<E>(
                     let mut outcome = Outcome::fetch_failed(&t.reference, e);
                     if let Outcome::Report(r) = &mut outcome {
                         r.origins = t.origins.clone();
+                        sandbox_fetch_hint(r, &t.origins);
                     }
                     outcome
                 }

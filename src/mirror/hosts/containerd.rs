@@ -47,6 +47,8 @@ pub struct Attempt {
     pub repository: Option<RegistryRef>,
     /// What the host may be asked.
     pub capabilities: Capabilities,
+    /// Its host sets `override_path = true`: its URL path is the API root as written.
+    pub override_path: bool,
 }
 
 /// `path.Join` of Go: the parts joined by `/`, cleaned (empty and `.` segments dropped, `..`
@@ -143,6 +145,7 @@ pub fn attempts(
             },
             repository: repository_at(&h, &reference.repository),
             capabilities: h.capabilities,
+            override_path: h.override_path,
         })
         .collect()
 }

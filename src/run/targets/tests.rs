@@ -382,7 +382,8 @@ proptest::proptest! {
 #[test]
 fn the_sandbox_image_is_judged_for_the_windows_hosts() {
     let policy = Policy::default_policy();
-    let t = sandbox(&policy).expect("the OpenShift policies name WMCO's pause image");
+    let t = sandbox(&policy, "windows.sandbox_image")
+        .expect("the OpenShift policies name WMCO's pause image");
     assert_eq!(
         t.reference.to_string(),
         "mcr.microsoft.com/oss/kubernetes/pause:3.9"
@@ -426,7 +427,7 @@ fn the_sandbox_image_is_judged_for_the_windows_hosts() {
         ),
     ];
     for (what, p) in rows {
-        assert!(sandbox(&p).is_none(), "{what}");
+        assert!(sandbox(&p, "windows.sandbox_image").is_none(), "{what}");
     }
     let err = Policy::parse(
         "name: p\nwindows:\n  architectures: [amd64]\n  builds: [17763]\n  sandbox_image: 'Not A Ref'\n",
