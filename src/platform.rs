@@ -361,8 +361,8 @@ pub fn matches(profile: RuntimeProfile, host: &Platform, entry: &Platform) -> bo
     preference(profile, host, entry).is_some()
 }
 
-/// The Windows part of containerd's matcher: `os.features` (2.3 and later: sorted and
-/// deduplicated by `Normalize`, then one `win32k` set aside) and `windowsVersionMatcher.Match`,
+/// The Windows part of containerd's matcher: `os.features` (2.3 and later: the first `win32k`
+/// set aside, the rest each matched by one of the host's) and `windowsVersionMatcher.Match`,
 /// the entry's version read as the profile's release reads it.
 fn windows_matches(
     profile: RuntimeProfile,
@@ -370,16 +370,8 @@ fn windows_matches(
     entry: &Platform,
     stage: Stage,
 ) -> bool {
-    if profile.checks_features() {
-        // containerd/platforms `Normalize` sorts and compacts the features, so a second
-        // `win32k` is gone before one `win32k` is set aside.
-        let mut features = entry.os_features.clone();
-        features.sort();
-        features.dedup();
-        features.retain(|f| f != "win32k");
-        if !features.iter().all(|f| host.os_features.contains(f)) {
-            return false;
-        }
+    if profile.checks_features() && !features_subset(&entry.os_features, &host.os_features) {
+        return false;
     }
     let host_version = host.os_version.as_deref().unwrap_or("");
     let entry_version = entry.os_version.as_deref().unwrap_or("");
@@ -404,6 +396,23 @@ fn windows_matches(
         return true;
     }
     profile.compatible(h, profile.windows_version(entry_version))
+}
+
+/// containerd/platforms `matcher.Match` as containerd 2.3 and main vendor it: the entry's
+/// first `win32k` is set aside (containerd/platforms#31), not every one and with no
+/// deduplication, so `[win32k, win32k]` keeps one `win32k` a default host lacks; the rest
+/// must be a subset of the host's features, each feature matched by one of the host's (the
+/// ordered walk over both lists).
+fn features_subset(entry: &[String], host: &[String]) -> bool {
+    let mut entry: Vec<&str> = entry.iter().map(String::as_str).collect();
+    if let Some(i) = entry.iter().position(|f| *f == "win32k") {
+        entry.remove(i);
+    }
+    let mut host: Vec<&str> = host.iter().map(String::as_str).collect();
+    entry.sort_unstable();
+    host.sort_unstable();
+    let mut rest = host.iter();
+    entry.iter().all(|f| rest.any(|h| h == f))
 }
 
 /// moby `pull_v2_windows.go` `checkImageCompatibility`: is the entry's build (its third
@@ -1233,20 +1242,40 @@ mod tests {
         ]
     }
 
-    /// containerd: `os.features`, normalised, then `win32k` set aside (2.3 and later).
+    /// containerd: `os.features` with the first `win32k` set aside (2.3 and later).
     fn feature_truth_rows() -> Vec<Truth> {
         let row = truth;
         let mut win32k2 = win("10.0.20348.1");
         win32k2.os_features = vec!["win32k".into(), "win32k".into()];
         let mut win32k_hyperv = win32k2.clone();
         win32k_hyperv.os_features.push("hyperv".into());
+        let mut hyperv_win32k = win("10.0.20348.1");
+        hyperv_win32k.os_features = vec!["hyperv".into(), "win32k".into()];
+        let mut hyperv_host = host(20348);
+        hyperv_host.os_features = vec!["hyperv".into()];
         vec![
             row(
-                "containerd/platforms platforms.go Normalize (sort, compact) before \
-                 matcher.Match: win32k twice is win32k once, and it is set aside (issue 22, item 10)",
+                "containerd/platforms matcher.Match as 2.3 vendors it (platforms#31 strips \
+                 win32k): only the first win32k is set aside, the second is no subset of a \
+                 default host's features (issue 33, item 5)",
                 RuntimeProfile::CONTAINERD_2_3,
                 host(20348),
                 vec![entry(win32k2.clone())],
+                None,
+            ),
+            row(
+                "containerd/platforms matcher.Match, containerd main: win32k twice does not match",
+                RuntimeProfile::CONTAINERD_NEXT,
+                host(20348),
+                vec![entry(win32k2.clone())],
+                None,
+            ),
+            row(
+                "containerd/platforms matcher.Match: one win32k set aside, the rest a subset of \
+                 the host's features",
+                RuntimeProfile::CONTAINERD_2_3,
+                hyperv_host,
+                vec![entry(hyperv_win32k)],
                 Some(0),
             ),
             row(
@@ -1602,7 +1631,7 @@ mod tests {
     #[test]
     fn node_truth_rules_per_runtime() {
         let rows = truth_rows();
-        assert_eq!(rows.len(), 37);
+        assert_eq!(rows.len(), 39);
         let wrong: Vec<String> = rows
             .iter()
             .filter_map(|t| {

@@ -324,6 +324,13 @@ fn pods_that_land_nowhere_get_a_warning() {
     );
 }
 
+/// A Pod named `p` with one container and `extra` (one line of YAML) in its spec.
+fn pod_with(extra: &str) -> String {
+    format!(
+        "kind: Pod\napiVersion: v1\nmetadata: {{name: p}}\nspec:\n  containers: [{{name: c, image: r.example/a:1}}]\n  {extra}\n"
+    )
+}
+
 /// Bad pod templates exit 2 naming the file, the object and the field.
 #[test]
 fn bad_manifests_exit_2_naming_file_object_and_field() {
@@ -343,6 +350,30 @@ fn bad_manifests_exit_2_naming_file_object_and_field() {
             "kind: ConfigMap\napiVersion: v1\nmetadata: {name: x}\n".to_string(),
             "bad.yaml",
             "no",
+        ),
+        // Issue 33 item 4: what the API server refuses (ValidateTolerations,
+        // ValidateNodeSelectorRequirement, ValidateLabels).
+        (
+            pod_with(
+                "tolerations: [{key: a, operator: Exists, effect: NoSchedule, tolerationSeconds: 9}]",
+            ),
+            "Pod p",
+            "spec.tolerations[0].effect: 'NoSchedule' must be NoExecute when tolerationSeconds is set",
+        ),
+        (
+            pod_with(
+                "affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: a, operator: NotIn, values: ['x y']}]}]}}}",
+            ),
+            "Pod p",
+            "matchExpressions[0].values[0]: 'x y' is not a label value",
+        ),
+        (
+            pod_with(&format!(
+                "nodeSelector: {{kubernetes.io/os: {}}}",
+                "w".repeat(70)
+            )),
+            "Pod p",
+            "spec.nodeSelector: 'wwww",
         ),
     ];
     for (text, object, field) in cases {

@@ -6,8 +6,8 @@
 //!   `LimitManifests`) and CRI-O (containers/image `internal/manifest/oci_index.go`
 //!   `chooseInstance`) select by platform, never by the `vnd.docker.reference.type`
 //!   annotation;
-//! - item 10: containerd/platforms `platforms.go` `Normalize` removes a duplicate `win32k`
-//!   before the features are compared (2.3 and later);
+//! - item 10, reverted by issue 33 item 5: containerd 2.3 and main set aside only the first
+//!   `win32k` before the features are compared, so `win32k` twice matches no default host;
 //! - item 12: containerd 1.6/1.7 read `os.version` with Go's `strconv.Atoi` (a leading `+`
 //!   is a number), and 1.6 compares the entry's OS as written.
 
@@ -172,12 +172,13 @@ fn resolve_selects_as_each_runtime_does() {
             want: Some(LINUX_AMD64),
         },
         Row {
-            source: "containerd/platforms platforms.go Normalize (sort, compact) then \
-                     matcher.Match: win32k twice is win32k once",
+            source: "containerd/platforms matcher.Match as containerd 2.3 vendors it \
+                     (platforms#31): only the first win32k is set aside, so win32k twice \
+                     matches no default host (issue 33, item 5)",
             repo: "win32k-twice",
             platform: "windows/amd64:10.0.20348",
             runtime: "containerd-2.3",
-            want: Some(WS2022),
+            want: None,
         },
         Row {
             source: "containerd/platforms v0.2 defaults_windows.go getOSVersion (strconv.Atoi): \

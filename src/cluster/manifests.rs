@@ -9,6 +9,7 @@
 //! an image that does not parse, such as an operator's `${DRIVER_IMAGE}` placeholder.
 //! `docs/cluster.md` gives the semantics and their sources.
 
+mod labels;
 mod placement;
 mod tolerations;
 
@@ -18,12 +19,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer};
-use serde_yaml_ng::Value;
+use serde_yaml_ng::{Mapping, Value};
 
 pub use placement::{KNOWN_LABELS, Operator, Placement, Refusal, Requirement, Term};
 
 use crate::cluster::nodes::LABEL_OS;
-use crate::cluster::scheduling::daemonset_tolerations;
+use crate::cluster::scheduling::{daemonset_tolerations, default_tolerations};
 use crate::reference::{ImageRef, ReferenceError, RegistryRef};
 
 /// How deep `kind: List` may nest.
@@ -167,8 +168,9 @@ struct PodSpec {
     containers: Vec<Container>,
     #[serde(deserialize_with = "nullable")]
     init_containers: Vec<Container>,
+    /// A `null` value is `""`, as the API server's JSON decoder reads it into a Go string.
     #[serde(deserialize_with = "nullable")]
-    node_selector: BTreeMap<String, String>,
+    node_selector: BTreeMap<String, Option<String>>,
     os: Option<PodOs>,
     affinity: Option<Affinity>,
     security_context: Option<SecurityContext>,
@@ -419,10 +421,43 @@ fn collect(
         None => Metadata::default(),
     };
     let object = object_name(kind, &meta);
-    let uses =
-        pod_uses(origin, kind, &meta, spec_path, get("spec")).map_err(|p| err(Some(object), p))?;
+    let uses = pod_labels(&map, spec_path)
+        .and_then(|labels| pod_uses(origin, kind, &meta, spec_path, get("spec"), &labels))
+        .map_err(|p| err(Some(object), p))?;
     out.extend(uses);
     Ok(())
+}
+
+/// The pod's own labels (`metadata.labels` of a Pod, the template's of a controller) of the
+/// object `map` whose pod spec sits at `spec_path`, read as the API server reads them (a
+/// `null` value is `""`) and checked as it checks them (`ValidateObjectMeta`,
+/// `ValidateLabels`).
+fn pod_labels(map: &Mapping, spec_path: &[&str]) -> Result<BTreeMap<String, String>, Problem> {
+    let template = &spec_path[..spec_path.len() - 1];
+    let path: Vec<&str> = template
+        .iter()
+        .copied()
+        .chain(["metadata", "labels"])
+        .collect();
+    let field = path.join(".");
+    let mut value = map.get(path[0]);
+    for key in &path[1..] {
+        value = value.and_then(|v| v.get(key));
+    }
+    let Some(value) = value else {
+        return Ok(BTreeMap::new());
+    };
+    let labels: Option<BTreeMap<String, Option<String>>> = serde_yaml_ng::from_value(value.clone())
+        .map_err(|e| yaml_problem(&field, "wrong type", e))?;
+    let labels: BTreeMap<String, String> = labels
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| (k, v.unwrap_or_default()))
+        .collect();
+    match labels::map_problem(&labels) {
+        Some(reason) => Err(Problem::new(field, reason)),
+        None => Ok(labels),
+    }
 }
 
 /// `DaemonSet NAMESPACE/NAME`, as errors name an object.
@@ -447,13 +482,14 @@ fn yaml_problem(field: &str, reason: &str, e: serde_yaml_ng::Error) -> Problem {
 }
 
 /// The image uses of one object whose pod spec sits at `spec_path` (`spec` is the object's
-/// `spec`).
+/// `spec`, `labels` the pod's own).
 fn pod_uses(
     origin: &str,
     kind: &str,
     meta: &Metadata,
     spec_path: &[&str],
     spec: Option<&Value>,
+    labels: &BTreeMap<String, String>,
 ) -> Result<Vec<ImageUse>, Problem> {
     let field = spec_path.join(".");
     let mut value = spec;
@@ -467,13 +503,19 @@ fn pod_uses(
         .map_err(|e| yaml_problem(&bad_field(value, &field), "wrong type", e))?;
     let mut placement = placement(&spec, &field)?;
     placement.node_name = spec.node_name.clone().filter(|n| !n.is_empty());
+    placement.os_label = labels.get(LABEL_OS).cloned();
+    placement.daemonset = kind == "DaemonSet";
     placement.tolerations =
         tolerations::convert(&spec.tolerations, &format!("{field}.tolerations"))
             .map_err(|(field, reason)| Problem::new(field, reason))?;
-    if kind == "DaemonSet" {
+    if placement.daemonset {
         let added = daemonset_tolerations(spec.host_network.unwrap_or(false));
         placement.tolerations.extend(added);
     }
+    // Then admission: DefaultTolerationSeconds sees every pod, a DaemonSet's with the
+    // controller's tolerations already in it.
+    let added = default_tolerations(&placement.tolerations);
+    placement.tolerations.extend(added);
     let pod_hostprocess = host_process(spec.security_context.as_ref());
     let lists = [
         (false, "containers", &spec.containers),
@@ -517,7 +559,7 @@ fn bad_field(value: &Value, field: &str) -> String {
     };
     type Check = fn(&Value) -> bool;
     let checks: [(&str, Check); 7] = [
-        ("nodeSelector", fails::<BTreeMap<String, String>>),
+        ("nodeSelector", fails::<BTreeMap<String, Option<String>>>),
         ("os", fails::<PodOs>),
         ("affinity", fails::<Affinity>),
         ("securityContext", fails::<SecurityContext>),
@@ -599,7 +641,15 @@ fn placement(spec: &PodSpec, field: &str) -> Result<Placement, Problem> {
         op: Operator::In,
         values: vec![value.to_string()],
     };
-    let mut base: Vec<Requirement> = spec.node_selector.iter().map(|(k, v)| is(k, v)).collect();
+    let selector: BTreeMap<String, String> = spec
+        .node_selector
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone().unwrap_or_default()))
+        .collect();
+    if let Some(reason) = labels::map_problem(&selector) {
+        return Err(Problem::new(format!("{field}.nodeSelector"), reason));
+    }
+    let mut base: Vec<Requirement> = selector.iter().map(|(k, v)| is(k, v)).collect();
     if let Some(os) = spec.os.as_ref().filter(|os| !os.name.is_empty()) {
         base.push(is(LABEL_OS, &os.name));
     }
@@ -635,9 +685,10 @@ fn placement(spec: &PodSpec, field: &str) -> Result<Placement, Problem> {
     let mut terms = Vec::new();
     for (i, raw) in required.node_selector_terms.iter().enumerate() {
         let convert = |list: &[RawRequirement], name: &str| {
+            let label = name == "matchExpressions";
             list.iter()
                 .enumerate()
-                .map(|(j, r)| requirement(r, &format!("{at}[{i}].{name}[{j}]")))
+                .map(|(j, r)| requirement(r, &format!("{at}[{i}].{name}[{j}]"), label))
                 .collect::<Result<Vec<_>, _>>()
         };
         let expressions = convert(&raw.match_expressions, "matchExpressions")?;
@@ -685,10 +736,21 @@ fn field_requirement(r: &Requirement, field: &str) -> Result<(), Problem> {
     Ok(())
 }
 
-/// One requirement at `field`, checked as the API server validates it.
-fn requirement(raw: &RawRequirement, field: &str) -> Result<Requirement, Problem> {
+/// One requirement at `field`, checked as the API server validates it
+/// (`ValidateNodeSelectorRequirement`): the key a label key (`matchExpressions`); values by operator (`Gt`/`Lt`
+/// take one, integer or not: [`Requirement::never_holds`]); each value a label value (the
+/// check of Kubernetes 1.33 and later, kubernetes#128212: 1.31 accepts such a value, and the
+/// term then matches no node).
+/// `label` is false for `matchFields`, whose values are node names.
+fn requirement(raw: &RawRequirement, field: &str, label: bool) -> Result<Requirement, Problem> {
     if raw.key.is_empty() {
         return Err(Problem::new(format!("{field}.key"), "missing"));
+    }
+    if let Some(reason) = Some(&raw.key)
+        .filter(|_| label)
+        .and_then(|k| labels::key_problem(k))
+    {
+        return Err(Problem::new(format!("{field}.key"), reason));
     }
     let op = Operator::parse(&raw.operator).ok_or_else(|| {
         Problem::new(
@@ -703,14 +765,17 @@ fn requirement(raw: &RawRequirement, field: &str) -> Result<Requirement, Problem
     let wrong = match op {
         Operator::In | Operator::NotIn if n == 0 => Some("must not be empty"),
         Operator::Exists | Operator::DoesNotExist if n > 0 => Some("must be empty"),
-        Operator::Gt | Operator::Lt if !matches!(raw.values.as_slice(), [v] if v.parse::<i64>().is_ok()) => {
-            Some("must be one integer")
-        }
+        Operator::Gt | Operator::Lt if n != 1 => Some("must be one value"),
         _ => None,
     };
     if let Some(wrong) = wrong {
         let reason = format!("{wrong} for operator {op}");
         return Err(Problem::new(format!("{field}.values"), reason));
+    }
+    for (i, value) in raw.values.iter().enumerate().filter(|_| label) {
+        if let Some(reason) = labels::value_problem(value) {
+            return Err(Problem::new(format!("{field}.values[{i}]"), reason));
+        }
     }
     Ok(Requirement {
         key: raw.key.clone(),

@@ -314,8 +314,13 @@ fn node_facts(node: &Node) -> Result<NodeFacts, String> {
             effect,
         });
     }
+    let os = match node.status.node_info.operating_system.trim() {
+        "" => node.metadata.labels.get(LABEL_OS).map_or("", |v| v.trim()),
+        os => os,
+    };
     let labels = node.metadata.labels.iter();
     Ok(NodeFacts {
+        os: os.to_string(),
         labels: labels
             .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
             .collect(),

@@ -187,6 +187,27 @@ pub fn daemonset_tolerations(host_network: bool) -> Vec<Toleration> {
     added
 }
 
+/// The tolerations the admission plugin DefaultTolerationSeconds (on by default) adds to a
+/// pod with `tolerations`: `node.kubernetes.io/not-ready` and `node.kubernetes.io/unreachable`
+/// (`Exists`, `NoExecute`, 300 s), each unless a toleration whose key is that key or empty and
+/// whose effect is `NoExecute` or empty is already there, whatever its operator and value
+/// (k8s.io/kubernetes `plugin/pkg/admission/defaulttolerationseconds/admission.go`,
+/// `Plugin.Admit`). A DaemonSet's pods have both already ([`daemonset_tolerations`]).
+pub fn default_tolerations(tolerations: &[Toleration]) -> Vec<Toleration> {
+    [
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+    ]
+    .into_iter()
+    .filter(|key| {
+        !tolerations.iter().any(|t| {
+            (t.key.is_empty() || t.key == *key) && t.effect.is_none_or(|e| e == Effect::NoExecute)
+        })
+    })
+    .map(|key| Toleration::exists(key, Effect::NoExecute))
+    .collect()
+}
+
 /// What placement reads of one node of `--nodes`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NodeFacts {
@@ -198,6 +219,10 @@ pub struct NodeFacts {
     pub taints: Vec<Taint>,
     /// `spec.unschedulable` (cordoned).
     pub unschedulable: bool,
+    /// The OS the node's kubelet runs on (`status.nodeInfo.operatingSystem`, else the
+    /// `kubernetes.io/os` label): what the kubelet compares a pod's own `kubernetes.io/os`
+    /// label with.
+    pub os: String,
     /// Why the node is skipped (its runtime or Windows build cannot be read): no host row
     /// holds it, and a pod that can land only on such nodes is judged on no host. `None` for
     /// the nodes judged.

@@ -364,9 +364,10 @@ impl<'a> Placer<'a> {
             .collect()
     }
 
-    /// One note per workload and taint (or cordon) that keeps its pods off hosts or nodes
-    /// whose labels would take them: `DaemonSet ns/name: no pod on 4 nodes (…): it does not
-    /// tolerate the taint os=Windows:NoSchedule`.
+    /// One note per workload and taint (or cordon, or the kubelet's check of the pod's own
+    /// `kubernetes.io/os` label) that keeps its pods off hosts or nodes whose labels would take
+    /// them: `DaemonSet ns/name: no pod on 4 nodes (…): it does not tolerate the taint
+    /// os=Windows:NoSchedule`.
     fn notes(&self, uses: &[ImageUse]) -> Vec<Note> {
         let mut kept_off: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
         for u in uses {
@@ -377,7 +378,11 @@ impl<'a> Placer<'a> {
             };
             for h in &self.hosts {
                 for (what, why) in self.place(u, h).1 {
-                    if matches!(why, Refusal::Taint(_) | Refusal::Unschedulable) {
+                    let kept = matches!(
+                        why,
+                        Refusal::Taint(_) | Refusal::Unschedulable | Refusal::OsLabel(_)
+                    );
+                    if kept {
                         let key = (workload.clone(), why.to_string());
                         kept_off.entry(key).or_default().insert(what);
                     }

@@ -62,12 +62,22 @@ pub struct Requirement {
     pub key: String,
     /// How the label relates to `values`.
     pub op: Operator,
-    /// The values: one or more for `In`/`NotIn`, none for `Exists`/`DoesNotExist`, one
-    /// integer for `Gt`/`Lt` (checked when read).
+    /// The values: one or more for `In`/`NotIn`, none for `Exists`/`DoesNotExist`, one for
+    /// `Gt`/`Lt` (checked when read; a `Gt`/`Lt` value that is not an integer is accepted, and
+    /// the requirement then never holds: [`Requirement::never_holds`]).
     pub values: Vec<String>,
 }
 
 impl Requirement {
+    /// Whether this holds on no node whatever its labels: a `Gt`/`Lt` whose value is not a
+    /// 64-bit integer, which `labels.NewRequirement` refuses, so that the scheduler's node
+    /// affinity (component-helpers `nodeaffinity.go`, `LazyErrorNodeSelector.Match`) skips
+    /// the term holding it.
+    pub fn never_holds(&self) -> bool {
+        matches!(self.op, Operator::Gt | Operator::Lt)
+            && !matches!(self.values.as_slice(), [v] if v.parse::<i64>().is_ok())
+    }
+
     /// Whether a node whose label `key` has `value` (`None`: no such label) satisfies this.
     /// `Gt`/`Lt` compare as 64-bit integers and fail when either side is not one.
     pub fn holds(&self, value: Option<&str>) -> bool {
@@ -96,8 +106,11 @@ impl Requirement {
     }
 
     /// Whether a host with these labels satisfies this; an undecided requirement does (judge
-    /// for more hosts, never fewer).
+    /// for more hosts, never fewer), unless it [never holds](Requirement::never_holds).
     fn admits(&self, labels: &BTreeMap<&str, String>) -> bool {
+        if self.never_holds() {
+            return false;
+        }
         match self.known_key() {
             Some(key) => self.holds(labels.get(key).map(String::as_str)),
             None => true,
@@ -128,15 +141,26 @@ pub struct Term {
 
 /// Where a pod can land: `nodeSelector` and `spec.os.name` ANDed into every term; the terms of
 /// the required node affinity ORed (no terms: any labels); `spec.nodeName`; the tolerations
-/// (the DaemonSet controller's included for a DaemonSet's pods).
+/// (the DaemonSet controller's included for a DaemonSet's pods, the admission plugin
+/// DefaultTolerationSeconds' for every pod); whether the DaemonSet controller places the pods;
+/// the pod's own `kubernetes.io/os` label.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Placement {
     /// The terms, any of which admits a node.
     pub terms: Vec<Term>,
-    /// `spec.nodeName`: the pod is bound to this node, the scheduler bypassed.
+    /// `spec.nodeName`: the pod is bound to this node. The scheduler is bypassed; the
+    /// DaemonSet controller's own check is not.
     pub node_name: Option<String>,
-    /// The pod's tolerations, with those the DaemonSet controller adds to its pods.
+    /// The pod's tolerations, with those the DaemonSet controller and the admission plugin
+    /// DefaultTolerationSeconds add.
     pub tolerations: Vec<Toleration>,
+    /// The pods are a DaemonSet's: the controller decides which nodes run one
+    /// (`NodeShouldRunDaemonPod`: name, node affinity, `NoSchedule` and `NoExecute` taints),
+    /// with or without `spec.nodeName`.
+    pub daemonset: bool,
+    /// The pod's own `kubernetes.io/os` label (`metadata.labels`, the template's for a
+    /// controller): the kubelet rejects the pod on a node of another OS.
+    pub os_label: Option<String>,
 }
 
 /// Why a pod does not land on a node.
@@ -151,6 +175,9 @@ pub enum Refusal {
     /// The node is cordoned (`spec.unschedulable`) and the pod does not tolerate
     /// `node.kubernetes.io/unschedulable:NoSchedule`.
     Unschedulable,
+    /// The pod's own `kubernetes.io/os` label (this one) is not the node's OS: the kubelet
+    /// rejects it (`rejectPodAdmissionBasedOnOSSelector`).
+    OsLabel(String),
 }
 
 impl fmt::Display for Refusal {
@@ -162,6 +189,10 @@ impl fmt::Display for Refusal {
             Refusal::Unschedulable => {
                 f.write_str("the node is unschedulable (cordoned) and the pod does not tolerate it")
             }
+            Refusal::OsLabel(os) => write!(
+                f,
+                "the kubelet rejects it: the pod's own label kubernetes.io/os is {os}"
+            ),
         }
     }
 }
@@ -173,10 +204,13 @@ impl Placement {
     }
 
     /// Whether the pod lands on `node` of `--nodes`, as Kubernetes decides it, or why not.
-    /// Bound by `spec.nodeName`, the scheduler is bypassed: only the name, the kubelet's
-    /// admission of node affinity and `NoExecute` taints count. Otherwise the scheduler's
-    /// filters: node affinity (every label, `matchFields metadata.name`), untolerated
-    /// `NoSchedule`/`NoExecute` taints, and a cordoned node.
+    /// A pod bound by `spec.nodeName` that is not a DaemonSet's bypasses the scheduler: only
+    /// the name and the kubelet's admission (node affinity, the pod's own OS label,
+    /// `NoExecute` taints) count. A DaemonSet's pods meet the controller's
+    /// `NodeShouldRunDaemonPod` (name, node affinity, `NoSchedule`/`NoExecute` taints) bound or
+    /// not. Otherwise the scheduler's filters: node affinity (every label,
+    /// `matchFields metadata.name`), untolerated `NoSchedule`/`NoExecute` taints, and a
+    /// cordoned node; then the kubelet's check of the pod's own OS label.
     pub fn lands_on(&self, node: &NodeFacts) -> Result<(), Refusal> {
         if let Some(name) = self.node_name.as_ref().filter(|n| **n != node.name) {
             return Err(Refusal::NodeName(name.clone()));
@@ -184,15 +218,17 @@ impl Placement {
         if !self.matches_node(node) {
             return Err(Refusal::Labels);
         }
-        let bound = self.node_name.is_some();
-        // A bound pod meets only the kubelet's check, which looks at NoExecute taints.
+        if let Some(os) = self
+            .os_label
+            .as_ref()
+            .filter(|os| !node.os.is_empty() && **os != node.os)
+        {
+            return Err(Refusal::OsLabel(os.clone()));
+        }
         let blocking = node
             .taints
             .iter()
-            .filter(|t| match bound {
-                true => t.effect == Effect::NoExecute,
-                false => t.effect.repels(),
-            })
+            .filter(|t| self.kept_off_by(t.effect))
             .find(|t| !self.tolerations.iter().any(|x| x.tolerates(t)));
         if let Some(t) = blocking {
             return Err(Refusal::Taint(t.clone()));
@@ -202,10 +238,29 @@ impl Placement {
             value: String::new(),
             effect: Effect::NoSchedule,
         };
-        if node.unschedulable && !bound && !self.tolerations.iter().any(|t| t.tolerates(&cordon)) {
+        let scheduled = !self.bypasses_scheduler();
+        if node.unschedulable && scheduled && !self.tolerations.iter().any(|t| t.tolerates(&cordon))
+        {
             return Err(Refusal::Unschedulable);
         }
         Ok(())
+    }
+
+    /// Whether the pod reaches its node without the scheduler or the DaemonSet controller
+    /// judging it: bound by `spec.nodeName` and not a DaemonSet's.
+    fn bypasses_scheduler(&self) -> bool {
+        self.node_name.is_some() && !self.daemonset
+    }
+
+    /// Whether an untolerated taint of `effect` keeps the pod off: `NoExecute` only for a pod
+    /// that [bypasses the scheduler](Placement::bypasses_scheduler) (the kubelet's
+    /// `generalFilter`), `NoSchedule` and `NoExecute` for every other (the scheduler's
+    /// TaintToleration filter, the DaemonSet controller's `predicates`).
+    fn kept_off_by(&self, effect: Effect) -> bool {
+        match self.bypasses_scheduler() {
+            true => effect == Effect::NoExecute,
+            false => effect.repels(),
+        }
     }
 
     /// Whether the required terms admit `node` (every label, and its name for
@@ -221,8 +276,10 @@ impl Placement {
     }
 
     /// Whether a policy's host with these known labels and the policy's `taints` for its OS
-    /// can host the pod: [`Placement::admits`], and no untolerated `NoSchedule`/`NoExecute`
-    /// taint. A pod bound by `spec.nodeName` can land on a host whose nodes are not known.
+    /// can host the pod: [`Placement::admits`], the pod's own OS label, and no untolerated
+    /// taint that keeps it off (`NoSchedule`/`NoExecute`; `NoExecute` only for a pod bound by
+    /// `spec.nodeName` that is not a DaemonSet's). A bound pod can land on a host whose nodes
+    /// are not known.
     pub fn admits_host(
         &self,
         labels: &BTreeMap<&str, String>,
@@ -231,9 +288,22 @@ impl Placement {
         if !self.admits(labels) {
             return Err(Refusal::Labels);
         }
-        match untolerated(taints, &self.tolerations) {
-            Some(t) if self.node_name.is_none() => Err(Refusal::Taint(t.clone())),
-            _ => Ok(()),
+        let host_os = labels.get(LABEL_OS);
+        if let Some(os) = self
+            .os_label
+            .as_ref()
+            .filter(|os| host_os.is_some_and(|h| h != *os))
+        {
+            return Err(Refusal::OsLabel(os.clone()));
+        }
+        let taints: Vec<Taint> = taints
+            .iter()
+            .filter(|t| self.kept_off_by(t.effect))
+            .cloned()
+            .collect();
+        match untolerated(&taints, &self.tolerations) {
+            Some(t) => Err(Refusal::Taint(t.clone())),
+            None => Ok(()),
         }
     }
 

@@ -84,12 +84,15 @@ fn every_pod_bearing_kind_is_read() {
         assert_eq!(uses[0].origin.path, "m.yaml");
         let p = &uses[0].placement;
         assert_eq!((&p.terms, &p.node_name), (&vec![], &None), "{kind}");
-        // Only a DaemonSet's pods get the DaemonSet controller's tolerations.
+        // A DaemonSet's pods get the DaemonSet controller's six tolerations (not-ready and
+        // unreachable among them); every other pod the admission plugin
+        // DefaultTolerationSeconds' two.
         assert_eq!(
             p.tolerations.len(),
-            if kind == "DaemonSet" { 6 } else { 0 },
+            if kind == "DaemonSet" { 6 } else { 2 },
             "{kind}"
         );
+        assert_eq!(p.daemonset, kind == "DaemonSet", "{kind}");
         assert!(!uses[0].hostprocess);
     }
 }
@@ -348,25 +351,40 @@ fn fields_of_the_wrong_type_are_named() {
     ]);
 }
 
+/// A DaemonSet whose required node affinity has the `nodeSelectorTerms` `terms` (YAML after
+/// the key).
+fn affinity(terms: &str) -> String {
+    let head = "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n";
+    ds(&pod_spec(&format!(
+        "{head}      nodeSelectorTerms:{terms}\n"
+    )))
+}
+
+/// [`affinity`] with one term of one expression on key `key`.
+fn one_expression(key: &str, op: &str, values: &str) -> String {
+    let expr = format!("  - key: {key}\n    operator: {op}\n    values: {values}\n");
+    affinity(&format!(
+        "\n{}",
+        indent(&format!("- matchExpressions:\n{expr}"), 6)
+    ))
+}
+
+/// The field of the terms of [`affinity`].
+fn terms_field() -> String {
+    format!(
+        "{SPEC}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+    )
+}
+
+/// An input refused with a message starting `starts`, no cause below it.
+fn plain(text: String, starts: String) -> ErrorCase {
+    (text, starts, "", false)
+}
+
 #[test]
 fn node_affinity_is_checked_as_the_api_server_does() {
-    let affinity = |terms: &str| {
-        let head =
-            "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n";
-        ds(&pod_spec(&format!(
-            "{head}      nodeSelectorTerms:{terms}\n"
-        )))
-    };
-    let one = |op: &str, values: &str| {
-        let expr = format!("  - key: a\n    operator: {op}\n    values: {values}\n");
-        affinity(&format!(
-            "\n{}",
-            indent(&format!("- matchExpressions:\n{expr}"), 6)
-        ))
-    };
-    let terms = format!(
-        "{SPEC}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
-    );
+    let one = |op: &str, values: &str| one_expression("a", op, values);
+    let terms = terms_field();
     let expr0 = format!("{terms}[0].matchExpressions[0]");
     let fields = indent("- matchFields:\n  - operator: In\n    values: [n]\n", 6);
     assert_errors(vec![
@@ -396,13 +414,7 @@ fn node_affinity_is_checked_as_the_api_server_does() {
         ),
         (
             one("Gt", "['1', '2']"),
-            format!("{expr0}.values: must be one integer for operator Gt"),
-            "",
-            false,
-        ),
-        (
-            one("Lt", "[ten]"),
-            format!("{expr0}.values: must be one integer for operator Lt"),
+            format!("{expr0}.values: must be one value for operator Gt"),
             "",
             false,
         ),
@@ -557,6 +569,95 @@ fn node_affinity_narrows_hosts_as_kubernetes_does() {
         // Gt/Lt on a known label: the build label is not an integer, so they never hold.
         (one(BUILD, "Gt", &["'1'"]), [false; 4]),
         (one(BUILD, "Lt", &["'99999'"]), [false; 4]),
+        // A Gt/Lt value that is not an integer: the API server accepts it, the term matches
+        // nothing even on a label no host row can decide (nodeaffinity.go
+        // LazyErrorNodeSelector.Match skips a term labels.NewRequirement refused), and the
+        // other terms still apply.
+        (one("cores", "Gt", &["ten"]), [false; 4]),
+        (
+            with_terms("", &[&expr("cores", "Lt", &["x"]), &arm]),
+            [false, false, false, true],
+        ),
+    ]);
+}
+
+/// Keys and values of node-affinity requirements as the API server validates them
+/// (`ValidateNodeSelectorRequirement`: `ValidateLabelName`, and from Kubernetes 1.33,
+/// kubernetes#128212, `IsValidLabelValue` on every value; 1.31 accepts such a value and the
+/// term then matches no node).
+#[test]
+fn requirement_keys_and_values_are_label_syntax() {
+    let one = |op: &str, values: &str| one_expression("a", op, values);
+    let e = format!("{}[0].matchExpressions[0]", terms_field());
+    assert_errors(vec![
+        plain(
+            one("Gt", "['-5']"),
+            format!("{e}.values[0]: '-5' is not a label value"),
+        ),
+        plain(
+            one("NotIn", "[ok, 'a b']"),
+            format!("{e}.values[1]: 'a b' is not a label value"),
+        ),
+        plain(
+            one("In", "['x.']"),
+            format!("{e}.values[0]: 'x.' is not a label value"),
+        ),
+        plain(
+            one_expression("a/b/c", "In", "[x]"),
+            format!("{e}.key: 'a/b/c' is not a label key"),
+        ),
+    ]);
+    // A Gt/Lt value that is a label value but no integer is accepted (the term matches nothing).
+    let uses = parse(&one("Lt", "[ten]")).unwrap();
+    assert!(uses[0].placement.terms[0].expressions[0].never_holds());
+}
+
+/// `nodeSelector` and the pod's labels as the API server reads and validates them
+/// (`ValidatePodSpec` `ValidateLabels(spec.NodeSelector)`, `ValidateObjectMeta` on the
+/// template's labels): a `null` value is `""`; a key that is not a qualified name or a value
+/// that is not a label value is refused, naming the field.
+#[test]
+fn labels_and_node_selectors_are_checked_as_the_api_server_does() {
+    let uses = parse(&ds(&pod_spec(
+        "nodeSelector:\n  node-role.kubernetes.io/master: null\n",
+    )))
+    .unwrap();
+    let term = &uses[0].placement.terms[0].expressions[0];
+    assert_eq!(term.to_string(), "node-role.kubernetes.io/master In []");
+    let labelled = |labels: &str| {
+        object("DaemonSet", &pod_spec("")).replacen(
+            "  template:\n",
+            &format!("  template:\n    metadata:\n      labels: {labels}\n"),
+            1,
+        )
+    };
+    let uses = parse(&labelled("{kubernetes.io/os: windows, app: null}")).unwrap();
+    assert_eq!(uses[0].placement.os_label.as_deref(), Some("windows"));
+    let pod = "kind: Pod\nmetadata:\n  name: p\n  labels:\n    kubernetes.io/os: linux\nspec:\n";
+    let uses = parse(&format!("{pod}{}", indent(&pod_spec(""), 2))).unwrap();
+    assert_eq!(uses[0].placement.os_label.as_deref(), Some("linux"));
+    let selector = |s: &str| ds(&pod_spec(&format!("nodeSelector:\n  {s}\n")));
+    let at = format!("{SPEC}.nodeSelector");
+    assert_errors(vec![
+        plain(
+            selector("kubernetes.io/os: 'windows server'"),
+            format!("{at}: 'windows server' is not a label value"),
+        ),
+        plain(selector("'-os': windows"), format!("{at}: '-os' is not a label key")),
+        (
+            labelled(&format!("{{app: {}}}", "a".repeat(64))),
+            "manifests m.yaml: document 1: DaemonSet ns/x: spec.template.metadata.labels: 'aaaa"
+                .to_string(),
+            "is not a label value",
+            false,
+        ),
+        (
+            labelled("[a]"),
+            "manifests m.yaml: document 1: DaemonSet ns/x: spec.template.metadata.labels: wrong type"
+                .to_string(),
+            "",
+            true,
+        ),
     ]);
 }
 
@@ -895,4 +996,42 @@ fn merge_keys_are_applied_as_kubectl_applies_them() {
         e.contains("m.yaml") && e.contains("map merge requires map or sequence of maps"),
         "{e}"
     );
+}
+
+/// Label keys and values as k8s.io/apimachinery `pkg/util/validation/validation.go` checks
+/// them (`IsQualifiedName`, `IsValidLabelValue`).
+#[test]
+fn label_syntax_follows_apimachinery() {
+    let long = "a".repeat(63);
+    let too_long = "a".repeat(64);
+    let prefix = format!("{}.example.com/k", "a".repeat(242));
+    // (text, a valid key, a valid value)
+    let cases: Vec<(&str, bool, bool)> = vec![
+        ("kubernetes.io/os", true, false),
+        ("node-role.kubernetes.io/worker", true, false),
+        ("a", true, true),
+        ("", false, true),
+        ("A_b-c.d", true, true),
+        (&long, true, true),
+        (&too_long, false, false),
+        ("-a", false, false),
+        ("a.", false, false),
+        ("a b", false, false),
+        ("10.0.17763", true, true),
+        ("Example.com/k", false, false),
+        ("/k", false, false),
+        ("a/b/c", false, false),
+        ("example.com/", false, false),
+        ("ex_ample.com/k", false, false),
+        (&prefix, false, false),
+        ("é", false, false),
+    ];
+    for (text, key, value) in cases {
+        assert_eq!(labels::key_problem(text).is_none(), key, "key {text:?}");
+        assert_eq!(
+            labels::value_problem(text).is_none(),
+            value,
+            "value {text:?}"
+        );
+    }
 }

@@ -17,24 +17,39 @@ fn node(name: &str, labels: &[&str], taints: &[&str], unschedulable: bool) -> No
         taints: taints.iter().map(|t| t.parse().unwrap()).collect(),
         unschedulable,
         skipped: None,
+        // The kubelet's own OS (`runtime.GOOS`): the OS label the test nodes carry, else Linux.
+        os: labels
+            .iter()
+            .find_map(|l| l.strip_prefix("kubernetes.io/os="))
+            .unwrap_or("linux")
+            .to_string(),
     }
 }
 
 /// Whether the one pod of a `kind` object whose pod spec holds `spec` (YAML at indent 0,
-/// besides its container) lands on `n`.
+/// besides its container) lands on `n`. A line `labels: {…}` of `spec` is the pod's (the
+/// template's) `metadata.labels` instead.
 fn lands(kind: &str, spec: &str, n: &NodeFacts) -> Result<(), Refusal> {
+    let (labels, spec): (Vec<&str>, Vec<&str>) =
+        spec.lines().partition(|l| l.starts_with("labels:"));
+    let labels = labels.concat();
     let pad = if kind == "Pod" { "  " } else { "      " };
-    let spec: String = format!("containers:\n- name: c\n  image: quay.io/a/b:v1\n{spec}")
-        .lines()
-        .map(|l| format!("{pad}{l}\n"))
-        .collect();
-    let template = if kind == "Pod" {
-        ""
-    } else {
-        "  template:\n    spec:\n"
+    let spec: String = format!(
+        "containers:\n- name: c\n  image: quay.io/a/b:v1\n{}",
+        spec.iter().map(|l| format!("{l}\n")).collect::<String>()
+    )
+    .lines()
+    .map(|l| format!("{pad}{l}\n"))
+    .collect();
+    let (meta, template) = match kind {
+        "Pod" => (format!("  {labels}\n"), String::new()),
+        _ => (
+            String::new(),
+            format!("  template:\n    metadata:\n      {labels}\n    spec:\n"),
+        ),
     };
     let text = format!(
-        "kind: {kind}\napiVersion: apps/v1\nmetadata:\n  name: x\n  namespace: ns\nspec:\n{template}{spec}"
+        "kind: {kind}\napiVersion: apps/v1\nmetadata:\n  name: x\n  namespace: ns\n{meta}spec:\n{template}{spec}"
     );
     let uses = parse_manifests(&text, "t.yaml").unwrap();
     uses[0].placement.lands_on(n)
@@ -46,6 +61,8 @@ const WIN: &[&str] = &[
 ];
 const MASTER: &[&str] = &["kubernetes.io/os=linux", "node-role.kubernetes.io/master="];
 const WMCO: &[&str] = &["os=Windows:NoSchedule"];
+const NOT_READY: &[&str] = &["node.kubernetes.io/not-ready:NoExecute"];
+const UNREACHABLE: &[&str] = &["node.kubernetes.io/unreachable:NoExecute"];
 
 /// One scheduling rule: a pod of `kind` whose spec holds `spec`, a node (name, labels, taints,
 /// cordoned), and whether it lands (`ok`) or why not (`labels`, `taint:T`, `node-name:N`,
@@ -321,17 +338,159 @@ const ROWS: &[Row] = &[
         want: "taint:os=Windows:NoSchedule",
     },
     Row {
-        why: "daemonset_util.go: a Deployment's pods get none of them",
+        why: "daemonset_util.go: a Deployment's pods get none of the DaemonSet's pressure tolerations",
         kind: "Deployment",
         spec: "",
-        node: ("w", WIN, &["node.kubernetes.io/not-ready:NoExecute"], false),
+        node: (
+            "w",
+            WIN,
+            &["node.kubernetes.io/disk-pressure:NoSchedule"],
+            false,
+        ),
+        want: "taint:node.kubernetes.io/disk-pressure:NoSchedule",
+    },
+    // Every pod: plugin/pkg/admission/defaulttolerationseconds/admission.go Plugin.Admit adds
+    // not-ready and unreachable (Exists, NoExecute, 300 s) unless a toleration whose key is
+    // that key or empty and whose effect is NoExecute or empty is already there (its operator
+    // and value are not read).
+    Row {
+        why: "defaulttolerationseconds admission.go Admit: a Deployment's pods tolerate not-ready",
+        kind: "Deployment",
+        spec: "",
+        node: ("w", WIN, NOT_READY, false),
+        want: "ok",
+    },
+    Row {
+        why: "defaulttolerationseconds admission.go Admit: a Deployment's pods tolerate unreachable",
+        kind: "Deployment",
+        spec: "",
+        node: ("w", WIN, UNREACHABLE, false),
+        want: "ok",
+    },
+    Row {
+        why: "defaulttolerationseconds admission.go Admit: a bare pod bound to a not-ready node is admitted",
+        kind: "Pod",
+        spec: "nodeName: w\n",
+        node: (
+            "w",
+            WIN,
+            &[
+                "node.kubernetes.io/not-ready:NoExecute",
+                "node.kubernetes.io/unreachable:NoExecute",
+            ],
+            false,
+        ),
+        want: "ok",
+    },
+    Row {
+        why: "defaulttolerationseconds admission.go Admit: a toleration of the key and effect, whatever its value, stops the default",
+        kind: "Deployment",
+        spec: "tolerations: [{key: node.kubernetes.io/not-ready, value: x, effect: NoExecute}]\n",
+        node: ("w", WIN, NOT_READY, false),
         want: "taint:node.kubernetes.io/not-ready:NoExecute",
+    },
+    Row {
+        why: "defaulttolerationseconds admission.go Admit: an empty effect counts as NoExecute",
+        kind: "StatefulSet",
+        spec: "tolerations: [{key: node.kubernetes.io/unreachable, value: x}]\n",
+        node: ("w", WIN, UNREACHABLE, false),
+        want: "taint:node.kubernetes.io/unreachable:NoExecute",
+    },
+    Row {
+        why: "defaulttolerationseconds admission.go Admit: a toleration of another effect does not stop the default",
+        kind: "Job",
+        spec: "tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoSchedule}]\n",
+        node: ("w", WIN, NOT_READY, false),
+        want: "ok",
+    },
+    // A DaemonSet's nodeName: pkg/controller/daemon/daemon_controller.go NodeShouldRunDaemonPod
+    // checks the name, then predicates (node affinity, NoSchedule and NoExecute taints): the
+    // scheduler is bypassed, the controller's taint check is not.
+    Row {
+        why: "daemon_controller.go NodeShouldRunDaemonPod: a DaemonSet's nodeName still meets its taint check",
+        kind: "DaemonSet",
+        spec: "nodeName: w\n",
+        node: ("w", WIN, WMCO, false),
+        want: "taint:os=Windows:NoSchedule",
+    },
+    Row {
+        why: "daemon_controller.go NodeShouldRunDaemonPod: a DaemonSet's nodeName names another node",
+        kind: "DaemonSet",
+        spec: "nodeName: w2\n",
+        node: ("w1", WIN, &[], false),
+        want: "node-name:w2",
+    },
+    Row {
+        why: "daemon_controller.go NodeShouldRunDaemonPod: a DaemonSet's nodeName on a cordoned node it tolerates",
+        kind: "DaemonSet",
+        spec: "nodeName: w\n",
+        node: (
+            "w",
+            WIN,
+            &["node.kubernetes.io/unschedulable:NoSchedule"],
+            true,
+        ),
+        want: "ok",
+    },
+    // The pod's own kubernetes.io/os label: pkg/kubelet/lifecycle/predicate.go
+    // rejectPodAdmissionBasedOnOSSelector (the kubelet's OS, runtime.GOOS, must equal it).
+    Row {
+        why: "kubelet predicate.go rejectPodAdmissionBasedOnOSSelector: a pod labelled windows on Linux",
+        kind: "Deployment",
+        spec: "labels: {kubernetes.io/os: windows}\n",
+        node: ("m", MASTER, &[], false),
+        want: "os-label:windows",
+    },
+    Row {
+        why: "kubelet predicate.go rejectPodAdmissionBasedOnOSSelector: a DaemonSet's pod labelled linux on Windows",
+        kind: "DaemonSet",
+        spec: "labels: {kubernetes.io/os: linux}\n",
+        node: ("w", WIN, &[], false),
+        want: "os-label:linux",
+    },
+    Row {
+        why: "kubelet predicate.go rejectPodAdmissionBasedOnOSSelector: a bound pod is checked too",
+        kind: "Pod",
+        spec: "labels: {kubernetes.io/os: windows}\nnodeName: m\n",
+        node: ("m", MASTER, &[], false),
+        want: "os-label:windows",
+    },
+    Row {
+        why: "kubelet predicate.go rejectPodAdmissionBasedOnOSSelector: the label matches the node's OS",
+        kind: "Deployment",
+        spec: "labels: {kubernetes.io/os: windows, app: x}\n",
+        node: ("w", WIN, &[], false),
+        want: "ok",
+    },
+    // What the API server accepts: a Gt/Lt value that is not an integer makes
+    // labels.NewRequirement fail, so nodeaffinity.go newNodeSelectorTerm records a parse error
+    // and LazyErrorNodeSelector.Match skips that term; the other terms still apply.
+    Row {
+        why: "nodeaffinity.go LazyErrorNodeSelector.Match: a Gt term that is not an integer matches nothing",
+        kind: "Deployment",
+        spec: "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n      nodeSelectorTerms:\n      - matchExpressions: [{key: cores, operator: Gt, values: [two]}]\n",
+        node: ("w", &["cores=4"], &[], false),
+        want: "labels",
+    },
+    Row {
+        why: "nodeaffinity.go LazyErrorNodeSelector.Match: the term with a parse error is skipped, the next one holds",
+        kind: "Deployment",
+        spec: "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n      nodeSelectorTerms:\n      - matchExpressions: [{key: cores, operator: Lt, values: [ten]}]\n      - matchExpressions: [{key: kubernetes.io/os, operator: In, values: [windows]}]\n",
+        node: ("w", WIN, &[], false),
+        want: "ok",
+    },
+    Row {
+        why: "apiserver JSON decoding: a nodeSelector value null is \"\" (RequiredNodeAffinity.Match)",
+        kind: "Deployment",
+        spec: "nodeSelector:\n  node-role.kubernetes.io/master: null\n",
+        node: ("m", MASTER, &[], false),
+        want: "ok",
     },
 ];
 
 #[test]
 fn placement_follows_kubernetes() {
-    assert_eq!(ROWS.len(), 32, "every rule has its row");
+    assert_eq!(ROWS.len(), 48, "every rule has its row");
     for r in ROWS {
         let (name, labels, taints, cordoned) = r.node;
         let want = match r.want.split_once(':') {
@@ -340,6 +499,7 @@ fn placement_follows_kubernetes() {
             _ if r.want == "unschedulable" => Err(Refusal::Unschedulable),
             Some(("taint", t)) => Err(Refusal::Taint(t.parse().unwrap())),
             Some(("node-name", n)) => Err(Refusal::NodeName(n.to_string())),
+            Some(("os-label", os)) => Err(Refusal::OsLabel(os.to_string())),
             _ => panic!("bad row {}", r.why),
         };
         let got = lands(r.kind, r.spec, &node(name, labels, taints, cordoned));
@@ -380,11 +540,37 @@ fn bad_tolerations_name_the_field() {
             "tolerations: [{operator: Exists, effect: Sometimes}]\n",
             "tolerations[0].effect",
         ),
+        // validation.go ValidateTolerations: tolerationSeconds only with NoExecute.
+        (
+            "tolerations: [{key: a, operator: Exists, effect: NoSchedule, tolerationSeconds: 5}]\n",
+            "tolerations[0].effect: 'NoSchedule' must be NoExecute when tolerationSeconds is set",
+        ),
+        (
+            "tolerations: [{key: a, operator: Exists, tolerationSeconds: 5}]\n",
+            "tolerations[0].effect: '' must be NoExecute when tolerationSeconds is set",
+        ),
+        // ValidateTolerations: the key is a label name, an Equal value a label value.
+        (
+            "tolerations: [{key: 'a b', operator: Exists}]\n",
+            "tolerations[0].key: 'a b' is not a label key",
+        ),
+        (
+            "tolerations: [{key: a, value: '-x'}]\n",
+            "tolerations[0].value: '-x' is not a label value",
+        ),
         (
             "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n      nodeSelectorTerms:\n      - matchFields: [{key: metadata.uid, operator: In, values: [a]}]\n",
             "matchFields[0].key",
         ),
     ];
+    let spec = "tolerations: [{key: a, operator: Exists, effect: NoExecute, tolerationSeconds: 5}, \
+                {key: a, operator: Exists, effect: NoExecute, tolerationSeconds: null}]\n";
+    let n = node("w", WIN, &["a:NoExecute"], false);
+    assert_eq!(
+        lands("Deployment", spec, &n),
+        Ok(()),
+        "tolerationSeconds with NoExecute"
+    );
     for (spec, field) in cases {
         let spec: String = format!("containers:\n- name: c\n  image: quay.io/a/b:v1\n{spec}")
             .lines()

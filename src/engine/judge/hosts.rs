@@ -194,12 +194,17 @@ fn status(
 }
 
 /// `wrong-build-selected` with the image's build text, unless the image runs. A Linux image
-/// a Windows host pulls (containerd 1.4's fallback) is named by its OS and architecture.
+/// a Windows host pulls (containerd 1.4's fallback) is named by its OS and architecture; so
+/// is whatever a Linux host pulls that it cannot run (Windows wording such as "no
+/// os.version" is for Windows hosts only).
 fn wrong_build(runs: bool, host: &Platform, cfg: &Platform) -> (Option<Rule>, Option<String>) {
     if runs {
         (None, None)
     } else if host.is_windows() && !cfg.is_windows() {
         let built = format!("{}, not Windows", cfg.os_arch());
+        (Some(Rule::WrongBuildSelected), Some(built))
+    } else if !host.is_windows() {
+        let built = format!("{}, not {}", cfg.os_arch(), host.os_arch());
         (Some(Rule::WrongBuildSelected), Some(built))
     } else {
         (Some(Rule::WrongBuildSelected), Some(build_text(cfg)))
@@ -344,6 +349,18 @@ mod tests {
             assert_eq!(got, rule, "{r:?}");
             assert_eq!(text.as_deref(), built, "{r:?}");
         }
+    }
+
+    /// Issue 33, item 7 (c): a Linux host that pulls an image of another platform (an
+    /// attestation's `unknown/unknown` config) is told that platform, not Windows wording
+    /// ("built for no os.version").
+    #[test]
+    fn a_linux_host_is_told_the_platform_not_a_windows_build() {
+        let linux = host("linux/amd64").platform;
+        let unknown = resolution(true, None, Some(Platform::new("unknown", "unknown")));
+        let (rule, built) = status(&outcome(&unknown), &linux, RuntimeProfile::DEFAULT, None);
+        assert_eq!(rule, Some(Rule::WrongBuildSelected));
+        assert_eq!(built.as_deref(), Some("unknown/unknown, not linux/amd64"));
     }
 
     /// Issue 12, HostProcess: a pulled image of another build runs (no wrong-build-selected),
