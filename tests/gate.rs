@@ -235,7 +235,7 @@ fn an_unmirrored_pause_image_fails_from_the_configuration_alone() {
     let reference = r.source_ref(DRIVER, &format!("@{}", r.digest(DRIVER, "v1")));
     let sets = r.mirror_sets();
     let sets = sets.to_str().unwrap();
-    let args = ["mirror-check", "--idms", sets, "--disconnected", &reference];
+    let args = ["mirror-check", "--idms", sets, &reference];
     let (code, doc) = gate(&args, Some(&pause));
     assert_eq!(code, 1, "{doc:#}");
     assert_eq!(report(&doc, &reference)["verdict"], "pass");
@@ -252,6 +252,47 @@ fn an_unmirrored_pause_image_fails_from_the_configuration_alone() {
         pushed,
         "the pause image's registry was asked: {:?}",
         elsewhere.requests()
+    );
+}
+
+/// `--disconnected` (imgcheck inside the disconnected network): the mirror of a pinned
+/// reference is checked against its digest, and the source is not asked at all.
+#[test]
+fn disconnected_checks_pinned_references_without_their_source() {
+    let r = Release::new();
+    r.mirror(DRIVER, "v1");
+    let reference = r.source_ref(DRIVER, &format!("@{}", r.digest(DRIVER, "v1")));
+    let asked = |r: &Release| {
+        let requests = r.source.requests();
+        requests
+            .iter()
+            .filter(|l| l.contains(&format!("/v2/{DRIVER}/")))
+            .count()
+    };
+    let before = asked(&r);
+    let sets = r.mirror_sets();
+    let args = [
+        "mirror-check",
+        "--idms",
+        sets.to_str().unwrap(),
+        "--disconnected",
+        &reference,
+    ];
+    let (code, doc) = gate(&args, None);
+    assert_eq!(code, 0, "{doc:#}");
+    let resolved = findings(report(&doc, &reference), "mirror-resolved");
+    assert_eq!(resolved.len(), 2, "{resolved:?}");
+    assert!(
+        resolved
+            .iter()
+            .all(|(_, m)| m.contains("the source was not asked (--disconnected)")),
+        "{resolved:?}"
+    );
+    assert_eq!(
+        asked(&r),
+        before,
+        "the source was asked: {:?}",
+        r.source.requests()
     );
 }
 

@@ -43,12 +43,14 @@ pub struct MirrorCheckArgs {
     plan: bool,
     /// Before mirroring: judge the sources against the policy and check the mirror
     /// configuration (and, with --from-imageset, the ImageSet) covers them, the Windows pause
-    /// image included (without either: a plain verify). Implies --disconnected.
+    /// image included (without either: a plain verify).
     #[arg(long)]
     pre: bool,
-    /// The cluster cannot reach the sources: a pull that no mirror serves fails from the
-    /// configuration alone (mirror-not-configured), and its source is not asked.
-    #[arg(long)]
+    /// imgcheck runs where the sources cannot be reached (inside the disconnected network):
+    /// the mirrors of a digest-pinned reference are checked against its digest without asking
+    /// its source. (A pull no mirror serves is never asked of its source: the configuration
+    /// alone fails it.)
+    #[arg(long, conflicts_with = "pre")]
     disconnected: bool,
     /// Embedded policy name or policy file (the supported Windows builds).
     #[arg(long, default_value = DEFAULT_POLICY)]

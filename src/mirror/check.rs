@@ -4,9 +4,9 @@
 //! After mirroring ([`check_image`]), for each node OS that pulls the image: resolve where its
 //! nodes look ([`Mirrors::node_plan`]), gather the evidence ([`gather`]: the source graph,
 //! what each mirror holds, the layer blobs) and judge it ([`judge`], pure: presence, byte
-//! identity, and the policy on what those nodes pull). A pull no mirror serves, on a cluster
-//! that cannot reach the source (`NeverContactSource`, or a disconnected cluster), fails from
-//! the configuration alone, without asking the source. Before mirroring (`--pre`), each source
+//! identity, and the policy on what those nodes pull). A pull no mirror serves fails from the
+//! configuration alone, without asking the source: a disconnected node cannot fall back to
+//! it. Before mirroring (`--pre`), each source
 //! is judged as `verify` does, with what the configuration and the ImageSet will cover
 //! ([`judge_copy`]: what oc-mirror will copy). The rows of one image become one report
 //! ([`combine`]), each finding of one OS's pull marked with it.
@@ -70,8 +70,10 @@ pub struct Gate {
     /// Before mirroring: judge each source, and what the configuration and the ImageSets will
     /// cover, instead of the mirrors.
     pub pre: bool,
-    /// The cluster cannot reach the sources (`--disconnected`; implied by `pre`): a pull that
-    /// no mirror serves fails, and its source is not asked.
+    /// The gate runs where the sources cannot be reached either (`--disconnected`): the
+    /// mirrors of a pinned reference are checked against its digest without asking its
+    /// source. (A pull no mirror serves is never asked of its source: the configuration
+    /// alone fails it.)
     pub disconnected: bool,
     /// Walk options (per image).
     pub walk: WalkOptions,
@@ -135,28 +137,28 @@ pub async fn check_image(
     }
     let mut rows = Vec::with_capacity(image.plans.len());
     for plan in image.plans {
-        let report =
-            match plan.plan.mirrors.is_empty() && (plan.plan.source_blocked || gate.disconnected) {
-                true => unserved(plan, gate.disconnected),
-                false => {
-                    let evidence = gather(session, plan, gate.walk).await?;
-                    judge(&evidence, image.policy, &gate.runtimes)
-                }
-            };
+        let report = match plan.plan.mirrors.is_empty() {
+            true => unserved(plan),
+            false => {
+                let ask_pinned_source = !gate.disconnected;
+                let evidence = gather(session, plan, gate.walk, ask_pinned_source).await?;
+                judge(&evidence, image.policy, &gate.runtimes)
+            }
+        };
         rows.push((plan.os, report));
     }
     Ok(combine(&image.reference.to_string(), rows))
 }
 
-/// The report of a pull no mirror serves on a cluster that cannot reach the source: the
-/// plan's findings, and the pull's failure when they do not already say it. Nothing is asked.
-fn unserved(plan: &NodePlan, disconnected: bool) -> ImageReport {
+/// The report of a pull no mirror serves: the plan's findings, and the pull's failure when
+/// they do not already say it. Nothing is asked: the configuration alone decides (a
+/// disconnected node cannot fall back to the source).
+fn unserved(plan: &NodePlan) -> ImageReport {
     let mut findings = plan.plan.findings.clone();
     if verdict_of(&findings) != crate::engine::Verdict::Fail {
         let why = match plan.plan.source_blocked {
             true => "the source may not be contacted (NeverContactSource)",
-            false if disconnected => "the cluster is disconnected (--disconnected)",
-            false => "the source cannot be reached",
+            false => "a disconnected node cannot reach the source",
         };
         findings.push(Finding::new(
             Rule::MirrorNotConfigured,

@@ -48,13 +48,14 @@ pub struct Evidence {
 pub enum SourceEvidence {
     /// The source graph.
     Fetched(Graph),
-    /// The source could not be reached, but the reference pins the digest the mirrors must
-    /// hold (a check from inside the disconnected network).
+    /// The source could not be reached, or was not asked (`--disconnected`), but the
+    /// reference pins the digest the mirrors must hold (a check from inside the disconnected
+    /// network).
     Pinned {
         /// The pinned digest.
         digest: Digest,
-        /// Why the source could not be reached.
-        error: FetchError,
+        /// Why the source could not be reached (`None`: it was not asked).
+        error: Option<FetchError>,
     },
     /// The source could not be reached and the reference is a tag: nothing to compare.
     Unavailable(FetchError),
@@ -130,21 +131,29 @@ pub enum BlobCheckError {
 /// `HEAD` failed.
 pub type BlobPresence = BTreeMap<String, Result<bool, BlobCheckError>>;
 
-/// Gathers the evidence for one source reference under one node OS's plan. `Err` only for
-/// bad input; a source or mirror that cannot be reached is part of the evidence.
+/// Gathers the evidence for one source reference under one node OS's plan; the source of a
+/// pinned reference is not asked when `ask_pinned_source` is off (`--disconnected`). `Err`
+/// only for bad input; a source or mirror that cannot be reached is part of the evidence.
 pub async fn gather(
     session: &Session,
     node_plan: &NodePlan,
     options: WalkOptions,
+    ask_pinned_source: bool,
 ) -> Result<Evidence, FetchError> {
     let reference = &node_plan.reference;
-    let source = match session
-        .graph(&ImageRef::Registry(reference.clone()), options)
-        .await
-    {
-        Ok(g) => SourceEvidence::Fetched(g),
-        Err(e @ FetchError::BadInput(_)) => return Err(e),
-        Err(e) => unreached(reference, e),
+    let source = match (&reference.digest, ask_pinned_source) {
+        (Some(digest), false) => SourceEvidence::Pinned {
+            digest: digest.clone(),
+            error: None,
+        },
+        _ => match session
+            .graph(&ImageRef::Registry(reference.clone()), options)
+            .await
+        {
+            Ok(g) => SourceEvidence::Fetched(g),
+            Err(e @ FetchError::BadInput(_)) => return Err(e),
+            Err(e) => unreached(reference, e),
+        },
     };
     let mut evidence = Evidence {
         reference: reference.clone(),
@@ -174,7 +183,7 @@ fn unreached(reference: &RegistryRef, error: FetchError) -> SourceEvidence {
     match &reference.digest {
         Some(digest) => SourceEvidence::Pinned {
             digest: digest.clone(),
-            error,
+            error: Some(error),
         },
         None => SourceEvidence::Unavailable(error),
     }

@@ -68,7 +68,10 @@ pub fn judge(evidence: &Evidence, policy: &Policy, runtimes: &[RuntimeProfile]) 
         Some((found, graph)) => {
             findings.extend(found);
             let pulled = judge_selection(graph, &evidence.os.scope(policy), runtimes);
-            findings.extend(pulled.findings);
+            // A Windows entry no Linux host selects is no news on the Linux nodes' row.
+            let linux = evidence.os == NodeOs::Linux;
+            let news = |f: &Finding| !(linux && f.rule == Rule::UnsupportedBuild);
+            findings.extend(pulled.findings.into_iter().filter(news));
             hosts = pulled.hosts;
         }
         None => findings.extend(held_by_none(evidence, digest, policy)),
@@ -96,10 +99,15 @@ fn resolved(evidence: &Evidence, i: usize, digest: &Digest) -> Finding {
     let plan = &evidence.plan;
     let (absent, unreachable) = passed_over(&evidence.mirrors[..i]);
     let unreached = match &evidence.source {
-        SourceEvidence::Pinned { error, .. } => format!(
+        SourceEvidence::Pinned {
+            error: Some(error), ..
+        } => format!(
             "; the source could not be reached ({}), so the mirror was checked against the pinned digest alone",
             one_line(error)
         ),
+        SourceEvidence::Pinned { error: None, .. } => "; the source was not asked \
+            (--disconnected), so the mirror was checked against the pinned digest alone"
+            .to_string(),
         _ => String::new(),
     };
     Finding::new(

@@ -61,10 +61,11 @@ pub struct GateInputs {
     /// the policy has Windows hosts, Windows.
     pub oses: Vec<NodeOs>,
     /// Before mirroring: judge the sources, and what the configuration (and the ImageSets)
-    /// will cover. Implies `disconnected`.
+    /// will cover.
     pub pre: bool,
-    /// The cluster cannot reach the sources: a pull no mirror serves fails from the
-    /// configuration alone, and its source is not asked.
+    /// The gate runs where the sources cannot be reached (inside the disconnected network):
+    /// the mirrors of a pinned reference are checked against its digest without asking its
+    /// source.
     pub disconnected: bool,
 }
 
@@ -116,7 +117,7 @@ impl GateInputs {
         let gate = Gate {
             runtimes: plan.settings.runtimes.clone(),
             pre: self.pre,
-            disconnected: self.disconnected || self.pre,
+            disconnected: self.disconnected,
             walk: plan.settings.walk,
             imageset,
         };

@@ -177,7 +177,18 @@ fn fetched(g: &Graph) -> SourceEvidence {
 fn pinned(g: &Graph) -> SourceEvidence {
     SourceEvidence::Pinned {
         digest: g.root.digest.clone(),
-        error: FetchError::unavailable_by("manifest q.io/open/x", refused()),
+        error: Some(FetchError::unavailable_by(
+            "manifest q.io/open/x",
+            refused(),
+        )),
+    }
+}
+
+/// `--disconnected`: the source of a pinned reference is not asked.
+fn not_asked(g: &Graph) -> SourceEvidence {
+    SourceEvidence::Pinned {
+        digest: g.root.digest.clone(),
+        error: None,
     }
 }
 
@@ -370,6 +381,20 @@ async fn a_faithful_copy_of_a_bad_list_is_a_bad_list() {
         .held(vec![same(&ltsc2022)])
         .finds(&[NoMatch, MirrorResolved], Fail)
         .says(&["10.0.17763"]),
+    ]);
+}
+
+/// `--disconnected`: a pinned reference's mirror is checked against the digest, its source
+/// not asked, and the finding says so.
+#[tokio::test]
+async fn a_pinned_source_not_asked_is_said() {
+    let good = fixture("good").await;
+    let pin = format!("q.io/open/x@{}", good.root.digest);
+    run(vec![
+        row("pinned, source not asked", &pin, not_asked(&good))
+            .held(vec![same(&good)])
+            .finds(&[Rule::MirrorResolved], Verdict::Pass)
+            .says(&["the source was not asked (--disconnected)"]),
     ]);
 }
 
