@@ -351,12 +351,22 @@ fn timeout_stops_a_run_reading_a_pipe_that_never_ends() {
         .unwrap();
     let fifo = fifo.to_str().unwrap();
     let good = format!("oci:{}", fixture("good").display());
-    let runs: [(Vec<&str>, &str); 3] = [
+    let pinned = "q.io/a/b:v1";
+    let runs: [(Vec<&str>, &str); 5] = [
         (vec!["verify", &good, "--nodes", fifo], "reading --nodes"),
         (vec!["verify", "--from-file", fifo], "reading --from-file"),
         (
             vec!["mirror-check", "--pre", "--from-file", fifo],
             "reading --from-file",
+        ),
+        // Issue 33, item 16: the mirror configuration is read within --timeout too.
+        (
+            vec!["mirror-check", "--idms", fifo, pinned],
+            "reading --idms",
+        ),
+        (
+            vec!["mirror-check", "--registries-conf", fifo, pinned],
+            "reading --registries-conf",
         ),
     ];
     for (args, doing) in runs {

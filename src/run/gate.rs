@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::error::RunError;
 use super::gather::{Connection, Finished, Plan};
+use super::inputs::read_within;
 use super::outcome::Outcome;
 use super::progress::Progress;
 use super::sink::Sink;
@@ -40,6 +41,33 @@ pub struct MirrorFiles {
 }
 
 impl MirrorFiles {
+    /// Reads the configuration, telling `progress` what it reads: the mirror sets and
+    /// registries.conf files as Linux nodes merge them, and the hosts.toml tree of Windows
+    /// nodes (the `--hosts-dir` one, else WMCO's rendering of the mirror sets).
+    fn read(&self, progress: &dyn Progress) -> Result<(MirrorConfig, HostsConfig), RunError> {
+        let files = (self
+            .registries_conf
+            .iter()
+            .map(|f| ("--registries-conf", f)))
+        .chain(self.idms.iter().map(|f| ("--idms", f)))
+        .chain(self.icsp.iter().map(|f| ("--icsp", f)));
+        let names: Vec<String> = files
+            .map(|(flag, f)| format!("{flag} {}", f.display()))
+            .collect();
+        if !names.is_empty() {
+            progress.reading(&format!("reading {}", names.join(", ")));
+        }
+        let config = crate::mirror::load(&self.registries_conf, &self.idms, &self.icsp)?;
+        let windows = match &self.hosts_dir {
+            Some(d) => {
+                progress.reading(&format!("reading --hosts-dir {}", d.display()));
+                dir::read(d)?
+            }
+            None => wmco::render(config.mirror_sets())?,
+        };
+        Ok((config, windows))
+    }
+
     /// Was any configuration given?
     pub fn is_empty(&self) -> bool {
         self.idms.is_empty()
@@ -94,21 +122,24 @@ impl GateInputs {
         deadline: Option<(Instant, Duration)>,
         progress: &dyn Progress,
     ) -> Result<GatePlan, RunError> {
-        let inputs = Inputs {
-            cluster_wide: true,
-            ..self.inputs.clone()
-        };
-        let plan = inputs.plan_within(deadline, progress)?;
         let configured = !self.mirrors.is_empty();
         if !configured && !self.pre {
             return Err(RunError::NoMirrorConfig);
         }
-        let m = &self.mirrors;
-        let config = crate::mirror::load(&m.registries_conf, &m.idms, &m.icsp)?;
-        let windows = match &m.hosts_dir {
-            Some(d) => dir::read(d)?,
-            None => wmco::render(config.mirror_sets())?,
+        let inputs = Inputs {
+            cluster_wide: true,
+            ..self.inputs.clone()
         };
+        let files = self.mirrors.clone();
+        // The mirror configuration is read within --timeout too (a FIFO that never ends).
+        let (plan, config, windows) = read_within(deadline, progress, move |p| {
+            let plan = inputs.plan(p)?;
+            let (config, windows) = files.read(p)?;
+            Ok((plan, config, windows))
+        })?;
+        if deadline.is_some() {
+            plan.notes.iter().for_each(|n| progress.note(n));
+        }
         let oses = oses_in_scope(&self.oses, &plan.settings.policy);
         let imageset = (self.pre && !self.inputs.imagesets.is_empty()).then(|| ImageSetImages {
             files: self.inputs.imagesets.clone(),

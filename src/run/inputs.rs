@@ -120,48 +120,18 @@ impl Inputs {
     }
 
     /// [`Inputs::plan`], stopped when `deadline` (an instant, and the `--timeout` it comes
-    /// from) passes first: an input that never ends (a pipe left open, a huge list) ends in
-    /// [`RunError::Timeout`] naming what was being read. The reading goes on a thread of its
-    /// own, left behind if the deadline passes (the process then ends); notes are told once
-    /// the plan is read.
+    /// from) passes first ([`read_within`]); notes are told once the plan is read.
     pub fn plan_within(
         &self,
         deadline: Option<(Instant, std::time::Duration)>,
         progress: &dyn Progress,
     ) -> Result<Plan, RunError> {
-        let Some((deadline, limit)) = deadline else {
-            return self.plan(progress);
-        };
-        let stage = Arc::new(Stage::default());
-        let (sent, received) = mpsc::channel();
-        let (inputs, tracker) = (self.clone(), Arc::clone(&stage));
-        let reader = std::thread::Builder::new()
-            .name("inputs".to_string())
-            .spawn(move || {
-                // Nobody waits any more once the deadline has passed: the plan goes nowhere.
-                let _ = sent.send(inputs.plan(&*tracker));
-            });
-        let Ok(reader) = reader else {
-            return self.plan(progress);
-        };
-        match received.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(plan) => {
-                let plan = plan?;
-                plan.notes.iter().for_each(|n| progress.note(n));
-                Ok(plan)
-            }
-            Err(RecvTimeoutError::Timeout) => Err(RunError::Timeout {
-                what: stage.now(),
-                limit,
-            }),
-            // The reader ended without an answer: it panicked; so does the run.
-            Err(RecvTimeoutError::Disconnected) => {
-                if let Err(panic) = reader.join() {
-                    std::panic::resume_unwind(panic);
-                }
-                self.plan(progress)
-            }
+        let inputs = self.clone();
+        let plan = read_within(deadline, progress, move |p| inputs.plan(p))?;
+        if deadline.is_some() {
+            plan.notes.iter().for_each(|n| progress.note(n));
         }
+        Ok(plan)
     }
 
     /// Reads the local inputs, in this order: the policy and the nodes, the references and
@@ -361,6 +331,53 @@ impl Inputs {
             reference: release.reference.parse()?,
             components,
         }))
+    }
+}
+
+/// Runs `read` (reading local inputs, telling `progress` what it reads) stopped when
+/// `deadline` (an instant, and the `--timeout` it comes from) passes first: an input that
+/// never ends (a pipe left open, a huge list) ends in [`RunError::Timeout`] naming what was
+/// being read. The reading goes on a thread of its own, left behind if the deadline passes
+/// (the process then ends), and tells its notes to no one; without a deadline it runs here,
+/// telling `progress`.
+pub(super) fn read_within<T: Send + 'static>(
+    deadline: Option<(Instant, std::time::Duration)>,
+    progress: &dyn Progress,
+    read: impl FnOnce(&dyn Progress) -> Result<T, RunError> + Send + 'static,
+) -> Result<T, RunError> {
+    let Some((deadline, limit)) = deadline else {
+        return read(progress);
+    };
+    let stage = Arc::new(Stage::default());
+    let (sent, received) = mpsc::channel();
+    let tracker = Arc::clone(&stage);
+    let read = Arc::new(Mutex::new(Some(read)));
+    let on_thread = Arc::clone(&read);
+    let reader = std::thread::Builder::new()
+        .name("inputs".to_string())
+        .spawn(move || {
+            let read = on_thread.lock().ok().and_then(|mut r| r.take());
+            // Nobody waits any more once the deadline has passed: the result goes nowhere.
+            if let Some(read) = read {
+                let _ = sent.send(read(&*tracker));
+            }
+        });
+    let Ok(reader) = reader else {
+        // No thread: read here, unbounded.
+        let read = read.lock().ok().and_then(|mut r| r.take());
+        return read.map_or(Err(RunError::NoReferences), |r| r(progress));
+    };
+    match received.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        Ok(result) => result,
+        Err(RecvTimeoutError::Timeout) => Err(RunError::Timeout {
+            what: stage.now(),
+            limit,
+        }),
+        // The reader ended without an answer: it panicked; so does the run.
+        Err(RecvTimeoutError::Disconnected) => match reader.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => unreachable!("the reader sends before it ends"),
+        },
     }
 }
 
