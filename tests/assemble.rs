@@ -641,14 +641,22 @@ fn refusals_exit_2_and_write_nothing() {
         );
     }
 
-    // With the build given, the unversioned Windows child is accepted and listed with it.
+    // With the build given, the unversioned Windows child is accepted and listed with it; the
+    // dry run judges it against a policy that asks for that build only (the default one would
+    // fail it for its missing WS2019 entry, as the real run would).
+    let policy = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        policy.path(),
+        "name: t\nlinux:\n  architectures: [amd64]\nwindows:\n  architectures: [amd64]\n  builds: [20348]\n",
+    )
+    .unwrap();
     let r = assemble(
         &target,
         &[
             good(AMD64),
             format!("{unversioned}=os.version=10.0.20348.2227"),
         ],
-        &["--dry-run"],
+        &["--dry-run", "--policy", policy.path().to_str().unwrap()],
     );
     expect(&r, 0, "os.version given");
     let index: Value = serde_json::from_str(&r.stdout).unwrap();
@@ -661,12 +669,6 @@ fn refusals_exit_2_and_write_nothing() {
     );
     // Pushed for real, the list verifies: a config without os.version cannot contradict the
     // build that was given on purpose.
-    let policy = tempfile::NamedTempFile::new().unwrap();
-    std::fs::write(
-        policy.path(),
-        "name: t\nlinux:\n  architectures: [amd64]\nwindows:\n  architectures: [amd64]\n  builds: [20348]\n",
-    )
-    .unwrap();
     let r = assemble(
         &target,
         &[
@@ -708,6 +710,73 @@ fn a_child_missing_from_its_registry_is_refused() {
     expect(&r, 2, "missing child");
     assert!(r.stderr.contains("not found"), "{}", r.stderr);
     assert_eq!(reg.manifest_digest("out", "v1"), None);
+}
+
+/// Issue 32, item 6: `--dry-run` judges the list it would push against the policy, as the real
+/// run judges the pushed list before moving the tag — the same verdict, the same findings,
+/// exit 1 for a list the real run would refuse — and pushes nothing.
+#[test]
+fn a_dry_run_gives_the_verdict_the_real_run_would() {
+    let reg = Registry::start();
+    reg.push_layout(&fixture("good"), "src", "latest");
+    let target = format!("{}/dry:v1", reg.host());
+    // No ltsc2022 child: the default policy (openshift) needs one.
+    let partial = refs(&reg, "src", &[AMD64, WS2019]);
+    let dry = assemble(&target, &partial, &["--dry-run"]);
+    expect(&dry, 1, "dry run of a list without WS2022");
+    let list: Value = serde_json::from_str(&dry.stdout).expect("the list on stdout");
+    assert_eq!(platforms(&list), [AMD64, WS2019]);
+    assert!(
+        dry.stderr.contains("no-match")
+            && dry
+                .stderr
+                .contains("fails policy 'openshift'; nothing was pushed"),
+        "{}",
+        dry.stderr
+    );
+    // Nothing was written: no tag, no manifest by digest, no child linked into the repository.
+    assert_eq!(reg.manifest_digest("dry", "v1"), None);
+    let digest = sha256_digest(dry.stdout.as_bytes());
+    assert_eq!(reg.get_manifest("dry", &digest).0, 404);
+    for k in [AMD64, WS2019] {
+        assert!(
+            !reg.repos_linking(&child("good", k))
+                .contains(&"dry".to_string())
+        );
+    }
+    // The real run pushes that very list and gives that very report.
+    let real = assemble(&target, &partial, &[]);
+    expect(&real, 1, "the real run of the same list");
+    assert_eq!(real.pushed(), digest);
+    let report = real
+        .stdout
+        .split_once('\n')
+        .expect("report after the digest")
+        .1;
+    assert!(
+        report.contains("no-match") && dry.stderr.contains(report.trim_end()),
+        "real run:\n{report}\ndry run:\n{}",
+        dry.stderr
+    );
+    assert_eq!(
+        reg.manifest_digest("dry", "v1"),
+        None,
+        "the real run held the tag"
+    );
+    // A good set passes the dry run, and still nothing is tagged.
+    let good = assemble(
+        &format!("{}/dry:v2", reg.host()),
+        &refs(&reg, "src", &GOOD_ORDER),
+        &["--dry-run"],
+    );
+    expect(&good, 0, "dry run of the good list");
+    assert!(
+        good.stderr
+            .contains("passes policy 'openshift'; nothing was pushed"),
+        "{}",
+        good.stderr
+    );
+    assert_eq!(reg.manifest_digest("dry", "v2"), None);
 }
 
 /// A list that fails its policy is pushed by digest only: the tag keeps naming the good list

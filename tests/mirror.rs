@@ -499,6 +499,157 @@ fn a_plan_has_no_konflux_result() {
     }
 }
 
+/// The `mirror-check --plan` text for `reference` under the mirror sets `yaml` (offline):
+/// per OS row, its requests as `kind url` lines, in order.
+fn plan_lines(yaml: &str, reference: &str) -> Vec<(String, Vec<String>)> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sets = dir.path().join("sets.yaml");
+    std::fs::write(&sets, yaml).expect("write");
+    let args = [
+        "mirror-check",
+        "--plan",
+        "--idms",
+        path(&sets),
+        "--os",
+        "linux",
+    ];
+    let out = run(&[&args[..], &["--os", "windows", reference]].concat());
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+    for line in stdout.lines() {
+        match line.strip_prefix(reference) {
+            Some(head) => rows.push((head.trim().to_string(), Vec::new())),
+            None => {
+                let words: Vec<&str> = line.split_whitespace().collect();
+                let row = rows.last_mut().unwrap_or_else(|| panic!("{stdout}"));
+                row.1.push(words[1..].join(" "));
+            }
+        }
+    }
+    rows
+}
+
+/// Issue 32, item 5: the two examples of the issue, printed by `--plan` in the order the
+/// nodes ask. Windows: WMCO's `mergeMirrorSets` keeps the IDMS entry's unset policy, so the
+/// ITMS entry's NeverContactSource leaves quay.io last (the Linux row is blocked by it:
+/// runtime-utils blocks on any entry). Linux: ICSP and IDMS mirrors of one source merged by
+/// runtime-utils' topological sort, interleaved.
+#[test]
+fn plans_merge_mirror_sets_as_wmco_and_runtime_utils_do() {
+    const S: &str = "quay.io/openshift-release-dev/ocp-v4.0-art-dev";
+    let d = format!("sha256:{}", "e3".repeat(32));
+    let reference = format!("{S}@{d}");
+    let url = |base: &str| format!("https://{base}/manifests/{d}");
+    let set = |kind: &str, field: &str, mirrors: &str, extra: &str| {
+        let api = match kind {
+            "ImageContentSourcePolicy" => "operator.openshift.io/v1alpha1",
+            _ => "config.openshift.io/v1",
+        };
+        format!(
+            "---\napiVersion: {api}\nkind: {kind}\nmetadata: {{name: x}}\nspec:\n  {field}:\n  \
+             - source: {S}\n    mirrors: [{mirrors}]\n{extra}"
+        )
+    };
+    let wmco = set(
+        "ImageDigestMirrorSet",
+        "imageDigestMirrors",
+        "10.0.0.5:5000/flat",
+        "",
+    ) + &set(
+        "ImageTagMirrorSet",
+        "imageTagMirrors",
+        &format!("mirror.example.net/ocp4/openshift4, 10.0.0.5:5000/team-a/{S}")
+            .replacen("quay.io/", "", 1),
+        "    mirrorSourcePolicy: NeverContactSource\n",
+    );
+    let art = "openshift-release-dev/ocp-v4.0-art-dev";
+    assert_eq!(
+        plan_lines(&wmco, &reference),
+        [
+            (
+                "linux nodes (cri-o, registries.conf)".to_string(),
+                vec![format!("mirror {}", url("10.0.0.5:5000/v2/flat"))]
+            ),
+            (
+                "windows nodes (containerd-1.7, hosts.toml)".to_string(),
+                vec![
+                    format!("mirror {}", url(&format!("10.0.0.5:5000/v2/flat/{art}"))),
+                    format!("mirror {}", url(&format!("10.0.0.5:5000/v2/team-a/{art}"))),
+                    format!(
+                        "mirror {}",
+                        url(&format!("mirror.example.net/v2/ocp4/openshift4/{art}"))
+                    ),
+                    format!("source {}", url(&format!("quay.io/v2/{art}"))),
+                ]
+            ),
+        ]
+    );
+    let linux = set(
+        "ImageContentSourcePolicy",
+        "repositoryDigestMirrors",
+        "mirror.example.com:5000/mirrors/ocp-v4.0-art-dev, mirror.example.net/ocp4/openshift4",
+        "",
+    ) + &set(
+        "ImageDigestMirrorSet",
+        "imageDigestMirrors",
+        &format!("mirror.example.net/x/y/z/ocp-v4.0-art-dev, mirror.example.net/{art}"),
+        "",
+    );
+    let rows = plan_lines(&linux, &reference);
+    assert_eq!(
+        rows[0],
+        (
+            "linux nodes (cri-o, registries.conf)".to_string(),
+            vec![
+                format!(
+                    "mirror {}",
+                    url("mirror.example.com:5000/v2/mirrors/ocp-v4.0-art-dev")
+                ),
+                format!(
+                    "mirror {}",
+                    url("mirror.example.net/v2/x/y/z/ocp-v4.0-art-dev")
+                ),
+                format!("mirror {}", url("mirror.example.net/v2/ocp4/openshift4")),
+                format!("mirror {}", url(&format!("mirror.example.net/v2/{art}"))),
+                format!("source {}", url(&format!("quay.io/v2/{art}"))),
+            ]
+        )
+    );
+    // Windows nodes read no ICSP: only the IDMS mirrors, sorted, then quay.io.
+    assert_eq!(
+        rows[1].1,
+        [
+            format!("mirror {}", url(&format!("mirror.example.net/v2/{art}"))),
+            format!(
+                "mirror {}",
+                url(&format!("mirror.example.net/v2/x/y/z/{art}"))
+            ),
+            format!("source {}", url(&format!("quay.io/v2/{art}"))),
+        ]
+    );
+}
+
+/// Issue 32, item 5: an ImageDigestMirrorSet without entries is a configuration without
+/// mirrors (before: exit 2, "no ImageDigestMirrorSet … found"): both OSes pull from the source.
+#[test]
+fn an_empty_image_digest_mirror_set_is_no_mirror() {
+    let reference = format!("q.io/a/b@sha256:{}", "e3".repeat(32));
+    let empty = "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {name: e}\nspec:\n  imageDigestMirrors: []\n";
+    let rows = plan_lines(empty, &reference);
+    let source = vec![format!(
+        "source https://q.io/v2/a/b/manifests/sha256:{}",
+        "e3".repeat(32)
+    )];
+    assert_eq!(rows.len(), 2);
+    assert!(rows.iter().all(|(_, lines)| *lines == source), "{rows:?}");
+}
+
 #[test]
 fn references_come_from_a_list_or_an_imageset_in_order() {
     let pair = Pair::new("good");

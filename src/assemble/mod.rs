@@ -9,6 +9,7 @@
 //!   [`Sink`](crate::source::sink::Sink), and what was copied ([`CopyStats`]);
 //! - `push`: the flows, [`push_list`] and [`push_image`]: copy, push by digest, read back,
 //!   verify, and only then move the tag;
+//! - `unpushed`: the list of a dry run as a source, judged as the pushed list is;
 //! - `failure`: why it refuses ([`Refusal`]) or stops ([`Failure`]).
 
 mod copy;
@@ -17,6 +18,7 @@ mod index;
 mod push;
 mod read;
 mod request;
+mod unpushed;
 
 pub use copy::CopyStats;
 pub use failure::{Failure, ReadFailure, Refusal};

@@ -6,7 +6,9 @@
 //! it and its entries back by digest (other bytes than were pushed are a [`Failure::ReadBack`]:
 //! the registry's fault, never a verdict on the list), verifies it, and only then moves the tag
 //! to it. A list that fails its policy (or cannot be verified) never replaces what the tag
-//! names, unless the caller forces it.
+//! names, unless the caller forces it. A dry run judges the list it would push, read from
+//! memory and the children ([`super::unpushed`]), by the same walk and judgement
+//! ([`judge_list`]), and writes nothing.
 //!
 //! [`push_image`] pushes one image under a tag (a per-platform tag of `imgcheck build`), its
 //! base's blobs taken from the base's repository.
@@ -19,15 +21,17 @@ use std::collections::HashSet;
 use super::copy::{CopyStats, Writer};
 use super::failure::{Failure, unreadable, unusable};
 use super::index::{AssembledIndex, ChildImage, build_index};
-use super::read::{open_child, read_child};
+use super::read::{Piece, open_child, read_child};
 use super::request::{ChildSpec, Request};
+use super::unpushed::Unpushed;
 use crate::digest::Digest;
 use crate::engine::{ImageReport, Verdict, judge};
-use crate::graph::WalkOptions;
+use crate::graph::{WalkOptions, walk};
 use crate::manifest::MAX_MANIFEST_BYTES;
 use crate::policy::Policy;
 use crate::reference::{ImageRef, LayoutRef, RegistryRef};
 use crate::session::Session;
+use crate::source::store::Store;
 use crate::source::{FetchError, Source};
 
 /// What became of the target tag.
@@ -49,17 +53,18 @@ pub struct Outcome {
     pub index: AssembledIndex,
     /// What was copied.
     pub copied: CopyStats,
-    /// The list's report, read back by digest (none for a dry run).
+    /// The list's report: read back by digest, or, for a dry run, read from memory and the
+    /// children (the verdict the real run would give before moving the tag).
     pub report: Option<ImageReport>,
     /// What became of the tag.
     pub tag: Tag,
 }
 
-/// Reads every child and builds the list; unless `dry_run`, copies the children into the
-/// target repository, pushes the list by digest, verifies it by digest against the policy,
-/// and only then moves the tag to it (when it passes, or with `force`). Nothing is written
-/// when a child is refused or the list cannot be built; the tag is never moved to a list
-/// that was not verified (unless `force`).
+/// Reads every child and builds the list; with `dry_run`, judges it against the policy and
+/// writes nothing; otherwise copies the children into the target repository, pushes the list
+/// by digest, verifies it by digest against the policy, and only then moves the tag to it
+/// (when it passes, or with `force`). Nothing is written when a child is refused or the list
+/// cannot be built; the tag is never moved to a list that was not verified (unless `force`).
 pub async fn push_list(session: &Session, request: &Request) -> Result<Outcome, Failure> {
     let mut sources = Vec::with_capacity(request.children.len());
     let mut pieces = Vec::new();
@@ -77,10 +82,11 @@ pub async fn push_list(session: &Session, request: &Request) -> Result<Outcome, 
     )?;
     let mut copied = CopyStats::default();
     if request.dry_run {
+        let report = judge_unpushed(request, &index, &pieces, &sources).await?;
         return Ok(Outcome {
             index,
             copied,
-            report: None,
+            report: Some(report),
             tag: Tag::Held,
         });
     }
@@ -136,7 +142,30 @@ pub async fn push_list(session: &Session, request: &Request) -> Result<Outcome, 
     })
 }
 
-/// Reads the list pushed as `target@digest` back and judges it.
+/// Judges the list of a dry run ([`judge_list`]) as it would be pushed: `index` from memory,
+/// its entries' manifests from `pieces`, their blobs from the children's `sources`.
+async fn judge_unpushed(
+    request: &Request,
+    index: &AssembledIndex,
+    pieces: &[Piece],
+    sources: &[Store],
+) -> Result<ImageReport, Failure> {
+    let unpushed = Unpushed {
+        name: request.target.with_digest(&index.digest).to_string(),
+        index,
+        pieces,
+        sources,
+    };
+    // The top object is in memory: the walk cannot fail to fetch it.
+    judge_list(&unpushed, &request.policy)
+        .await
+        .map_err(|source| Failure::ReadBack {
+            pushed: unpushed.name.clone(),
+            source,
+        })
+}
+
+/// Reads the list pushed as `target@digest` back and judges it ([`judge_list`]).
 async fn verify_by_digest(
     session: &Session,
     target: &RegistryRef,
@@ -144,15 +173,24 @@ async fn verify_by_digest(
     policy: &Policy,
 ) -> Result<ImageReport, Failure> {
     let pinned = target.with_digest(digest);
-    let graph = session
-        .graph(&ImageRef::Registry(pinned.clone()), WalkOptions::default())
-        .await
-        .map_err(|source| Failure::ReadBack {
-            pushed: pinned.to_string(),
-            source,
-        })?;
+    let read_back = |source| Failure::ReadBack {
+        pushed: pinned.to_string(),
+        source,
+    };
+    let source = session
+        .open(&ImageRef::Registry(pinned.clone()))
+        .map_err(read_back)?;
+    judge_list(&source, policy).await.map_err(read_back)
+}
+
+/// The verdict on a list: `source` walked as `verify` walks an image and judged against
+/// `policy` (its runtimes' matching included), the report named after the source. The one
+/// judgement of `assemble`, for the list pushed and read back by digest and for the list of a
+/// dry run.
+async fn judge_list(source: &impl Source, policy: &Policy) -> Result<ImageReport, FetchError> {
+    let graph = walk(source, WalkOptions::default()).await?;
     let mut report = judge(&graph, policy, &policy.runtimes);
-    report.reference = pinned.to_string();
+    report.reference = source.name();
     Ok(report)
 }
 

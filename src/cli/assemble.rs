@@ -31,7 +31,9 @@ pub struct AssembleArgs {
     /// Index annotation (repeatable; OCI format only).
     #[arg(long = "annotation", value_name = "KEY=VALUE")]
     annotations: Vec<String>,
-    /// Print the list and the digest it would have; push nothing.
+    /// Print the list and the digest it would have, and judge it against the policy as the
+    /// real run would before moving the tag (the report on standard error, exit 1 when it
+    /// fails); push nothing.
     #[arg(long)]
     dry_run: bool,
     /// Policy the pushed list is verified against (by digest) before the tag moves to it.
@@ -65,8 +67,8 @@ impl From<ListFormat> for IndexFormat {
     }
 }
 
-/// Assembles the list; unless `--dry-run`, pushes it by digest, verifies it, and moves the
-/// tag when it passes (or with `--force`).
+/// Assembles the list; with `--dry-run`, judges it and pushes nothing; otherwise pushes it by
+/// digest, verifies it, and moves the tag when it passes (or with `--force`).
 pub async fn run(global: &GlobalArgs, args: &AssembleArgs) -> Result<ExitKind, CliError> {
     let target = target_ref(&args.target)?;
     let children = args
@@ -107,18 +109,32 @@ pub async fn run(global: &GlobalArgs, args: &AssembleArgs) -> Result<ExitKind, C
     verdict(&request, &outcome)
 }
 
-/// Prints the list that would be pushed (stdout) and what it is (stderr).
+/// Prints the list that would be pushed (stdout), its report and what it is (stderr); the
+/// exit is the verdict the real run would give before moving the tag.
 fn dry_run(request: &Request, outcome: &Outcome) -> Result<ExitKind, CliError> {
     let index = &outcome.index;
     output::print(&index.bytes)?;
+    let verdict = match &outcome.report {
+        Some(report) => {
+            output::eprint_lines(report::text(std::slice::from_ref(report)).trim_end());
+            report.verdict
+        }
+        None => Verdict::Error,
+    };
     output::eprintln(format_args!(
-        "imgcheck: dry run: {}@{} ({} entries, {}); nothing was pushed",
+        "imgcheck: dry run: {}@{} ({} entries, {}) {} policy '{}'; nothing was pushed",
         request.target,
         index.digest,
         index.entries.len(),
-        index.format.media_type()
+        index.format.media_type(),
+        match verdict {
+            Verdict::Pass => "passes",
+            Verdict::Fail => "fails",
+            Verdict::Error => "could not be fully judged against",
+        },
+        request.policy.name
     ));
-    Ok(ExitKind::Pass)
+    Ok(ExitKind::from(verdict))
 }
 
 /// Prints the report of the list (read back by digest), says what became of the tag, and

@@ -8,7 +8,8 @@
 //!   file (and `kind: List`), as `oc-mirror` writes them. Each `source` becomes a registry
 //!   entry whose prefix is the source; IDMS and ICSP mirrors serve digest pulls only, ITMS
 //!   mirrors tag pulls only; `mirrorSourcePolicy: NeverContactSource` blocks the source.
-//!   Entries for the same source are merged, mirrors in document order.
+//!   Entries for the same source are merged as the Machine Config Operator merges them
+//!   (openshift/runtime-utils, `merge.rs`).
 //! - `registries.conf` v2 (TOML) with its `<file>.d/*.conf` drop-ins, read in name order; a
 //!   drop-in entry replaces an earlier entry with the same prefix, and within one file the
 //!   first entry of a prefix wins (containers/image `sysregistriesv2`).
@@ -16,14 +17,15 @@
 //! Registries files are applied first, then the mirror sets, whatever the order of the flags.
 //! Each input format is read in its own file (`sets.rs`, `registries_conf.rs`) into the entries
 //! of `model.rs`; scopes are checked by [`validate_scope`]; `file.rs` reads a file within its
-//! limits and says what is wrong with one. This file merges the entries into a
-//! [`MirrorConfig`]; the files below never import it.
+//! limits and says what is wrong with one; `merge.rs` merges the mirror sets into registry
+//! entries. This file keeps the inputs in a [`MirrorConfig`]; the files below never import it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod file;
+mod merge;
 mod model;
 mod registries_conf;
 mod scope;
@@ -31,16 +33,19 @@ mod sets;
 
 pub use file::{ConfigError, ConfigProblem};
 use file::{MAX_DROP_INS, error, read};
-pub use model::{Mirror, MirrorSet, MirrorSetKind, PullFrom, Registry};
+pub use model::{Mirror, MirrorSet, MirrorSetKind, PullFrom, Registry, SourcePolicy};
 pub use scope::{ScopeError, validate_scope};
-use sets::SetEntry;
 
 /// Every registry entry of the inputs, one per prefix, sorted by prefix; and every mirror-set
 /// entry as written, in input order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MirrorConfig {
-    registries: BTreeMap<String, Registry>,
+    /// The entries of the registries.conf files, by prefix.
+    conf: BTreeMap<String, Registry>,
+    /// Every mirror-set entry, in input order.
     sets: Vec<MirrorSet>,
+    /// `conf` with `sets` merged in (`merge::registries`), kept up to date by every `add_*`.
+    registries: BTreeMap<String, Registry>,
 }
 
 impl MirrorConfig {
@@ -65,57 +70,18 @@ impl MirrorConfig {
         self.add_mirror_sets(path, &text)
     }
 
-    /// Merges mirror-set YAML text read from `path`.
+    /// Merges mirror-set YAML text read from `path`. An object without entries is a valid
+    /// configuration without mirrors; a text without any mirror-set object is refused.
     pub fn add_mirror_sets(&mut self, path: &Path, text: &str) -> Result<(), ConfigError> {
-        let entries = sets::collect(path, text)?;
-        if entries.is_empty() {
+        let collected = sets::collect(path, text)?;
+        if collected.objects == 0 {
             let none =
                 "no ImageDigestMirrorSet, ImageTagMirrorSet or ImageContentSourcePolicy found";
             return Err(error(path, None, ConfigProblem::Invalid(none.into())));
         }
-        for e in entries {
-            self.merge_set_entry(e);
-        }
+        self.sets.extend(collected.entries);
+        self.registries = merge::registries(&self.conf, &self.sets);
         Ok(())
-    }
-
-    fn merge_set_entry(&mut self, e: SetEntry) {
-        self.sets.push(MirrorSet {
-            kind: e.kind,
-            source: e.source.clone(),
-            mirrors: e.mirrors.clone(),
-            never_contact_source: e.never_contact_source,
-            origin: e.origin.clone(),
-            at: e.at.clone(),
-        });
-        let reg = self
-            .registries
-            .entry(e.source.clone())
-            .or_insert_with(|| Registry {
-                prefix: e.source.clone(),
-                location: if e.source.starts_with("*.") {
-                    String::new()
-                } else {
-                    e.source.clone()
-                },
-                blocked: false,
-                mirrors: Vec::new(),
-                origin: e.origin.clone(),
-            });
-        reg.blocked |= e.never_contact_source;
-        for location in e.mirrors {
-            if !reg
-                .mirrors
-                .iter()
-                .any(|m| m.location == location && m.pull_from == e.pull_from)
-            {
-                reg.mirrors.push(Mirror {
-                    location,
-                    pull_from: e.pull_from,
-                    origin: e.origin.clone(),
-                });
-            }
-        }
     }
 
     /// Loads a registries.conf v2 file and its `<file>.d/*.conf` drop-ins (name order).
@@ -154,7 +120,8 @@ impl MirrorConfig {
     /// with the same prefix (as a drop-in does).
     pub fn add_registries_conf(&mut self, path: &Path, text: &str) -> Result<(), ConfigError> {
         let entries = registries_conf::parse(path, text)?;
-        self.registries.extend(entries);
+        self.conf.extend(entries);
+        self.registries = merge::registries(&self.conf, &self.sets);
         Ok(())
     }
 }
@@ -229,22 +196,267 @@ mod tests {
         assert_eq!(r.prefix, "quay.io/org");
         assert!(
             r.blocked,
-            "NeverContactSource on any entry blocks the source"
+            "NeverContactSource on any entry blocks the source (runtime-utils addMirrorSets)"
         );
         let got: Vec<(&str, PullFrom)> = r
             .mirrors
             .iter()
             .map(|m| (m.location.as_str(), m.pull_from))
             .collect();
+        // [m1] and [m2, m1]: m2 before m1 (runtime-utils topoSortRepos), then the tag mirrors.
         assert_eq!(
             got,
             [
-                ("m1.local/org", PullFrom::DigestOnly),
                 ("m2.local/org", PullFrom::DigestOnly),
+                ("m1.local/org", PullFrom::DigestOnly),
                 ("t.local/org", PullFrom::TagOnly),
             ]
         );
         assert!(r.mirrors[0].origin.contains("ImageDigestMirrorSet x"));
+    }
+
+    /// Issue 32, item 3: an ImageDigestMirrorSet without entries (an empty, null or absent
+    /// `imageDigestMirrors`, openshift/api `+optional`) is a configuration without mirrors.
+    #[test]
+    fn a_mirror_set_without_entries_configures_no_mirror() {
+        for spec in [
+            "spec:\n  imageDigestMirrors: []\n",
+            "spec:\n  imageDigestMirrors:\n",
+            "spec: {}\n",
+        ] {
+            let c = sets(&format!("apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {{name: e}}\n{spec}")).unwrap();
+            assert!(c.is_empty() && c.mirror_sets().is_empty(), "{spec}");
+        }
+    }
+
+    fn icsp(entries: &str) -> String {
+        format!(
+            "apiVersion: operator.openshift.io/v1alpha1\nkind: ImageContentSourcePolicy\nmetadata: {{name: i}}\nspec:\n  repositoryDigestMirrors:\n{entries}---\n"
+        )
+    }
+
+    fn idms(entries: &str) -> String {
+        format!("{IDMS_HEAD}{entries}---\n")
+    }
+
+    fn itms(entries: &str) -> String {
+        format!(
+            "apiVersion: config.openshift.io/v1\nkind: ImageTagMirrorSet\nmetadata: {{name: t}}\nspec:\n  imageTagMirrors:\n{entries}---\n"
+        )
+    }
+
+    /// One entry for source `S` (`quay.io/openshift-release-dev/ocp-v4.0-art-dev`).
+    fn entry(mirrors: &str, policy: &str) -> String {
+        let policy = match policy {
+            "" => String::new(),
+            p => format!("    mirrorSourcePolicy: {p}\n"),
+        };
+        format!("  - source: {S}\n    mirrors: [{mirrors}]\n{policy}")
+    }
+
+    const S: &str = "quay.io/openshift-release-dev/ocp-v4.0-art-dev";
+
+    /// (rule and source cited, mirror sets, the registry entry of `S`: its mirrors with the
+    /// pulls they serve and whether the source is blocked; `None`: no entry)
+    type LinuxRow = (
+        &'static str,
+        String,
+        Option<(Vec<(&'static str, PullFrom)>, bool)>,
+    );
+
+    /// Each row's mirror sets give the registry entry of `S` it says (issue 32, item 5: a
+    /// Linux node's registries.conf entry for one source, merged from every IDMS, ITMS and
+    /// ICSP entry as the Machine Config Operator merges them; each row cites the
+    /// openshift/runtime-utils file and function that decides it).
+    fn assert_linux_rows(cases: Vec<LinuxRow>) {
+        for (rule, yaml, want) in cases {
+            let c = sets(&yaml).unwrap_or_else(|e| panic!("{rule}: {e}"));
+            let got = c.registries().find(|r| r.prefix == S).map(|r| {
+                let mirrors: Vec<(&str, PullFrom)> = r
+                    .mirrors
+                    .iter()
+                    .map(|m| (m.location.as_str(), m.pull_from))
+                    .collect();
+                (mirrors, r.blocked)
+            });
+            assert_eq!(got, want, "{rule}");
+        }
+    }
+
+    use PullFrom::{DigestOnly as Dig, TagOnly as Tag};
+
+    #[test]
+    fn linux_interleaves_the_mirror_lists_of_one_source() {
+        let cases: Vec<LinuxRow> = vec![
+            (
+                "pkg/registries/registries.go topoSortRepos + topo.go topoGraph.Sorted: ICSP and \
+                 IDMS mirrors of one source in one graph, interleaved (issue 32's example)",
+                icsp(&entry(
+                    "mirror.example.com:5000/mirrors/ocp-v4.0-art-dev, mirror.example.net/ocp4/openshift4",
+                    "",
+                )) + &idms(&entry(
+                    "mirror.example.net/x/y/z/ocp-v4.0-art-dev, mirror.example.net/openshift-release-dev/ocp-v4.0-art-dev",
+                    "",
+                )),
+                Some((
+                    vec![
+                        ("mirror.example.com:5000/mirrors/ocp-v4.0-art-dev", Dig),
+                        ("mirror.example.net/x/y/z/ocp-v4.0-art-dev", Dig),
+                        ("mirror.example.net/ocp4/openshift4", Dig),
+                        (
+                            "mirror.example.net/openshift-release-dev/ocp-v4.0-art-dev",
+                            Dig,
+                        ),
+                    ],
+                    false,
+                )),
+            ),
+            (
+                "pkg/registries/registries.go mergedDigestMirrorSets: (B, C) and (A, B) give \
+                 (A, B, C): each entry's order kept where they agree",
+                idms(&entry("b.local/r, c.local/r", ""))
+                    + &idms(&entry("a.local/r, b.local/r", "")),
+                Some((
+                    vec![("a.local/r", Dig), ("b.local/r", Dig), ("c.local/r", Dig)],
+                    false,
+                )),
+            ),
+            (
+                "pkg/registries/topo.go topoGraph.Sorted: mirrors no entry orders are taken by \
+                 name (the queue is seeded in name order), not in document order",
+                idms(&entry("z.local/r", "")) + &idms(&entry("a.local/r", "")),
+                Some((vec![("a.local/r", Dig), ("z.local/r", Dig)], false)),
+            ),
+            (
+                "pkg/registries/topo.go topoGraph.Sorted: queued nodes come out first in, first \
+                 out: a1's successor a2 waits behind b1, queued before it",
+                idms(&entry("a1.local/r, a2.local/r", "")) + &idms(&entry("b1.local/r", "")),
+                Some((
+                    vec![
+                        ("a1.local/r", Dig),
+                        ("b1.local/r", Dig),
+                        ("a2.local/r", Dig),
+                    ],
+                    false,
+                )),
+            ),
+        ];
+        assert_linux_rows(cases);
+    }
+
+    #[test]
+    fn linux_breaks_cycles_by_name_and_keeps_a_listed_source() {
+        let cases: Vec<LinuxRow> = vec![
+            (
+                "pkg/registries/topo.go topoGraph.Sorted: lists that disagree (a cycle) are broken \
+                 at the first unused mirror by name (registries_test.go, \"Example\")",
+                idms(&entry("m1.local/r, m2.local/r", ""))
+                    + &idms(&entry("l2.local/r, m2.local/r, m1.local/r", "")),
+                Some((
+                    vec![
+                        ("l2.local/r", Dig),
+                        ("m1.local/r", Dig),
+                        ("m2.local/r", Dig),
+                    ],
+                    false,
+                )),
+            ),
+            (
+                "pkg/registries/topo.go topoGraph.Sorted: the cycle is broken at the first unused \
+                 node by name, the source included: here the source sorts before r1, so it is \
+                 tried before r1 and r2; topoSortRepos drops it only when it comes last",
+                idms(&entry("r1.local/r, r2.local/r", ""))
+                    + &idms(&entry("local2.local/r, r2.local/r, r1.local/r", "")),
+                Some((
+                    vec![
+                        ("local2.local/r", Dig),
+                        (S, Dig),
+                        ("r1.local/r", Dig),
+                        ("r2.local/r", Dig),
+                    ],
+                    false,
+                )),
+            ),
+            (
+                "pkg/registries/registries.go topoSortRepos: a list naming the source gets no edge \
+                 to it; the source stays a mirror unless it comes last",
+                idms(&entry(&format!("z1.local/r, {S}, y2.local/r"), ""))
+                    + &idms(&entry(&format!("{S}, y2.local/r, x3.local/r"), "")),
+                Some((
+                    vec![
+                        ("z1.local/r", Dig),
+                        (S, Dig),
+                        ("y2.local/r", Dig),
+                        ("x3.local/r", Dig),
+                    ],
+                    false,
+                )),
+            ),
+        ];
+        assert_linux_rows(cases);
+    }
+
+    #[test]
+    fn linux_skips_entries_without_mirrors_and_blocks_on_any_never_contact_source() {
+        let cases: Vec<LinuxRow> = vec![
+            (
+                "pkg/registries/registries.go addMirrorSets: an entry without a mirror other than \
+                 its source is no mirror set, its NeverContactSource ignored",
+                idms(&format!(
+                    "  - source: {S}\n    mirrorSourcePolicy: NeverContactSource\n"
+                )) + &idms(&entry(S, "NeverContactSource")),
+                None,
+            ),
+            (
+                "pkg/registries/registries.go addMirrorSets + updateRegistry: NeverContactSource on \
+                 any entry kept blocks the source",
+                idms(&entry("a.local/r", "")) + &idms(&entry("b.local/r", "NeverContactSource")),
+                Some((vec![("a.local/r", Dig), ("b.local/r", Dig)], true)),
+            ),
+            (
+                "pkg/registries/registries.go EditRegistriesConfig: digest mirrors (IDMS + ICSP) \
+                 first, then the tag mirrors (ITMS) merged on their own; updateRegistry: the ITMS \
+                 entry's NeverContactSource blocks the source for every pull",
+                itms(&entry("t.local/r", "NeverContactSource"))
+                    + &icsp(&entry("i.local/r", ""))
+                    + &idms(&entry("d.local/r", "")),
+                Some((
+                    vec![("d.local/r", Dig), ("i.local/r", Dig), ("t.local/r", Tag)],
+                    true,
+                )),
+            ),
+            (
+                "pkg/registries/registries.go mergedDigestMirrorSets: two IDMS entries and an ICSP \
+                 entry of one source, one graph (registries_test.go, \"imageContentSourcePolicy+\
+                 imageDigestMirrorSet Confict\")",
+                idms(&format!(
+                    "{}{}",
+                    entry("o.local/o1", ""),
+                    entry("o.local/o3", "")
+                )) + &icsp(&entry("o.local/o2", "")),
+                Some((
+                    vec![
+                        ("o.local/o1", Dig),
+                        ("o.local/o2", Dig),
+                        ("o.local/o3", Dig),
+                    ],
+                    false,
+                )),
+            ),
+        ];
+        assert_linux_rows(cases);
+    }
+
+    /// runtime-utils skips an entry without mirrors: a more specific source without mirrors
+    /// does not hide the mirrors of the less specific one.
+    #[test]
+    fn an_entry_without_mirrors_does_not_shadow_a_shorter_prefix() {
+        let c = sets(&idms(
+            "  - source: quay.io/org\n    mirrors: [m.local/org]\n  - source: quay.io/org/sub\n",
+        ))
+        .unwrap();
+        let prefixes: Vec<&str> = c.registries().map(|r| r.prefix.as_str()).collect();
+        assert_eq!(prefixes, ["quay.io/org"]);
     }
 
     #[test]
@@ -315,8 +527,18 @@ mod tests {
         let cases: &[(String, &str, Option<usize>)] = &[
             ("kind: Deployment\napiVersion: apps/v1\n".into(), "kind 'Deployment'", None),
             (
-                "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nspec: {}\n".into(),
-                "no spec.imageDigestMirrors",
+                "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nspec: []\n".into(),
+                "spec is not a mapping",
+                None,
+            ),
+            (
+                "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {name: n}\n".into(),
+                "ImageDigestMirrorSet 'n' has no spec",
+                None,
+            ),
+            (
+                "apiVersion: config.openshift.io/v1\nkind: ImageTagMirrorSet\nspec: {imageTagMirrors: 3}\n".into(),
+                "spec.imageTagMirrors is not a list",
                 None,
             ),
             (

@@ -61,6 +61,26 @@ pub struct Registry {
     pub origin: String,
 }
 
+/// An entry's `mirrorSourcePolicy` as written. Unset is its own value: WMCO's `mergeMirrorSets`
+/// compares the policy with the string `AllowContactingSource`, and an unset policy is Go's
+/// empty string (docs/mirroring.md, "Windows nodes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourcePolicy {
+    /// No `mirrorSourcePolicy` (and every ICSP entry): the source is contacted last.
+    Unset,
+    /// `AllowContactingSource`: the source is contacted last.
+    AllowContactingSource,
+    /// `NeverContactSource`: the source is never contacted.
+    NeverContactSource,
+}
+
+impl SourcePolicy {
+    /// `NeverContactSource`?
+    pub fn never_contact(self) -> bool {
+        self == SourcePolicy::NeverContactSource
+    }
+}
+
 /// The kind of cluster object a mirror-set entry comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MirrorSetKind {
@@ -73,6 +93,16 @@ pub enum MirrorSetKind {
     Icsp,
 }
 
+impl MirrorSetKind {
+    /// Which pulls its mirrors serve on a Linux node.
+    pub fn pull_from(self) -> PullFrom {
+        match self {
+            MirrorSetKind::Idms | MirrorSetKind::Icsp => PullFrom::DigestOnly,
+            MirrorSetKind::Itms => PullFrom::TagOnly,
+        }
+    }
+}
+
 /// One entry of an IDMS, ITMS or ICSP as written (source and mirrors validated), in document
 /// order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,8 +113,8 @@ pub struct MirrorSet {
     pub source: String,
     /// The mirrors, `host[:port][/path]`, in the order written.
     pub mirrors: Vec<String>,
-    /// `mirrorSourcePolicy: NeverContactSource`.
-    pub never_contact_source: bool,
+    /// `mirrorSourcePolicy`, as written.
+    pub policy: SourcePolicy,
     /// Where it was configured (file and object).
     pub origin: String,
     /// Its place in the file (document, object, `spec.<field>[i]`).

@@ -1,7 +1,8 @@
 //! Mirror sets as the cluster holds them: `ImageDigestMirrorSet` / `ImageTagMirrorSet`
 //! (`config.openshift.io/v1`) and `ImageContentSourcePolicy` (`operator.openshift.io/v1alpha1`),
-//! several YAML documents per file and `kind: List`, as `oc-mirror` writes them. Each entry's
-//! `source` and `mirrors` become a [`SetEntry`], merged into registry entries by the caller.
+//! several YAML documents per file and `kind: List`, as `oc-mirror` writes them. Each entry
+//! becomes a [`MirrorSet`] as written, merged into registry entries by the caller. An object
+//! whose entry list is empty or absent is a valid configuration without mirrors.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -10,18 +11,15 @@ use serde::Deserialize;
 use serde_yaml_ng::Value;
 
 use super::file::{ConfigError, ConfigProblem, error};
-use super::model::{MirrorSetKind, PullFrom};
+use super::model::{MirrorSet, MirrorSetKind, SourcePolicy};
 use super::scope::validate_scope;
 
-/// One source of a mirror set, before merging.
-pub(super) struct SetEntry {
-    pub(super) source: String,
-    pub(super) mirrors: Vec<String>,
-    pub(super) pull_from: PullFrom,
-    pub(super) never_contact_source: bool,
-    pub(super) origin: String,
-    pub(super) kind: MirrorSetKind,
-    pub(super) at: String,
+/// What a mirror-set file holds: how many mirror-set objects, and their entries in document
+/// order.
+#[derive(Default)]
+pub(super) struct Collected {
+    pub(super) objects: usize,
+    pub(super) entries: Vec<MirrorSet>,
 }
 
 #[derive(Deserialize)]
@@ -48,13 +46,12 @@ struct IcspEntry {
     mirrors: Vec<String>,
 }
 
-/// One kind of mirror set: where its entries are and which pulls its mirrors serve.
+/// One kind of mirror set: where its entries are.
 struct SetKind {
     kind: &'static str,
     api_version: &'static str,
     /// The list under `spec`.
     field: &'static str,
-    pull_from: PullFrom,
     /// ICSP: entries without `mirrorSourcePolicy`, sources without wildcards.
     icsp: bool,
     /// Which object it is.
@@ -70,7 +67,6 @@ const SET_KINDS: [SetKind; 3] = [
         kind: IDMS,
         api_version: "config.openshift.io/v1",
         field: "imageDigestMirrors",
-        pull_from: PullFrom::DigestOnly,
         icsp: false,
         set: MirrorSetKind::Idms,
     },
@@ -78,7 +74,6 @@ const SET_KINDS: [SetKind; 3] = [
         kind: ITMS,
         api_version: "config.openshift.io/v1",
         field: "imageTagMirrors",
-        pull_from: PullFrom::TagOnly,
         icsp: false,
         set: MirrorSetKind::Itms,
     },
@@ -86,7 +81,6 @@ const SET_KINDS: [SetKind; 3] = [
         kind: ICSP,
         api_version: "operator.openshift.io/v1alpha1",
         field: "repositoryDigestMirrors",
-        pull_from: PullFrom::DigestOnly,
         icsp: true,
         set: MirrorSetKind::Icsp,
     },
@@ -96,10 +90,10 @@ const SET_KINDS: [SetKind; 3] = [
 const MAX_LIST_DEPTH: usize = 4;
 
 /// Every mirror-set entry of the YAML `text` read from `path`, in document order.
-pub(super) fn collect(path: &Path, text: &str) -> Result<Vec<SetEntry>, ConfigError> {
+pub(super) fn collect(path: &Path, text: &str) -> Result<Collected, ConfigError> {
     crate::yaml::check_nesting(text)
         .map_err(|e| error(path, Some(e.line), ConfigProblem::Invalid(e.to_string())))?;
-    let mut entries = Vec::new();
+    let mut collected = Collected::default();
     for (i, doc) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
         let at = format!("document {}", i + 1);
         let mut value = Value::deserialize(doc).map_err(|e| {
@@ -116,9 +110,9 @@ pub(super) fn collect(path: &Path, text: &str) -> Result<Vec<SetEntry>, ConfigEr
         })?;
         crate::yaml::merge_keys(&mut value)
             .map_err(|e| error(path, None, ConfigProblem::Invalid(format!("{at}: {e}"))))?;
-        collect_document(path, &at, value, 0, &mut entries)?;
+        collect_document(path, &at, value, 0, &mut collected)?;
     }
-    Ok(entries)
+    Ok(collected)
 }
 
 /// A problem at `at` in the file, said in full.
@@ -135,7 +129,7 @@ fn collect_document(
     at: &str,
     value: Value,
     depth: usize,
-    out: &mut Vec<SetEntry>,
+    out: &mut Collected,
 ) -> Result<(), ConfigError> {
     let bad = |m: String| invalid(path, at, m);
     let map = match value {
@@ -170,9 +164,11 @@ fn collect_document(
         .unwrap_or_default();
     let entries = spec_entries(set, &name, get("spec")).map_err(bad)?;
     let origin = format!("{}: {kind} {name}", path.display());
+    out.objects += 1;
     for (i, entry) in entries.iter().enumerate() {
         let here = format!("{at}: {kind} '{name}' spec.{}[{i}]", set.field);
-        out.push(set_entry(path, &here, set, entry, &origin)?);
+        out.entries
+            .push(set_entry(path, &here, set, entry, &origin)?);
     }
     Ok(())
 }
@@ -186,26 +182,29 @@ fn set_kind(kind: &str) -> Result<&'static SetKind, String> {
     }
 }
 
-/// The entry list under `spec`, which holds nothing else.
+/// The entry list under `spec`, which holds nothing else. The list is optional (openshift/api
+/// `ImageDigestMirrorSetSpec`, `+optional`): empty, null or absent, it is no entry at all.
 fn spec_entries<'a>(
     set: &SetKind,
     name: &str,
     spec: Option<&'a Value>,
-) -> Result<&'a Vec<Value>, String> {
+) -> Result<&'a [Value], String> {
     let (kind, field) = (set.kind, set.field);
-    let spec = spec.and_then(Value::as_mapping);
-    let entries = spec
-        .and_then(|s| s.get(Value::String(field.to_string())))
-        .and_then(Value::as_sequence)
-        .ok_or_else(|| format!("{kind} '{name}' has no spec.{field} list"))?;
-    if let Some(spec) = spec
-        && let Some(unknown) = spec.keys().filter_map(Value::as_str).find(|k| *k != field)
-    {
+    let spec = match spec {
+        Some(Value::Mapping(m)) => m,
+        Some(Value::Null) | None => return Err(format!("{kind} '{name}' has no spec")),
+        Some(_) => return Err(format!("{kind} '{name}': spec is not a mapping")),
+    };
+    if let Some(unknown) = spec.keys().filter_map(Value::as_str).find(|k| *k != field) {
         return Err(format!(
             "{kind} '{name}': unknown field spec.{unknown} (expected spec.{field})"
         ));
     }
-    Ok(entries)
+    match spec.get(Value::String(field.to_string())) {
+        None | Some(Value::Null) => Ok(&[]),
+        Some(Value::Sequence(entries)) => Ok(entries),
+        Some(_) => Err(format!("{kind} '{name}': spec.{field} is not a list")),
+    }
 }
 
 /// One entry of a mirror set, at `here` (document, kind, name and index).
@@ -215,7 +214,7 @@ fn set_entry(
     set: &SetKind,
     entry: &Value,
     origin: &str,
-) -> Result<SetEntry, ConfigError> {
+) -> Result<MirrorSet, ConfigError> {
     let malformed = |e| {
         let source = Arc::new(e);
         error(
@@ -234,9 +233,10 @@ fn set_entry(
         let e: MirrorSetEntry = serde_yaml_ng::from_value(entry.clone()).map_err(malformed)?;
         (e.source, e.mirrors, e.mirror_source_policy)
     };
-    let never_contact_source = match policy.as_deref() {
-        None | Some("AllowContactingSource") => false,
-        Some("NeverContactSource") => true,
+    let policy = match policy.as_deref() {
+        None => SourcePolicy::Unset,
+        Some("AllowContactingSource") => SourcePolicy::AllowContactingSource,
+        Some("NeverContactSource") => SourcePolicy::NeverContactSource,
         Some(other) => {
             return Err(error(
                 path,
@@ -268,13 +268,12 @@ fn set_entry(
         .iter()
         .map(|m| scope("mirror", m, false))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(SetEntry {
+    Ok(MirrorSet {
+        kind: set.set,
         source,
         mirrors,
-        pull_from: set.pull_from,
-        never_contact_source,
+        policy,
         origin: origin.to_string(),
-        kind: set.set,
         at: here.to_string(),
     })
 }

@@ -141,6 +141,155 @@ fn tag_pulls_icsp_and_docker_hub_under_wmco_rendering() {
     assert_rows(cases);
 }
 
+/// The manifest URL of `{ART}@{D}` under the API root `base`.
+fn art(base: &str) -> String {
+    format!("https://{base}/openshift-release-dev/ocp-v4.0-art-dev/manifests/{D}")
+}
+
+/// One mirror-set entry of `{ART}` with `mirrors` and, unless empty, `policy`.
+fn entry(mirrors: &str, policy: &str) -> String {
+    let policy = match policy {
+        "" => String::new(),
+        p => format!("    mirrorSourcePolicy: {p}\n"),
+    };
+    format!("  - source: {ART}\n    mirrors: [{mirrors}]\n{policy}")
+}
+
+/// Issue 32, item 5: which `mirrorSourcePolicy` WMCO keeps for a registry host. Each row
+/// cites the file and function of openshift/windows-machine-config-operator that decides it.
+#[test]
+fn wmco_keeps_the_first_policy_of_a_host_unless_it_allows_contacting_the_source() {
+    let quay = art("quay.io/v2");
+    let cases: Vec<Row> = vec![
+        (
+            "pkg/registries/registries.go mergeMirrorSets: the first set's policy is kept unless it \
+             is the string AllowContactingSource; an unset one is Go's \"\", so the ITMS entry's \
+             NeverContactSource does nothing and the server stays the source (issue 32's example)",
+            format!(
+                "{}---\n{}",
+                idms(&entry("10.0.0.5:5000/flat", "")),
+                itms(&entry(
+                    "mirror.example.net/ocp4/openshift4, 10.0.0.5:5000/team-a/openshift-release-dev/ocp-v4.0-art-dev",
+                    "NeverContactSource"
+                ))
+            ),
+            format!("{ART}@{D}"),
+            vec![
+                (M, art("10.0.0.5:5000/v2/flat")),
+                (M, art("10.0.0.5:5000/v2/team-a")),
+                (M, art("mirror.example.net/v2/ocp4/openshift4")),
+                (S, quay.clone()),
+            ],
+        ),
+        (
+            "pkg/registries/registries.go mergeMirrorSets: an explicit AllowContactingSource is \
+             replaced by the next set's NeverContactSource; generateConfig: the first mirror is \
+             the server",
+            idms(&format!(
+                "{}{}",
+                entry("b.example.com/ocp", "AllowContactingSource"),
+                entry("a.example.com/ocp", "NeverContactSource")
+            )),
+            format!("{ART}@{D}"),
+            vec![
+                (M, art("a.example.com/v2/ocp")),
+                (M, art("b.example.com/v2/ocp")),
+                (M, art("a.example.com/v2/ocp")),
+            ],
+        ),
+        (
+            "pkg/registries/registries.go mergeMirrorSets: a first NeverContactSource is kept \
+             whatever follows",
+            idms(&format!(
+                "{}{}",
+                entry("a.example.com/ocp", "NeverContactSource"),
+                entry("b.example.com/ocp", "AllowContactingSource")
+            )),
+            format!("{ART}@{D}"),
+            vec![
+                (M, art("a.example.com/v2/ocp")),
+                (M, art("b.example.com/v2/ocp")),
+                (M, art("a.example.com/v2/ocp")),
+            ],
+        ),
+        (
+            "pkg/registries/registries.go mergeMirrorSets: AllowContactingSource, then an unset \
+             policy (which replaces it), then NeverContactSource (which no longer does)",
+            idms(&format!(
+                "{}{}{}",
+                entry("a.example.com/ocp", "AllowContactingSource"),
+                entry("b.example.com/ocp", ""),
+                entry("c.example.com/ocp", "NeverContactSource")
+            )),
+            format!("{ART}@{D}"),
+            vec![
+                (M, art("a.example.com/v2/ocp")),
+                (M, art("b.example.com/v2/ocp")),
+                (M, art("c.example.com/v2/ocp")),
+                (S, quay.clone()),
+            ],
+        ),
+    ];
+    assert_rows(cases);
+}
+
+/// Issue 32, item 5: in which order WMCO takes the entries of a host, and what an entry
+/// without mirrors does. Each row cites the WMCO file and function that decides it.
+#[test]
+fn wmco_takes_idms_before_itms_and_counts_entries_without_mirrors() {
+    let quay = art("quay.io/v2");
+    let cases: Vec<Row> = vec![
+        (
+            "pkg/registries/registries.go getMergedMirrorSets: every IDMS entry before every ITMS \
+             entry, whatever the file order, so the unset IDMS policy is the first",
+            format!(
+                "{}---\n{}",
+                itms(&entry("t.example.com/ocp", "NeverContactSource")),
+                idms(&entry("d.example.com/ocp", ""))
+            ),
+            format!("{ART}@{D}"),
+            vec![
+                (M, art("d.example.com/v2/ocp")),
+                (M, art("t.example.com/v2/ocp")),
+                (S, quay.clone()),
+            ],
+        ),
+        (
+            "pkg/registries/registries.go newMirrorSet + mergeMirrorSets: an entry without mirrors \
+             is a set of its host too, and its unset policy is the one kept",
+            idms(&format!(
+                "  - source: quay.io/other\n{}",
+                entry("a.example.com/ocp", "NeverContactSource")
+            )),
+            format!("{ART}@{D}"),
+            vec![(M, art("a.example.com/v2/ocp")), (S, quay.clone())],
+        ),
+        (
+            "pkg/registries/registries.go mergeMirrorSets: entries of other sources on the same \
+             host merge into one file (extractMirrorURL drops z's shared 'other'), the first \
+             entry's NeverContactSource kept",
+            idms(&format!(
+                "{}  - source: quay.io/other\n    mirrors: [z.example.com/other]\n",
+                entry("a.example.com/ocp", "NeverContactSource")
+            )),
+            format!("{ART}@{D}"),
+            vec![
+                (M, art("a.example.com/v2/ocp")),
+                (M, art("z.example.com/v2")),
+                (M, art("a.example.com/v2/ocp")),
+            ],
+        ),
+        (
+            "pkg/registries/registries.go generateConfig: an ImageDigestMirrorSet without entries \
+             writes nothing; the node pulls from the source",
+            "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {name: e}\nspec:\n  imageDigestMirrors: []\n".into(),
+            format!("{ART}@{D}"),
+            vec![(S, quay.clone())],
+        ),
+    ];
+    assert_rows(cases);
+}
+
 /// (rule and source cited, mirror sets, reference, requests)
 type Row = (&'static str, String, String, Vec<(AttemptKind, String)>);
 

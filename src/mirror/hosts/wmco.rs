@@ -8,9 +8,14 @@
 //! - each mirror drops the path suffix it shares with the source (`newMirror`,
 //!   `extractMirrorURL`, stopping at the first difference); a mirror equal to its source keeps
 //!   its host only;
-//! - sets of one host are merged, a mirror listed twice kept once (tag resolution wins), and
-//!   `NeverContactSource` on any entry wins (`mergeMirrorSets`, `mergeMirrors`); mirrors are
-//!   sorted alphabetically (`sortMirrorSets`), not kept in spec order;
+//! - every IDMS entry is taken before every ITMS entry, whatever the order of the files
+//!   (`getMergedMirrorSets`);
+//! - sets of one host are merged, a mirror listed twice kept once (tag resolution wins)
+//!   (`mergeMirrorSets`, `mergeMirrors`); the **first** set's `mirrorSourcePolicy` is kept
+//!   unless it is the string `AllowContactingSource`, when the next set's replaces it — an
+//!   unset policy (Go's empty string) is therefore kept, and a later `NeverContactSource` of
+//!   the same host does nothing (`mergeMirrorSets`); mirrors are sorted alphabetically
+//!   (`sortMirrorSets`), not kept in spec order;
 //! - each mirror is written `[host."https://HOST/v2/PATH"]` with `override_path = true`,
 //!   capabilities `["pull"]` (IDMS) or `["pull", "resolve"]` (ITMS); `server` is
 //!   `https://SOURCE-HOST/v2`, or the first mirror under `NeverContactSource`, with
@@ -19,10 +24,11 @@
 //!   for a source with a port is `host:port`.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 use std::path::PathBuf;
 
 use super::model::{Capabilities, ConfiguredBy, HostsConfig, HostsFile, RegistryHost};
-use crate::mirror::config::{ConfigError, ConfigProblem, MirrorSet, MirrorSetKind};
+use crate::mirror::config::{ConfigError, ConfigProblem, MirrorSet, MirrorSetKind, SourcePolicy};
 
 /// One merged mirror: its truncated location and whether it resolves tags.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,12 +38,51 @@ struct Truncated {
 }
 
 /// The mirror sets of one source registry host, merged: mirrors by truncated location (so
-/// sorted), `NeverContactSource` on any entry, and where the entries were configured.
-#[derive(Debug, Default)]
+/// sorted), the policy `mergeMirrorSets` keeps, and where the entries were configured.
+#[derive(Debug)]
 struct Merged {
     mirrors: BTreeMap<String, Truncated>,
-    never_contact_source: bool,
+    policy: SourcePolicy,
     origins: Vec<String>,
+}
+
+impl Merged {
+    /// The first set of a host: its policy as written.
+    fn first(set: &MirrorSet) -> Merged {
+        Merged {
+            mirrors: BTreeMap::new(),
+            policy: set.policy,
+            origins: Vec::new(),
+        }
+    }
+
+    /// A later set of the same host: the policy is replaced only when the kept one is
+    /// `AllowContactingSource` itself (`mergeMirrorSets`).
+    fn then(&mut self, set: &MirrorSet) {
+        if self.policy == SourcePolicy::AllowContactingSource {
+            self.policy = set.policy;
+        }
+    }
+
+    /// Adds the set's truncated mirrors (`mergeMirrors`: once each, tag resolution winning).
+    fn add(&mut self, set: &MirrorSet) -> Result<(), ConfigError> {
+        if !self.origins.contains(&set.origin) {
+            self.origins.push(set.origin.clone());
+        }
+        let resolve_tags = set.kind == MirrorSetKind::Itms;
+        for m in &set.mirrors {
+            let location = truncate(&set.source, m);
+            if location.is_empty() {
+                return Err(empty_mirror(set, m));
+            }
+            let slot = self.mirrors.entry(location.clone()).or_insert(Truncated {
+                location,
+                resolve_tags,
+            });
+            slot.resolve_tags |= resolve_tags;
+        }
+        Ok(())
+    }
 }
 
 /// The registry host of a location (`host[:port]`, everything before the first `/`).
@@ -94,34 +139,28 @@ fn empty_mirror(set: &MirrorSet, mirror: &str) -> ConfigError {
     }
 }
 
-/// The hosts.toml tree WMCO writes for `sets` (ICSP entries are skipped: WMCO does not read
-/// them). Refuses a mirror that truncates to nothing, naming the file, entry and field.
+/// The hosts.toml tree WMCO writes for `sets`: the IDMS entries, then the ITMS entries (ICSP
+/// entries are skipped: WMCO does not read them). Refuses a mirror that truncates to nothing,
+/// naming the file, entry and field.
 pub fn render(sets: &[MirrorSet]) -> Result<HostsConfig, ConfigError> {
+    let of = |kind| sets.iter().filter(move |s| s.kind == kind);
     let mut merged: BTreeMap<String, Merged> = BTreeMap::new();
-    for set in sets.iter().filter(|s| s.kind != MirrorSetKind::Icsp) {
+    for set in of(MirrorSetKind::Idms).chain(of(MirrorSetKind::Itms)) {
         let host = registry_host(&set.source).to_string();
-        let entry = merged.entry(host).or_default();
-        entry.never_contact_source |= set.never_contact_source;
-        if !entry.origins.contains(&set.origin) {
-            entry.origins.push(set.origin.clone());
-        }
-        for m in &set.mirrors {
-            let location = truncate(&set.source, m);
-            if location.is_empty() {
-                return Err(empty_mirror(set, m));
+        let entry = match merged.entry(host) {
+            Entry::Vacant(v) => v.insert(Merged::first(set)),
+            Entry::Occupied(o) => {
+                let m = o.into_mut();
+                m.then(set);
+                m
             }
-            let resolve_tags = set.kind == MirrorSetKind::Itms;
-            let slot = entry.mirrors.entry(location.clone()).or_insert(Truncated {
-                location,
-                resolve_tags,
-            });
-            slot.resolve_tags |= resolve_tags;
-        }
+        };
+        entry.add(set)?;
     }
     let mut config = HostsConfig::new(ConfiguredBy::Wmco);
     for (source, set) in merged {
         // The BTreeMap keeps the mirrors sorted by location: `sortMirrorSets`.
-        let (never_contact, origins) = (set.never_contact_source, set.origins);
+        let (never_contact, origins) = (set.policy.never_contact(), set.origins);
         let mirrors: Vec<Truncated> = set.mirrors.into_values().collect();
         let Some(first) = mirrors.first() else {
             continue; // `generateConfig` writes nothing for a set without mirrors
