@@ -72,7 +72,7 @@ impl Tally {
         let _ = write!(
             behind,
             "; {}: {}",
-            r.reference,
+            super::labels::named(r),
             super::labels::error_rules(r).join(",")
         );
         match r.verdict {

@@ -1,6 +1,21 @@
 //! Short labels every renderer uses: a digest cut for tables, a report's failing rules.
 
-use crate::engine::{ImageReport, Severity};
+use crate::engine::{ImageReport, Origin, Severity};
+
+/// A report's reference for summaries and notes, with the release components it is
+/// (`--from-release`): `quay.io/…@sha256:… (azure-file-csi-driver)`.
+pub(super) fn named(report: &ImageReport) -> String {
+    let components: Vec<&str> = (report.origins.iter())
+        .filter_map(|o| match o {
+            Origin::Release { tag, .. } => Some(tag.as_str()),
+            _ => None,
+        })
+        .collect();
+    match components.is_empty() {
+        true => report.reference.clone(),
+        false => format!("{} ({})", report.reference, components.join(", ")),
+    }
+}
 
 /// The rules of a report's error findings, consecutive repeats dropped (summaries and notes).
 pub(super) fn error_rules(report: &ImageReport) -> Vec<String> {

@@ -244,7 +244,7 @@ impl Summary {
         let line = format!(
             "  {:<5} {}  {}",
             verdict_word(r.verdict),
-            escape(&r.reference),
+            escape(&super::labels::named(r)),
             error_rules(r).join(",")
         );
         let _ = writeln!(self.lines[lines], "{}", line.trim_end());
@@ -284,6 +284,31 @@ mod tests {
         assert!(out.contains("error   no-match"), "{out}");
         assert!(out.contains("hint: h"), "{out}");
         assert!(out.contains("2 images: 1 pass, 1 fail, 0 error"), "{out}");
+    }
+
+    /// Issue 37, item 5: a release component's summary line and Konflux note name the
+    /// component, not only the digest.
+    #[test]
+    fn summaries_name_release_components() {
+        use crate::engine::Origin;
+        let mut component = report(Verdict::Fail, &[Severity::Error]);
+        component.origins = vec![Origin::Release {
+            release: "quay.io/openshift-release-dev/ocp-release:4.18.0-multi".into(),
+            release_digest: "sha256:00".into(),
+            version: Some("4.18.0".into()),
+            tag: "azure-file-csi-driver".into(),
+        }];
+        let reports = [component, report(Verdict::Pass, &[])];
+        let out = text(&reports);
+        assert!(
+            out.contains("  FAIL  r-Fail (azure-file-csi-driver)  no-match"),
+            "{out}"
+        );
+        let note = super::super::konflux(&reports, std::time::SystemTime::UNIX_EPOCH).note;
+        assert!(
+            note.contains("; r-Fail (azure-file-csi-driver): no-match"),
+            "{note}"
+        );
     }
 
     /// Issue 12: the matrix names the isolation of Windows rows and the runtime of Linux rows.
