@@ -324,6 +324,36 @@ fn pods_that_land_nowhere_get_a_warning() {
     );
 }
 
+/// Issue 37, item 3: a Windows DaemonSet without the WMCO toleration runs on no node of the
+/// cluster: an error (exit 1) naming the taint that keeps it out, not a warning.
+#[test]
+fn a_windows_daemonset_that_tolerates_no_windows_node_fails() {
+    let (_registry, driver) = pushed("good", "driver:v1");
+    let dir = tempfile::tempdir().unwrap();
+    let untolerating = daemonset("drv-windows", "windows", false, &[("csi-driver", &driver)])
+        .replace(
+            "      tolerations:\n      - {key: os, operator: Equal, value: Windows, effect: NoSchedule}\n",
+            "",
+        );
+    assert!(!untolerating.contains("tolerations"), "{untolerating}");
+    let ds = write(dir.path(), "ds.yaml", &untolerating);
+    let nodes = fixtures_dir().join("nodes/ocp-wmco.json");
+    let args = ["verify", "--from-manifests", &ds, "--format", "json"];
+    let out = run(&[&args[..], &["--nodes", nodes.to_str().unwrap()]].concat());
+    let image = json_of(&out)["images"][0].clone();
+    assert_eq!(out.status.code(), Some(1), "{image:#}");
+    let error = image["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "no-host-in-scope")
+        .unwrap_or_else(|| panic!("{image:#}"));
+    assert_eq!(error["severity"], "error", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("os=Windows:NoSchedule"), "{message}");
+    assert!(message.contains("no pod of it runs"), "{message}");
+}
+
 /// A Pod named `p` with one container and `extra` (one line of YAML) in its spec.
 fn pod_with(extra: &str) -> String {
     format!(

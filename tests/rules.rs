@@ -418,6 +418,7 @@ async fn every_fixture_layout_gives_its_rules_and_verdict() {
         scope: Some(Box::new(Scope {
             policy: policy.scoped(|_| false, Isolation::Hostprocess),
             placement: "kubernetes.io/os In [windows]".into(),
+            runs_nowhere: None,
         })),
         landings: vec![],
     };

@@ -7,7 +7,10 @@ use crate::engine::{ImageReport, Origin, Severity};
 pub(super) fn named(report: &ImageReport) -> String {
     let components: Vec<&str> = (report.origins.iter())
         .filter_map(|o| match o {
-            Origin::Release { tag, .. } => Some(tag.as_str()),
+            // A component the payload lacks is already named `REF#NAME`.
+            Origin::Release { tag, .. } if !report.reference.ends_with(&format!("#{tag}")) => {
+                Some(tag.as_str())
+            }
             _ => None,
         })
         .collect();

@@ -51,28 +51,43 @@ pub struct Scope {
     pub policy: Policy,
     /// Where the pods can land, for messages (e.g. `kubernetes.io/os In [windows]`).
     pub placement: String,
+    /// A Windows workload (its pods select Windows nodes, or tolerate only their taints) that
+    /// lands on no host: what keeps it off the Windows hosts (a taint, its labels). Its
+    /// `no-host-in-scope` is then an error: no pod of it runs.
+    pub runs_nowhere: Option<String>,
 }
 
 impl Scope {
-    /// The warning a report of an image in this scope carries when its pods land on no host
-    /// judged (`no-host-in-scope`): only its content was checked. `None` when some host is in
-    /// scope.
+    /// The finding a report of an image in this scope carries when its pods land on no host
+    /// judged (`no-host-in-scope`): a warning (only its content was checked), or an error for
+    /// a Windows workload that runs nowhere. `None` when some host is in scope.
     pub fn no_host(&self) -> Option<Finding> {
-        self.policy.hosts().is_empty().then(|| {
-            Finding::new(
-                Rule::NoHostInScope,
-                format!(
-                    "its pods can land on no host judged ({}): only its content was checked",
-                    self.placement
-                ),
-                None,
-            )
-        })
+        if !self.policy.hosts().is_empty() {
+            return None;
+        }
+        let Some(why) = &self.runs_nowhere else {
+            let message = format!(
+                "its pods can land on no host judged ({}): only its content was checked",
+                self.placement
+            );
+            return Some(Finding::new(Rule::NoHostInScope, message, None));
+        };
+        let mut f = Finding::new(
+            Rule::NoHostInScope,
+            format!(
+                "its pods are meant for Windows nodes but can land on none ({}): {why}; no pod of \
+                 it runs",
+                self.placement
+            ),
+            None,
+        );
+        f.severity = crate::engine::Severity::Error;
+        Some(f.with_hint(RUNS_NOWHERE_HINT))
     }
 
-    /// Adds the [`Scope::no_host`] warning, if any, to `report` (findings kept in severity
-    /// order) when its image was read (a report without a digest checked nothing). The
-    /// verdict stays: a warning does not change it.
+    /// Adds the [`Scope::no_host`] finding, if any, to `report` (findings kept in severity
+    /// order, the verdict following them) when its image was read (a report without a digest
+    /// checked nothing).
     pub fn note_on(&self, report: &mut ImageReport) {
         if report.digest.is_none() {
             return;
@@ -80,9 +95,17 @@ impl Scope {
         if let Some(f) = self.no_host() {
             report.findings.push(f);
             report.findings.sort_by_key(|f| f.severity);
+            report.verdict = report
+                .verdict
+                .max(crate::engine::verdict_of(&report.findings));
         }
     }
 }
+
+/// The hint of a Windows workload that lands on no node.
+const RUNS_NOWHERE_HINT: &str = "give the pods the toleration of the Windows nodes' taint \
+    (WMCO: os=Windows:NoSchedule) and a node selector their labels match \
+    (kubernetes.io/os: windows, node.kubernetes.io/windows-build)";
 
 impl Target {
     /// A reference typed or listed: judged against the run's policy.
@@ -162,6 +185,7 @@ pub fn sandbox(policy: &Policy, key: &str) -> Option<Target> {
         scope: Some(Box::new(Scope {
             policy: policy.scoped(|h| h.platform.is_windows(), policy.isolation()),
             placement: "every pod on a Windows node".to_string(),
+            runs_nowhere: None,
         })),
         landings: vec![],
     })
@@ -325,6 +349,7 @@ impl<'a> Placer<'a> {
         };
         let placements: BTreeSet<String> = uses.iter().map(|u| u.placement.to_string()).collect();
         let mut placement = placements.into_iter().collect::<Vec<_>>().join(" or ");
+        let mut runs_nowhere = None;
         if kept.is_empty() {
             let skipped = self.skipped_landings(uses);
             if !skipped.is_empty() {
@@ -332,6 +357,8 @@ impl<'a> Placer<'a> {
                     "{placement}; it lands only on nodes skipped: {}",
                     skipped.join("; ")
                 );
+            } else {
+                runs_nowhere = self.kept_off_windows(uses);
             }
         }
         let policy = self.policy.scoped_to(
@@ -345,9 +372,53 @@ impl<'a> Placer<'a> {
         Target {
             reference: reference.clone(),
             origins: uses.iter().map(|u| manifest_origin(u)).collect(),
-            scope: Some(Box::new(Scope { policy, placement })),
+            scope: Some(Box::new(Scope {
+                policy,
+                placement,
+                runs_nowhere,
+            })),
             landings,
         }
+    }
+
+    /// When `uses` (landing on no host) are a Windows workload — their pods select Windows
+    /// hosts by labels and no Linux host, or tolerate the Windows hosts' taints — what keeps
+    /// them off each Windows host, once each (`None` for another workload, or without Windows
+    /// hosts).
+    fn kept_off_windows(&self, uses: &[&ImageUse]) -> Option<String> {
+        let windows: Vec<&Host> = self
+            .hosts
+            .iter()
+            .filter(|h| h.platform.is_windows())
+            .collect();
+        let linux: Vec<&Host> = self
+            .hosts
+            .iter()
+            .filter(|h| !h.platform.is_windows())
+            .collect();
+        let taints = self.policy.taints(true);
+        let meant = |u: &&ImageUse| {
+            let selects = |h: &&Host| u.placement.admits(&host_labels(h));
+            let by_labels = windows.iter().any(selects) && !linux.iter().any(selects);
+            let tolerates = !taints.is_empty()
+                && (taints.iter()).all(|t| u.placement.tolerations.iter().any(|o| o.tolerates(t)));
+            by_labels || tolerates
+        };
+        if windows.is_empty() || !uses.iter().all(meant) {
+            return None;
+        }
+        let mut why = BTreeSet::new();
+        for u in uses {
+            for h in &windows {
+                why.extend(self.place(u, h).1.into_iter().map(|(_, r)| match r {
+                    Refusal::Labels => {
+                        "its node selector and affinity match no Windows host's labels".to_string()
+                    }
+                    r => r.to_string(),
+                }));
+            }
+        }
+        Some(why.into_iter().collect::<Vec<_>>().join("; "))
     }
 
     /// The nodes skipped (`--nodes`: runtime or Windows build unreadable) some of `uses` would

@@ -365,6 +365,7 @@ proptest::proptest! {
                     Box::new(Scope {
                         policy: Policy::default_policy(),
                         placement: format!("placement {s}"),
+                        runs_nowhere: None,
                     })
                 }),
                 landings: vec![],
@@ -471,4 +472,53 @@ fn pods_landing_only_on_skipped_nodes_name_them() {
     let uses = parse_manifests(&ds("l", "linux", false, B), "m.yaml").unwrap();
     let (targets, _) = from_manifests(&uses, &policy, Some(&read.nodes));
     assert!(targets[0].scope.as_ref().unwrap().no_host().is_none());
+}
+
+/// Issue 37, item 3: a Windows workload (its pods select Windows nodes, or tolerate only
+/// their taint) that lands on no host is an error naming what keeps it out; any other
+/// workload that lands nowhere keeps the warning.
+#[test]
+fn a_windows_workload_that_runs_nowhere_is_an_error() {
+    use crate::engine::Severity;
+    let policy = Policy::default_policy();
+    let workload = |selector: &str, tolerations: &str| {
+        format!(
+            "kind: DaemonSet\nmetadata: {{name: w, namespace: ns}}\nspec:\n  template:\n    spec:\n\
+             \x20     nodeSelector: {selector}\n      tolerations: {tolerations}\n\
+             \x20     containers:\n      - {{name: c, image: '{A}'}}\n"
+        )
+    };
+    let wmco = "[{key: os, operator: Equal, value: Windows, effect: NoSchedule}]";
+    // (selector, tolerations, severity, a text the finding holds)
+    let rows: [(&str, &str, Option<Severity>, &str); 4] = [
+        (
+            "{kubernetes.io/os: windows}",
+            "[]",
+            Some(Severity::Error),
+            "it does not tolerate the taint os=Windows:NoSchedule",
+        ),
+        (
+            "{node.kubernetes.io/windows-build: 10.0.14393}",
+            wmco,
+            Some(Severity::Error),
+            "its node selector and affinity match no Windows host's labels",
+        ),
+        ("{kubernetes.io/os: windows}", wmco, None, ""),
+        (
+            "{kubernetes.io/arch: s390x}",
+            "[]",
+            Some(Severity::Warning),
+            "only its content was checked",
+        ),
+    ];
+    for (selector, tolerations, severity, says) in rows {
+        let uses = parse_manifests(&workload(selector, tolerations), "m.yaml").unwrap();
+        let (targets, _) = from_manifests(&uses, &policy, None);
+        let found = targets[0].scope.as_ref().unwrap().no_host();
+        assert_eq!(found.as_ref().map(|f| f.severity), severity, "{selector}");
+        if let Some(f) = found {
+            assert_eq!(f.rule, Rule::NoHostInScope);
+            assert!(f.message.contains(says), "{selector}: {}", f.message);
+        }
+    }
 }
