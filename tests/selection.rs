@@ -216,7 +216,11 @@ fn resolve_selects_as_each_runtime_does() {
         .iter()
         .filter_map(|r| {
             let (code, got) = resolve(&refs[r.repo], r.platform, r.runtime);
-            let want_code = if r.want.is_some() { 0 } else { 1 };
+            // A selected attestation is selected, but its pull fails (issue 33, item 7 c).
+            let want_code = match r.want {
+                Some(d) if d != ATTESTATION => 0,
+                _ => 1,
+            };
             (got.as_deref() != r.want || code != want_code).then(|| {
                 format!(
                     "{} ({}, {} on {}): got {got:?} (exit {code}), want {:?}",
@@ -314,4 +318,108 @@ fn inspect_and_verify_agree_about_each_entry() {
         }
     }
     assert!(flagged >= 4, "the fixtures flag entries: {flagged}");
+}
+
+/// `resolve` and `verify` of a layout: the exit code and standard error of `resolve`, and the
+/// verify report's `bad-manifest` findings.
+fn refused(layout: &Path, platform: &str, runtime: &str) -> (i32, String, Vec<String>) {
+    let reference = format!("oci:{}", layout.display());
+    let out = imgcheck()
+        .args([
+            "resolve",
+            &reference,
+            "--platform",
+            platform,
+            "--runtime",
+            runtime,
+        ])
+        .output()
+        .expect("imgcheck runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let verified = imgcheck()
+        .args([
+            "verify",
+            &reference,
+            "--runtime",
+            runtime,
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("imgcheck runs");
+    let doc: Value = serde_json::from_slice(&verified.stdout).unwrap();
+    let bad = doc["images"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "bad-manifest" && f["severity"] == "error")
+        .map(|f| f["message"].as_str().unwrap().to_string())
+        .collect();
+    (out.status.code().expect("exit code"), stderr, bad)
+}
+
+/// Issue 33, item 7 (a): CRI-O (containers/image) takes one list level: an entry it selects
+/// that is itself an index is refused ("Unexpectedly received a manifest list instead of a
+/// manifest for a single image"), where containerd descends into it.
+#[test]
+fn cri_o_refuses_a_nested_list_that_containerd_descends_into() {
+    let tmp = tempfile::tempdir().unwrap();
+    let nested = std::cell::RefCell::new(Vec::new());
+    let layout = edited_layout(tmp.path(), "nested", |e| {
+        let linux = entry(e, LINUX_AMD64).clone();
+        let inner = json!({"schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": [linux]});
+        let bytes = serde_json::to_vec(&inner).unwrap();
+        let slot = entry(e, LINUX_AMD64);
+        slot["mediaType"] = json!("application/vnd.oci.image.index.v1+json");
+        slot["digest"] = json!(sha256_digest(&bytes));
+        slot["size"] = json!(bytes.len());
+        *nested.borrow_mut() = bytes;
+    });
+    let bytes = nested.into_inner();
+    let name = sha256_digest(&bytes);
+    let blob = layout
+        .join("blobs/sha256")
+        .join(name.trim_start_matches("sha256:"));
+    fs::write(blob, &bytes).unwrap();
+    let (code, stderr, bad) = refused(&layout, "linux/amd64", "cri-o");
+    assert_ne!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("Unexpectedly received a manifest list"),
+        "{stderr}"
+    );
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert!(
+        bad[0].contains("under cri-o") && bad[0].contains("the pull fails"),
+        "{bad:?}"
+    );
+    let (code, stderr, bad) = refused(&layout, "linux/amd64", "containerd-2.3");
+    assert_eq!(
+        code, 0,
+        "containerd descends into the nested list: {stderr}"
+    );
+    // verify judges Linux hosts under the policy's linux.runtimes (cri-o) whatever --runtime
+    // says, so the refusal stays.
+    assert_eq!(bad.len(), 1, "{bad:?}");
+}
+
+/// Issue 33, item 7 (c): an attestation manifest a runtime selects by its platform (in-toto
+/// statement layers) cannot be unpacked: `resolve` says the pull fails, `verify` fails it.
+#[test]
+fn a_selected_attestation_cannot_be_pulled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let layout = edited_layout(tmp.path(), "attested", |e| {
+        e.retain(|d| d["digest"] != LINUX_AMD64);
+        entry(e, ATTESTATION)["platform"] = json!({"os": "linux", "architecture": "amd64"});
+    });
+    for runtime in ["cri-o", "containerd-2.3"] {
+        let (code, stderr, bad) = refused(&layout, "linux/amd64", runtime);
+        assert_ne!(code, 0, "{runtime}: {stderr}");
+        assert!(
+            stderr.contains("attestation manifest"),
+            "{runtime}: {stderr}"
+        );
+        assert_eq!(bad.len(), 1, "{runtime}: {bad:?}");
+        assert!(bad[0].contains("in-toto"), "{runtime}: {bad:?}");
+    }
 }

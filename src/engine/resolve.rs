@@ -118,6 +118,14 @@ pub(crate) fn pick<'g>(graph: &'g Graph, host: &Platform, profile: RuntimeProfil
             break End::Nothing;
         };
         match children[i].as_ref() {
+            // containers/image takes one list level only (copy's `determineManifestConversion`
+            // → `manifest.FromBlob` of the instance: "Unexpectedly received a manifest list
+            // instead of a manifest for a single image").
+            Some(child)
+                if matches!(child.content, Content::Index { .. }) && profile.one_list_level() =>
+            {
+                break End::Entry(i, Some(child));
+            }
             Some(child) if matches!(child.content, Content::Index { .. }) => {
                 pick.nested.push(child);
                 node = child;
@@ -184,8 +192,25 @@ impl<'g> Pick<'g> {
         }
     }
 
-    /// Why the selected child (or the root) cannot be judged, if so.
+    /// Why the runtime refuses what it selected, though it could be fetched and read: a
+    /// manifest list where CRI-O wants an image, or an attestation (its layers in-toto
+    /// statements, which no runtime unpacks).
+    pub(crate) fn refusal(&self) -> Option<&'static str> {
+        let End::Entry(_, Some(child)) = self.end else {
+            return None;
+        };
+        match &child.content {
+            Content::Index { .. } => Some(NESTED_LIST_REFUSED),
+            Content::Image(img) if is_attestation_image(img) => Some(ATTESTATION_REFUSED),
+            _ => None,
+        }
+    }
+
+    /// Why the selected child (or the root) cannot be judged or pulled, if so.
     pub(crate) fn problem(&self) -> Option<Problem> {
+        if let Some(why) = self.refusal() {
+            return Some(Problem::Bad(why.to_string()));
+        }
         match &self.end {
             End::Entry(_, child) => child.and_then(child_problem),
             End::Image(img, _) => img.config.as_ref().err().cloned(),
@@ -262,6 +287,24 @@ fn is_nested(d: &Descriptor, child: Option<&Node>) -> bool {
         Some(c) => matches!(c.content, Content::Index { .. }),
         None => d.media_type == OCI_INDEX || d.media_type == DOCKER_LIST,
     }
+}
+
+/// CRI-O's refusal of a selected entry that is itself a manifest list.
+const NESTED_LIST_REFUSED: &str = "it is itself a manifest list, which containers/image \
+    refuses where it wants an image (\"Unexpectedly received a manifest list instead of a \
+    manifest for a single image\")";
+
+/// Every runtime's refusal of a selected attestation manifest.
+const ATTESTATION_REFUSED: &str = "it is an attestation manifest (its layers are in-toto \
+    statements, not filesystem layers), which no runtime can unpack";
+
+/// The media type of an in-toto statement layer (buildx and Tekton Chains attestations).
+const IN_TOTO: &str = "application/vnd.in-toto+json";
+
+/// Is `img` an attestation manifest: every layer an in-toto statement?
+fn is_attestation_image(img: &Image) -> bool {
+    let layers = &img.manifest.layers;
+    !layers.is_empty() && layers.iter().all(|l| l.media_type == IN_TOTO)
 }
 
 /// Why a selected child cannot be judged, if so.

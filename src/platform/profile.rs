@@ -525,6 +525,12 @@ impl RuntimeProfile {
         self.info().name
     }
 
+    /// Whether the runtime pulls from one list level only: a selected entry that is itself a
+    /// list is refused, not descended into (CRI-O: containers/image).
+    pub fn one_list_level(self) -> bool {
+        self.info().runtime == Runtime::CriO
+    }
+
     /// Whether the runtime runs Windows nodes (every containerd generation and Docker Engine
     /// row; not CRI-O).
     pub fn runs_windows(self) -> bool {

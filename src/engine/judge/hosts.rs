@@ -118,10 +118,20 @@ fn judge_host(
             status: HostStatus::from(status),
             nodes: host.nodes.clone(),
         });
+        // A pull the runtime refuses (no content finding says it: the objects are fine).
+        let refused = pick
+            .refusal()
+            .map(|why| (Rule::BadManifest, why.to_string()));
         if let Some(rule @ (Rule::NoMatch | Rule::WrongBuildSelected)) = status {
             outcomes.entry((rule, digest)).or_default().push(Hit {
                 profile: Some(profile),
                 built,
+                descended_into: pick.descended_into(),
+            });
+        } else if let Some((rule, why)) = refused {
+            outcomes.entry((rule, digest)).or_default().push(Hit {
+                profile: Some(profile),
+                built: Some(why),
                 descended_into: pick.descended_into(),
             });
         }
@@ -211,7 +221,8 @@ fn wrong_build(runs: bool, host: &Platform, cfg: &Platform) -> (Option<Rule>, Op
     }
 }
 
-/// The `no-match` or `wrong-build-selected` finding for one outcome of one host.
+/// The `no-match`, `wrong-build-selected` or (a pull the runtime refuses) `bad-manifest`
+/// finding for one outcome of one host.
 fn outcome_finding(host: &Host, rule: Rule, digest: Option<String>, hits: &[Hit]) -> Finding {
     let names: Vec<&str> = hits
         .iter()
@@ -239,6 +250,14 @@ fn outcome_finding(host: &Host, rule: Rule, digest: Option<String>, hits: &[Hit]
     }
     let built = hits[0].built.as_deref().unwrap_or("");
     let d: Option<Digest> = digest.as_deref().and_then(|d| d.parse().ok());
+    if rule == Rule::BadManifest {
+        let message = format!(
+            "{} would pull {}{nested}{under}, but {built}: the pull fails",
+            host.subject(),
+            d.as_ref().map_or("?".into(), |d| d.short()),
+        );
+        return Finding::new(rule, message, d.as_ref()).on_host(host.label());
+    }
     let message = format!(
         "{} would pull {}{nested}{under}, an image built for {built}: it fails at container start",
         host.subject(),
