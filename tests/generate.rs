@@ -91,7 +91,7 @@ fn bash_completes_every_command() {
             "source {path}\nCOMP_WORDS=(imgcheck verify --format '')\nCOMP_CWORD=3\n_imgcheck imgcheck '' --format\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"\n"
         ),
     );
-    for format in ["text", "json", "konflux"] {
+    for format in ["text", "json", "konflux", "junit"] {
         assert!(formats.lines().any(|c| c == format), "{formats}");
     }
 }

@@ -25,6 +25,7 @@ mod gate;
 mod generate;
 mod harness;
 mod hostile;
+mod junit;
 mod mirror;
 mod nodes;
 mod ocmirror;

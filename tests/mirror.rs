@@ -463,7 +463,8 @@ fn bad_input_exits_2_naming_the_file() {
 /// `--plan --format konflux` is a usage error naming the combination (exit 2, nothing on
 /// standard output): a plan checks nothing, so there is no Konflux TEST_OUTPUT result to give,
 /// and a pipeline step that asks for one is told at once instead of reading a text plan as its
-/// result (before: the text plan, exit 0). The plan in text and JSON is as before.
+/// result (before: the text plan, exit 0). `--format junit` likewise (issue 36): a plan has
+/// no test to report. The plan in text and JSON is as before.
 #[test]
 fn a_plan_has_no_konflux_result() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -477,7 +478,7 @@ fn a_plan_has_no_konflux_result() {
     // IDMS mirrors serve pulls by digest only.
     let reference = format!("q.io/a/b@sha256:{}", "e3".repeat(32));
     let plan = ["mirror-check", "--plan", "--idms", path(&idms), &reference];
-    for (format, code) in [("konflux", 2), ("text", 0), ("json", 0)] {
+    for (format, code) in [("konflux", 2), ("junit", 2), ("text", 0), ("json", 0)] {
         let out = run(&[&plan[..], &["--format", format]].concat());
         let (stdout, stderr) = (
             String::from_utf8_lossy(&out.stdout),
@@ -487,7 +488,7 @@ fn a_plan_has_no_konflux_result() {
         if code == 2 {
             assert_eq!(stdout, "", "{format}");
             assert!(
-                stderr.contains("--plan --format konflux: a plan checks nothing"),
+                stderr.contains(&format!("--plan --format {format}: a plan checks nothing")),
                 "{stderr}"
             );
         } else {

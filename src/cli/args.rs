@@ -209,7 +209,7 @@ pub fn parse_refs(inputs: &[String]) -> Result<Vec<ImageRef>, CliError> {
         .collect::<Result<_, _>>()?)
 }
 
-/// Output formats of `verify` and `mirror-check`.
+/// Report formats of `verify`, `mirror-check` and `assemble`.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReportFormat {
     /// Human-readable matrix and findings.
@@ -218,6 +218,9 @@ pub enum ReportFormat {
     Json,
     /// Konflux TEST_OUTPUT (ADR 0030).
     Konflux,
+    /// JUnit XML: a testsuite per image, a testcase per host row and per rule, a failure
+    /// with the finding and its hint.
+    Junit,
 }
 
 impl From<ReportFormat> for report::Format {
@@ -226,6 +229,7 @@ impl From<ReportFormat> for report::Format {
             ReportFormat::Text => report::Format::Text,
             ReportFormat::Json => report::Format::Json,
             ReportFormat::Konflux => report::Format::Konflux,
+            ReportFormat::Junit => report::Format::Junit,
         }
     }
 }

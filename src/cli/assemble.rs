@@ -12,6 +12,7 @@ use imgcheck::policy::{DEFAULT_POLICY, Policy};
 use imgcheck::reference::ImageRef;
 use imgcheck::report::{self, escape};
 
+use super::args::ReportFormat;
 use super::{CliError, GlobalArgs, output};
 
 /// Arguments of `imgcheck assemble`.
@@ -46,6 +47,10 @@ pub struct AssembleArgs {
     /// Print request counters (reads and writes) to standard error at the end.
     #[arg(long)]
     stats: bool,
+    /// Format of the pushed list's report (`--format` is the list's); with any but text, the
+    /// pushed reference goes to standard error, so standard output is the report alone.
+    #[arg(long = "report", value_enum, default_value_t = ReportFormat::Text, value_name = "FORMAT")]
+    report: ReportFormat,
 }
 
 /// The kind of list to write (`--format`).
@@ -105,8 +110,11 @@ pub async fn run(global: &GlobalArgs, args: &AssembleArgs) -> Result<ExitKind, C
     }
     output::eprintln(format_args!("imgcheck: {}", outcome.copied.summary()));
     let pushed = format!("{}@{}", request.target, outcome.index.digest);
-    output::println(escape(&pushed))?;
-    verdict(&request, &outcome)
+    match args.report {
+        ReportFormat::Text => output::println(escape(&pushed))?,
+        _ => output::eprintln(format_args!("imgcheck: pushed {}", escape(&pushed))),
+    }
+    verdict(&request, &outcome, args.report)
 }
 
 /// Prints the list that would be pushed (stdout), its report and what it is (stderr); the
@@ -137,9 +145,13 @@ fn dry_run(request: &Request, outcome: &Outcome) -> Result<ExitKind, CliError> {
     Ok(ExitKind::from(verdict))
 }
 
-/// Prints the report of the list (read back by digest), says what became of the tag, and
-/// fails unless the list passes.
-fn verdict(request: &Request, outcome: &Outcome) -> Result<ExitKind, CliError> {
+/// Prints the report of the list (read back by digest) in `format`, says what became of the
+/// tag, and fails unless the list passes.
+fn verdict(
+    request: &Request,
+    outcome: &Outcome,
+    format: ReportFormat,
+) -> Result<ExitKind, CliError> {
     let pushed = format!("{}@{}", request.target, outcome.index.digest);
     let Some(report) = &outcome.report else {
         return Err(CliError::PushedUnverified {
@@ -147,7 +159,12 @@ fn verdict(request: &Request, outcome: &Outcome) -> Result<ExitKind, CliError> {
             tag: outcome.tag,
         });
     };
-    output::print(report::text(std::slice::from_ref(report)))?;
+    output::print(report::render(
+        format.into(),
+        std::slice::from_ref(report),
+        &report::RunExtras::default(),
+        std::time::SystemTime::now(),
+    ))?;
     if outcome.tag == Tag::Forced {
         output::eprintln(format_args!(
             "imgcheck: --force: {} now names {}, which did not pass policy '{}'",

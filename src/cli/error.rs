@@ -46,14 +46,14 @@ pub enum CliError {
     /// `--cert-dir` is not a directory.
     #[error("--cert-dir {}: not a directory", .0.display())]
     CertDir(PathBuf),
-    /// `mirror-check --plan --format konflux`: a plan checks nothing, so it has no Konflux
-    /// result (a TEST_OUTPUT is a check's verdict).
+    /// `mirror-check --plan --format konflux` (or `junit`): a plan checks nothing, so it has
+    /// no test result (a TEST_OUTPUT or a JUnit report is a check's verdict); the format and
+    /// what it would have held.
     #[error(
-        "mirror-check --plan --format konflux: a plan checks nothing, so it has no Konflux \
-         TEST_OUTPUT result; print the plan with --format text or json, or check the mirrors \
-         without --plan"
+        "mirror-check --plan --format {0}: a plan checks nothing, so it has no {1}; print the \
+         plan with --format text or json, or check the mirrors without --plan"
     )]
-    KonfluxPlan,
+    VerdictOfPlan(&'static str, &'static str),
     /// `resolve`: no entry matches the host (`host` is `os/arch [os.version]`).
     #[error("no matching manifest for {host} in the manifest list entries{why}")]
     NoMatch {
@@ -124,7 +124,9 @@ impl Blame for CliError {
             CliError::Refusal(e) => e.fault(),
             CliError::Fetch(e) => e.fault(),
             CliError::Push(e) => e.fault(),
-            CliError::CertDir(_) | CliError::KonfluxPlan | CliError::ManDir { .. } => Fault::Input,
+            CliError::CertDir(_) | CliError::VerdictOfPlan(..) | CliError::ManDir { .. } => {
+                Fault::Input
+            }
             CliError::NoMatch { .. }
             | CliError::PullWouldFail { .. }
             | CliError::PushedFails { .. } => Fault::Policy,
@@ -157,7 +159,10 @@ mod tests {
         let fetch = |e| CliError::Fetch(e);
         let table: [(CliError, ExitKind); 9] = [
             (CliError::Run(RunError::NoReferences), ExitKind::Usage),
-            (CliError::KonfluxPlan, ExitKind::Usage),
+            (
+                CliError::VerdictOfPlan("junit", "test result"),
+                ExitKind::Usage,
+            ),
             (
                 CliError::Run(RunError::NoReleaseComponents("linux-only".into())),
                 ExitKind::Usage,

@@ -94,8 +94,19 @@ impl From<OsArg> for NodeOs {
 /// prints the pull plans only), prints the report, and exits with the verdicts' kind.
 pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind, CliError> {
     // Refused before any input is read, as clap refuses a bad combination of flags.
-    if args.plan && args.format == ReportFormat::Konflux {
-        return Err(CliError::KonfluxPlan);
+    if args.plan {
+        match args.format {
+            ReportFormat::Konflux => {
+                return Err(CliError::VerdictOfPlan(
+                    "konflux",
+                    "Konflux TEST_OUTPUT result",
+                ));
+            }
+            ReportFormat::Junit => {
+                return Err(CliError::VerdictOfPlan("junit", "JUnit test result"));
+            }
+            ReportFormat::Text | ReportFormat::Json => {}
+        }
     }
     let jobs = usize::from(args.jobs);
     let gate = GateInputs {

@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::labels::rules_on_hosts;
 use crate::engine::{ImageReport, Severity, Verdict};
 
 /// The Konflux TEST_OUTPUT result (konflux-ci/architecture ADR 0030).
@@ -45,39 +46,44 @@ pub fn konflux_with(
 }
 
 /// The Konflux result kept as its images pass by: the counts, and the note's part for each
-/// image that could not be checked or failed (its reference and rules); nothing of the
-/// others.
+/// image that could not be checked, failed or passed with warnings (its reference, rules and
+/// the hosts they concern); nothing of the others.
 #[derive(Debug, Default)]
 pub(super) struct Tally {
     images: usize,
     errors: usize,
     fails: usize,
     warnings: usize,
-    /// `; REF: RULES` of each image that could not be checked, then of each failing one.
-    behind: [String; 2],
+    /// `; REF: RULES` of each image that could not be checked, then of each failing one,
+    /// then `; REF: warning RULES` of each that passed with warnings.
+    behind: [String; 3],
 }
+
+/// The longest note, in bytes: a TEST_OUTPUT is a Tekton result, and a step's results share
+/// its termination message (4096 bytes by default), with `IMAGES_PROCESSED` beside it.
+const NOTE_LIMIT: usize = 1536;
+
+/// What ends a note cut to [`NOTE_LIMIT`].
+const CUT: &str = " … (cut: the text or JSON report names every finding)";
 
 impl Tally {
     /// Notes one image.
     pub(super) fn add(&mut self, r: &ImageReport) {
         self.images += 1;
-        let behind = match r.verdict {
-            Verdict::Error => &mut self.behind[0],
-            Verdict::Fail => &mut self.behind[1],
-            Verdict::Pass => {
-                self.warnings += usize::from(r.count(Severity::Warning) > 0);
-                return;
+        let (behind, severity, kind) = match r.verdict {
+            Verdict::Error => (&mut self.behind[0], Severity::Error, ""),
+            Verdict::Fail => (&mut self.behind[1], Severity::Error, ""),
+            Verdict::Pass if r.count(Severity::Warning) > 0 => {
+                (&mut self.behind[2], Severity::Warning, "warning ")
             }
+            Verdict::Pass => return,
         };
-        let _ = write!(
-            behind,
-            "; {}: {}",
-            super::labels::named(r),
-            super::labels::error_rules(r).join(",")
-        );
+        let rules = rules_on_hosts(r, severity);
+        let _ = write!(behind, "; {}: {kind}{rules}", super::labels::named(r));
         match r.verdict {
             Verdict::Error => self.errors += 1,
-            _ => self.fails += 1,
+            Verdict::Fail => self.fails += 1,
+            Verdict::Pass => self.warnings += 1,
         }
     }
 
@@ -102,6 +108,14 @@ impl Tally {
         self.behind.iter().for_each(|b| note.push_str(b));
         for n in notes {
             let _ = write!(note, "; note: {n}");
+        }
+        if note.len() > NOTE_LIMIT {
+            let mut end = NOTE_LIMIT - CUT.len();
+            while !note.is_char_boundary(end) {
+                end -= 1;
+            }
+            note.truncate(end);
+            note.push_str(CUT);
         }
         TestOutput {
             result: result.to_string(),
@@ -147,6 +161,39 @@ mod tests {
             assert_eq!(out.timestamp, "2026-12-02T13:04:21Z");
             assert_eq!(out.namespace, "default");
         }
+    }
+
+    /// Issue 36: the note names the hosts a rule fails on, and the warnings of an image that
+    /// passed with them; a note past the limit is cut, with a marker, to fit a Tekton result.
+    #[test]
+    fn the_note_names_hosts_and_warnings_and_fits_a_result() {
+        let mut fail = report(Verdict::Fail, &[Severity::Error, Severity::Error]);
+        fail.reference = "q.io/bad:v1".into();
+        fail.findings[0].host = Some("windows/amd64:10.0.20348".into());
+        fail.findings[1].host = Some("windows/amd64:10.0.26100".into());
+        let mut warn = report(Verdict::Pass, &[Severity::Warning]);
+        warn.reference = "q.io/warn:v1".into();
+        warn.findings[0].rule = crate::engine::Rule::UnsupportedBuild;
+        let out = konflux(&[warn, fail], std::time::UNIX_EPOCH);
+        assert!(
+            out.note.ends_with(
+                "; q.io/bad:v1: no-match on windows/amd64:10.0.20348 and windows/amd64:10.0.26100\
+                 ; q.io/warn:v1: warning unsupported-build"
+            ),
+            "{}",
+            out.note
+        );
+        let many: Vec<_> = (0..200)
+            .map(|i| {
+                let mut r = report(Verdict::Fail, &[Severity::Error]);
+                r.reference = format!("q.io/ü-{i}:v1");
+                r
+            })
+            .collect();
+        let out = konflux(&many, std::time::UNIX_EPOCH);
+        assert!(out.note.len() <= NOTE_LIMIT, "{}", out.note.len());
+        assert!(out.note.ends_with(CUT), "{}", out.note);
+        assert!(serde_json::to_string(&out).unwrap().len() < 2048);
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod build;
 mod escape;
 mod inspect;
 mod json;
+mod junit;
 mod konflux;
 mod labels;
 mod placement;
@@ -25,6 +26,7 @@ mod text;
 pub use escape::escape;
 pub use inspect::{inspect_json, inspect_text};
 pub use json::{json, json_with};
+pub use junit::junit_with;
 pub use konflux::{TestOutput, konflux, konflux_with};
 pub use placement::{NodePlacement, RunExtras};
 pub use plans::{plans_json, plans_text};
@@ -40,6 +42,8 @@ pub enum Format {
     Json,
     /// Konflux TEST_OUTPUT (ADR 0030).
     Konflux,
+    /// JUnit XML: a testsuite per image, a testcase per host row and per rule.
+    Junit,
 }
 
 /// The verdict of a set of reports: `Fail` if any image fails (retrying cannot fix it), else
@@ -71,6 +75,7 @@ pub fn render(
             let out = konflux_with(reports, &extras.notes, now);
             serde_json::to_string(&out).expect("serialises") + "\n"
         }
+        Format::Junit => junit_with(reports, extras),
     }
 }
 
@@ -80,7 +85,8 @@ pub fn render(
 /// summary's line, the Konflux counts and the note's part of an image that fails or could
 /// not be checked. Text: each image's block at once, the summary and the failing placements
 /// at the end; JSON: one document, each image as it comes, then `notes` and `placements`;
-/// Konflux: one object at the end.
+/// Konflux: one object at the end; JUnit: the head with the first image, a suite per image,
+/// the placements and the end at the end.
 pub struct Writer<W: Write> {
     out: W,
     body: Body,
@@ -93,6 +99,7 @@ enum Body {
     Text(text::Summary),
     Json(json::Stream),
     Konflux(konflux::Tally),
+    Junit(junit::Stream),
 }
 
 impl<W: Write> Writer<W> {
@@ -102,6 +109,7 @@ impl<W: Write> Writer<W> {
             Format::Text => Body::Text(text::Summary::default()),
             Format::Json => Body::Json(json::Stream::default()),
             Format::Konflux => Body::Konflux(konflux::Tally::default()),
+            Format::Junit => Body::Junit(junit::Stream::default()),
         };
         Writer {
             out,
@@ -126,6 +134,11 @@ impl<W: Write> Writer<W> {
                 tally.add(report);
                 return Ok(());
             }
+            Body::Junit(stream) => {
+                let mut suite = String::new();
+                stream.image(report, &mut suite);
+                self.part.extend_from_slice(suite.as_bytes());
+            }
         }
         self.out.write_all(&self.part)?;
         self.out.flush()
@@ -134,7 +147,7 @@ impl<W: Write> Writer<W> {
     /// Writes the end of the report — the text summary and failing placements, the JSON
     /// `notes` and `placements`, the Konflux result stamped `now` — and returns the output.
     pub fn finish(mut self, extras: &RunExtras, now: SystemTime) -> std::io::Result<W> {
-        let end = match &self.body {
+        let end = match &mut self.body {
             Body::Text(summary) => {
                 let mut end = String::new();
                 summary.write(&mut end);
@@ -146,6 +159,7 @@ impl<W: Write> Writer<W> {
                 let out = tally.result(&extras.notes, now);
                 serde_json::to_string(&out).expect("serialises") + "\n"
             }
+            Body::Junit(stream) => stream.end(extras),
         };
         self.out.write_all(end.as_bytes())?;
         self.out.flush()?;
@@ -154,11 +168,17 @@ impl<W: Write> Writer<W> {
 
     /// Ends a report whose run stopped before all its images (bad input, `why`): text keeps
     /// the blocks written, without a summary; a JSON document that was begun is closed with
-    /// the run's `notes` and `stopped` (nothing was written before the first image: nothing
-    /// is); Konflux writes nothing. Returns the output.
+    /// the run's `notes` and `stopped`, a JUnit one with a suite whose error says why
+    /// (nothing was written before the first image: nothing is); Konflux writes nothing.
+    /// Returns the output.
     pub fn stop(mut self, notes: &[String], why: &str) -> std::io::Result<W> {
-        if let Body::Json(stream) = &self.body {
-            self.out.write_all(stream.stop(notes, why).as_bytes())?;
+        let end = match &self.body {
+            Body::Json(stream) => stream.stop(notes, why),
+            Body::Junit(stream) => stream.stop(why),
+            Body::Text(_) | Body::Konflux(_) => String::new(),
+        };
+        if !end.is_empty() {
+            self.out.write_all(end.as_bytes())?;
             self.out.flush()?;
         }
         Ok(self.out)
@@ -283,7 +303,7 @@ pub(crate) mod tests {
                 placements: placements.into_iter().map(|(n, ok)| placement(n, ok)).collect(),
                 runtimes: runtimes.into_iter().map(|(v, why)| runtime(v, why)).collect(),
             };
-            for format in [Format::Text, Format::Json, Format::Konflux] {
+            for format in [Format::Text, Format::Json, Format::Konflux, Format::Junit] {
                 let whole = render(format, &reports, &extras, std::time::UNIX_EPOCH);
                 proptest::prop_assert_eq!(streamed(format, &reports, &extras), whole);
             }
@@ -328,7 +348,7 @@ pub(crate) mod tests {
         let reports = [report(Verdict::Pass, &[]), report(Verdict::Fail, &[])];
         let notes = ["a note".to_string()];
         let why = "oci:x: not an OCI layout";
-        for format in [Format::Text, Format::Json, Format::Konflux] {
+        for format in [Format::Text, Format::Json, Format::Konflux, Format::Junit] {
             let untouched = Writer::new(format, Vec::new()).stop(&notes, why).unwrap();
             assert!(untouched.is_empty(), "{format:?}");
         }

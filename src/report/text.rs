@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use crate::engine::{BinaryEntry, HostResult, ImageReport, Severity, Verdict};
 
 use super::escape::escape;
-use super::labels::{error_rules, short};
+use super::labels::{HostRow, error_rules, host_rows, node_text, short};
 use super::placement::{NodePlacement, RunExtras};
 
 /// The text report: per image a verdict line, the host matrix, and the findings; then, for
@@ -141,45 +141,18 @@ fn matrix(out: &mut String, hosts: &[HostResult]) {
     }
 }
 
-/// `2: winworker-4kq8x, winworker-9tbzm` (at most five names, then how many more), or empty
-/// for a policy's host.
-fn node_text(nodes: &[String]) -> String {
-    const NAMED: usize = 5;
-    let mut text = match nodes.len() {
-        0 => return String::new(),
-        n => {
-            let named: Vec<_> = nodes[..n.min(NAMED)].iter().map(|n| escape(n)).collect();
-            format!("{n}: {}", named.join(", "))
-        }
-    };
-    if nodes.len() > NAMED {
-        text.push_str(&format!(" and {} more", nodes.len() - NAMED));
-    }
-    text
-}
-
 /// The matrix rows: runtimes that agree for a host (the same platform and nodes) collapse
 /// into one row (`all`).
 fn rows(hosts: &[HostResult]) -> Vec<Row> {
-    let mut rows = Vec::new();
-    let mut i = 0;
-    while i < hosts.len() {
-        let h = &hosts[i];
-        let same: Vec<_> = hosts[i..]
-            .iter()
-            .take_while(|o| o.platform == h.platform && o.nodes == h.nodes)
-            .collect();
-        let all_agree = same
-            .iter()
-            .all(|o| o.selected == h.selected && o.status == h.status);
-        let group: Vec<_> = if all_agree { vec![h] } else { same.clone() };
-        for o in group {
-            let runtime = match (all_agree, o.runtime) {
+    host_rows(hosts)
+        .into_iter()
+        .map(|HostRow { host: o, all }| {
+            let runtime = match (all, o.runtime) {
                 (_, None) => "-".to_string(),
-                (true, Some(_)) if same.len() > 1 => "all".to_string(),
-                (_, Some(p)) => p.name().to_string(),
+                (true, Some(_)) => "all".to_string(),
+                (false, Some(p)) => p.name().to_string(),
             };
-            rows.push([
+            [
                 escape(&o.platform).into_owned(),
                 runtime,
                 o.isolation
@@ -193,11 +166,9 @@ fn rows(hosts: &[HostResult]) -> Vec<Row> {
                     .map_or_else(|| "-".into(), |v| escape(v).into_owned()),
                 o.status.to_string(),
                 node_text(&o.nodes),
-            ]);
-        }
-        i += same.len();
-    }
-    rows
+            ]
+        })
+        .collect()
 }
 
 /// Each finding with its severity and rule; errors and warnings also get their hint.
