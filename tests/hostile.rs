@@ -302,6 +302,7 @@ fn a_byte_order_mark_and_merge_keys_are_read_as_kubectl_reads_them() {
     let pods = dir.path().join("pods.yaml");
     let pod = format!(
         "kind: Pod\napiVersion: v1\nmetadata: {{name: p}}\nspec:\n  nodeSelector: {{kubernetes.io/os: windows}}\n  \
+         tolerations: [{{key: os, operator: Equal, value: Windows, effect: NoSchedule}}]\n  \
          containers:\n  - &c {{name: a, image: '{good}'}}\n  - <<: *c\n    name: b\n"
     );
     std::fs::write(&pods, bom(&pod)).unwrap();
