@@ -74,3 +74,37 @@ fn the_code_map_names_no_module_that_is_gone() {
         "README.md's code map names {gone:?}, not in src/"
     );
 }
+
+/// Issue 34, item 8: the Rust version `Cargo.toml` declares (`rust-version`) is the one the
+/// README asks for, and the Containerfile builds with a toolchain at least as new.
+#[test]
+fn the_declared_rust_version_is_the_readmes_and_the_containerfiles_meets_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |name: &str| std::fs::read_to_string(root.join(name)).expect(name);
+    let manifest = read("Cargo.toml");
+    let declared = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = "))
+        .expect("Cargo.toml declares rust-version")
+        .trim_matches('"')
+        .to_string();
+    assert!(
+        read("README.md").contains(&format!("Rust {declared} or later")),
+        "README.md must ask for Rust {declared} or later"
+    );
+    let containerfile = read("Containerfile");
+    let image = containerfile
+        .lines()
+        .find_map(|l| l.split("docker.io/library/rust:").nth(1))
+        .expect("the Containerfile builds FROM docker.io/library/rust:VERSION-…");
+    let version = |v: &str| -> Vec<u32> {
+        v.split(['.', '-'])
+            .take(2)
+            .map(|n| n.parse().expect("a version number"))
+            .collect()
+    };
+    assert!(
+        version(image) >= version(&declared),
+        "the Containerfile's rust:{image} is older than rust-version {declared}"
+    );
+}
