@@ -643,6 +643,14 @@ fn platform_mismatch_windows_and_format_rows() {
             ("linux", "amd64", None),
             Some("PE32+ AMD64 console: not a Linux ELF executable"),
         ),
+        // Issue 33, item 9: CreateProcess reads no #! line (Microsoft, "CreateProcessW":
+        // a PE image or a .bat/.cmd through cmd.exe), so a script is no Windows program.
+        (
+            "#! script on windows",
+            &i.script,
+            ("windows", "amd64", None),
+            Some("script #!/bin/sh: not a Windows PE executable"),
+        ),
     ];
     check_mismatch(rows);
 }
@@ -669,7 +677,12 @@ fn platform_mismatch_linux_rows() {
             ("linux", "s390x", None),
             Some("ELF 64-bit LSB x86-64: s390x needs ELF 64-bit MSB IBM S/390"),
         ),
-        ("script", &i.script, ("windows", "amd64", None), None),
+        (
+            "script on linux: its interpreter is judged",
+            &i.script,
+            ("linux", "amd64", None),
+            None,
+        ),
         (
             "text file on linux",
             &i.text,
