@@ -191,9 +191,16 @@ pub struct RunConfig {
 
 impl RunConfig {
     /// The command a container runs: `Entrypoint` then `Cmd` (what containerd's
-    /// `WithImageConfig` and moby's container creation put in the process args).
+    /// `WithImageConfig` and moby's container creation put in the process args); an
+    /// `Entrypoint` of one empty string is dropped, as containerd's CRI does for a pod that
+    /// sets no `command` (`pkg/cri/opts/spec.go`, `WithProcessArgs`, from moby's
+    /// `daemon/commit.go`), so `Cmd` runs alone.
     pub fn argv(&self) -> Vec<String> {
-        self.entrypoint.iter().chain(&self.cmd).cloned().collect()
+        let entrypoint: &[String] = match self.entrypoint.as_slice() {
+            [only] if only.is_empty() => &[],
+            all => all,
+        };
+        entrypoint.iter().chain(&self.cmd).cloned().collect()
     }
 
     /// The value of the environment variable `name` (case-insensitive when `fold`, as

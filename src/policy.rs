@@ -223,7 +223,8 @@ pub struct Policy {
     /// What `--from-release` verifies of a release payload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub release: Option<ReleasePolicy>,
-    /// What `verify --deep` reads beyond the Windows layers (`deep: {linux: true}`).
+    /// What `verify --deep` reads beyond the Windows layers (`deep: {linux: false}` leaves
+    /// Linux entries out; they are read by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deep: Option<DeepPolicy>,
     /// How serious entries of one list built from different source revisions are
@@ -237,12 +238,26 @@ pub struct Policy {
 }
 
 /// The `deep:` section: what `verify --deep` reads beyond the Windows layers.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeepPolicy {
-    /// Also read the layers of Linux entries, to find and check their entrypoint.
-    #[serde(default)]
+    /// Also read the layers of Linux entries, to find and check their entrypoint (the
+    /// default; `false` leaves them out).
+    #[serde(default = "read_linux")]
     pub linux: bool,
+}
+
+impl Default for DeepPolicy {
+    fn default() -> Self {
+        DeepPolicy {
+            linux: read_linux(),
+        }
+    }
+}
+
+/// `deep.linux` when the policy does not say: Linux entries are read.
+fn read_linux() -> bool {
+    true
 }
 
 /// The severity of a `source-skew` finding (`source_skew:`).
@@ -398,9 +413,10 @@ impl Policy {
         Ok(policy)
     }
 
-    /// Does `verify --deep` read the layers of Linux entries too (`deep.linux`)?
+    /// Does `verify --deep` read the layers of Linux entries too (`deep.linux`, true unless
+    /// the policy says `false`)?
     pub fn deep_linux(&self) -> bool {
-        self.deep.is_some_and(|d| d.linux)
+        self.deep.unwrap_or_default().linux
     }
 
     /// Finds a policy: an embedded name, else a file path.
@@ -645,6 +661,27 @@ mod tests {
         );
         assert!(hp.to_yaml().contains("isolation: hostprocess"));
         assert!(p.to_yaml().contains("# 17763: Windows Server 2019"));
+    }
+
+    /// Issue 33, item 10: `--deep` reads Linux entries too unless the policy says
+    /// `deep: {linux: false}` (an arm64 entry holding an amd64 build is the commonest
+    /// multi-arch mistake); `deep: {linux: true}` and `deep: {}` still parse.
+    #[test]
+    fn deep_reads_linux_entries_by_default() {
+        let rows = [
+            ("", true),
+            ("deep: {}\n", true),
+            ("deep:\n  linux: true\n", true),
+            ("deep:\n  linux: false\n", false),
+        ];
+        for (section, want) in rows {
+            let text = format!("name: x\nlinux:\n  architectures: [amd64]\n{section}");
+            let p = Policy::parse(&text, "t").unwrap();
+            assert_eq!(p.deep_linux(), want, "{section:?}");
+        }
+        for (name, _) in EMBEDDED {
+            assert!(Policy::load(name).unwrap().deep_linux(), "{name}");
+        }
     }
 
     #[test]

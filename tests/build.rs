@@ -199,8 +199,9 @@ ENTRYPOINT ["/csi.exe"]
 const LINUX_CONTAINERFILE: &str = r#"ARG BUILDER
 FROM ${BUILDER} AS builder
 ARG TARGETARCH
-COPY version.txt /src/version.txt
-RUN mkdir -p /out && echo "csi for linux/${TARGETARCH} $(cat /src/version.txt)" > /out/csi
+COPY version.txt elf-header.bin /src/
+RUN mkdir -p /out && cat /src/elf-header.bin > /out/csi && \
+    echo "csi for linux/${TARGETARCH} $(cat /src/version.txt)" >> /out/csi && chmod 755 /out/csi
 
 FROM ${BUILDER}
 COPY --from=builder /out/csi /csi
@@ -230,6 +231,21 @@ fn pe_header() -> Vec<u8> {
     pe
 }
 
+/// An ELF64 little-endian x86-64 executable's header (gABI "ELF Header": class 2, data 1,
+/// version 1, `e_type` 2, `e_machine` 62, `e_ehsize` 64): what the "built" Linux csi starts
+/// with, so `verify --deep`, which reads Linux entries too, reads a linux/amd64 program.
+fn elf_header() -> Vec<u8> {
+    let fields: [&[u8]; 6] = [
+        b"\x7fELF\x02\x01\x01",     // magic, ELFCLASS64, ELFDATA2LSB, EV_CURRENT
+        &[0; 9],                    // e_ident padding
+        &[2, 0, 62, 0, 1, 0, 0, 0], // e_type ET_EXEC, e_machine EM_X86_64, e_version
+        &[0; 28],                   // entry, program and section header offsets, flags
+        &[64, 0],                   // e_ehsize
+        &[0; 10],                   // header table sizes and counts
+    ];
+    fields.concat()
+}
+
 /// Writes the test plan (one image, `driver`, plus optional extra YAML images) into `dir`.
 fn write_plan(
     dir: &Path,
@@ -241,6 +257,7 @@ fn write_plan(
     fs::create_dir_all(dir.join("src")).unwrap();
     fs::write(dir.join("src/version.txt"), "v1.2.3-test\n").unwrap();
     fs::write(dir.join("src/pe-header.bin"), pe_header()).unwrap();
+    fs::write(dir.join("src/elf-header.bin"), elf_header()).unwrap();
     fs::write(
         dir.join("driver/Containerfile.windows"),
         WINDOWS_CONTAINERFILE,

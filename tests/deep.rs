@@ -1,7 +1,8 @@
 //! `verify --deep` on hostile Windows layers, streamed from a real registry (and from a layout):
 //! entries hidden in a second gzip member, names climbing out of `Files/`, a zstd bomb under
 //! `--timeout`, bytes that do not hash to the layer's digest, and foreign layers, which are
-//! not fetched and are reported as not checked.
+//! not fetched and are reported as not checked. And the program an entry starts, found in
+//! real layers as the kernel, runc and containerd's CRI find it (issue 33, items 8–10).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -9,7 +10,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::common::proxy::{Fault, FaultProxy, Match, Rule};
-use crate::common::{Registry, fixture, imgcheck, sha256_digest};
+use crate::common::{Registry, fixture, imgcheck, openshift_without_linux_deep, sha256_digest};
 use serde_json::{Value, json};
 
 const TAR: &str = "application/vnd.oci.image.layer.v1.tar";
@@ -72,10 +73,25 @@ fn write_blob(layout: &Path, bytes: &[u8]) -> Value {
     json!({"digest": digest, "size": bytes.len()})
 }
 
+/// A layer: media type, bytes, and a `urls` entry that makes it foreign (its bytes left out).
+type LayerSpec<'a> = (&'a str, Vec<u8>, Option<&'a str>);
+
 /// An OCI layout `DIR/layouts/NAME` holding a list with one Windows image (ltsc2019) whose
-/// layers are `layers` (media type, bytes; a `urls` entry makes the layer foreign and leaves
-/// its bytes out).
-fn windows_layout(dir: &Path, name: &str, layers: &[(&str, Vec<u8>, Option<&str>)]) -> PathBuf {
+/// layers are `layers`.
+fn windows_layout(dir: &Path, name: &str, layers: &[LayerSpec<'_>]) -> PathBuf {
+    let platform = json!({"architecture": "amd64", "os": "windows", "os.version": "10.0.17763.1"});
+    layout_of(dir, name, platform, json!({}), layers)
+}
+
+/// An OCI layout `DIR/layouts/NAME` holding a list with one image of `platform` (also its
+/// config's), run settings `run` and layers `layers`.
+fn layout_of(
+    dir: &Path,
+    name: &str,
+    platform: Value,
+    run: Value,
+    layers: &[LayerSpec<'_>],
+) -> PathBuf {
     let layout = dir.join("layouts").join(name);
     std::fs::create_dir_all(&layout).unwrap();
     std::fs::write(
@@ -97,10 +113,9 @@ fn windows_layout(dir: &Path, name: &str, layers: &[(&str, Vec<u8>, Option<&str>
         descriptors.push(d);
         diff_ids.push(sha256_digest(bytes));
     }
-    let config = json!({
-        "architecture": "amd64", "os": "windows", "os.version": "10.0.17763.1",
-        "rootfs": {"type": "layers", "diff_ids": diff_ids}, "config": {}
-    });
+    let mut config = platform.clone();
+    config["rootfs"] = json!({"type": "layers", "diff_ids": diff_ids});
+    config["config"] = run;
     let mut config_d = write_blob(&layout, config.to_string().as_bytes());
     config_d["mediaType"] = json!("application/vnd.oci.image.config.v1+json");
     let manifest = json!({
@@ -109,8 +124,7 @@ fn windows_layout(dir: &Path, name: &str, layers: &[(&str, Vec<u8>, Option<&str>
     });
     let mut manifest_d = write_blob(&layout, manifest.to_string().as_bytes());
     manifest_d["mediaType"] = json!("application/vnd.oci.image.manifest.v1+json");
-    manifest_d["platform"] =
-        json!({"architecture": "amd64", "os": "windows", "os.version": "10.0.17763.1"});
+    manifest_d["platform"] = platform;
     let index = json!({
         "schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
         "manifests": [manifest_d]
@@ -338,10 +352,11 @@ fn foreign_layers_are_reported_as_not_checked() {
     assert!(not_checked[0].1.contains(&sha256_digest(&foreign)));
     // The shipped fixture too (two Windows images sharing foreign base layers).
     registry.push_layout(&fixture("foreign-layer"), "fixture", "v1");
+    let policy = openshift_without_linux_deep(dir.path());
     let (code, doc) = verify_deep(
         dir.path(),
         &format!("{}/fixture:v1", registry.host()),
-        &["--policy", "openshift"],
+        &["--policy", &policy],
         MINUTE,
     );
     assert_eq!(code, 0, "{doc:#}");
@@ -409,5 +424,185 @@ fn streamed_layers_resume_and_are_checked_on_the_way() {
                 .any(|(r, m)| r == "digest-mismatch" && m.contains(&digest)),
             "{fault:?}: {found:?}"
         );
+    }
+}
+
+/// One entry of a hand-made layer: a file (bytes, mode), a symbolic or a hard link.
+enum Item<'a> {
+    File(&'a str, &'a [u8], u32),
+    Symlink(&'a str, &'a str),
+    Hardlink(&'a str, &'a str),
+}
+
+/// A tar layer of `items`, in order.
+fn layer_of(items: &[Item<'_>]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for item in items {
+        let mut h = tar::Header::new_gnu();
+        match item {
+            Item::File(name, data, mode) => {
+                h.set_size(data.len() as u64);
+                h.set_mode(*mode);
+                b.append_data(&mut h, name, *data).unwrap();
+            }
+            Item::Symlink(name, target) | Item::Hardlink(name, target) => {
+                let kind = match item {
+                    Item::Symlink(..) => tar::EntryType::Symlink,
+                    _ => tar::EntryType::Link,
+                };
+                h.set_entry_type(kind);
+                h.set_size(0);
+                h.set_mode(0o777);
+                b.append_link(&mut h, name, target).unwrap();
+            }
+        }
+    }
+    b.into_inner().unwrap()
+}
+
+/// An ELF64 little-endian executable header (gABI "ELF Header") for `e_machine`.
+fn elf(machine: u16) -> Vec<u8> {
+    let mut h = vec![0u8; 64];
+    h[..7].copy_from_slice(b"\x7fELF\x02\x01\x01");
+    h[16] = 2;
+    h[18..20].copy_from_slice(&machine.to_le_bytes());
+    h[20] = 1;
+    h[52] = 64;
+    h
+}
+
+/// The headers of a PE32+ AMD64 console program without imports (Microsoft, "PE Format":
+/// MS-DOS header, `e_lfanew`, the signature, the COFF header, the PE32+ optional header).
+fn pe_amd64() -> Vec<u8> {
+    let mut pe = b"MZ".to_vec();
+    pe.resize(0x3c, 0);
+    pe.extend(0x40u32.to_le_bytes());
+    pe.extend(b"PE\0\0");
+    pe.extend(0x8664u16.to_le_bytes());
+    pe.extend([0u8; 14]);
+    pe.extend(240u16.to_le_bytes());
+    pe.extend(0x22u16.to_le_bytes());
+    let mut optional = [0u8; 240];
+    optional[..2].copy_from_slice(&0x20bu16.to_le_bytes());
+    optional[68..70].copy_from_slice(&3u16.to_le_bytes());
+    optional[108..112].copy_from_slice(&16u32.to_le_bytes());
+    pe.extend(optional);
+    pe
+}
+
+/// Issue 33, items 8–10, on real layers from a layout, under the default reading of Linux
+/// entries (the policy names no `deep:`): what the kernel, runc and containerd's CRI decide
+/// (`docs/images.md`, "The entry's program"), one row per rule, the rule and a piece of the
+/// message each must give (no finding: `""`).
+#[test]
+fn the_program_is_found_as_the_runtime_finds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("both.yaml");
+    std::fs::write(
+        &policy,
+        "name: both\nlinux:\n  architectures: [amd64, arm64]\n  runtimes: [containerd-2.3]\n\
+         windows:\n  architectures: [amd64]\n  builds: [17763]\nruntimes: [containerd-1.7]\n",
+    )
+    .unwrap();
+    let policy = policy.to_string_lossy().into_owned();
+    let linux = |arch: &str| json!({"architecture": arch, "os": "linux"});
+    let windows = json!({"architecture": "amd64", "os": "windows", "os.version": "10.0.17763.1"});
+    let (amd64, pe) = (elf(62), pe_amd64());
+    let entry = |path: &str| json!({ "Entrypoint": [path] });
+    let one = |items: &[Item<'_>]| vec![layer_of(items)];
+    type ProgramRow = (
+        &'static str,
+        Value,
+        Value,
+        Vec<Vec<u8>>,
+        Option<(&'static str, &'static str)>,
+    );
+    let rows: Vec<ProgramRow> = vec![
+        (
+            "arm64 entry holding an amd64 build (read by default)",
+            linux("arm64"),
+            entry("/driver"),
+            one(&[Item::File("driver", &amd64, 0o755)]),
+            Some(("binary-platform-mismatch", "arm64 needs")),
+        ),
+        (
+            "a 0644 entrypoint",
+            linux("amd64"),
+            entry("/driver"),
+            one(&[Item::File("driver", &amd64, 0o644)]),
+            Some(("entrypoint-missing", "mode 0644")),
+        ),
+        (
+            "a symbolic link loop: ELOOP, not layer-not-checked",
+            linux("amd64"),
+            entry("/a"),
+            one(&[Item::Symlink("a", "b"), Item::Symlink("b", "a")]),
+            Some(("entrypoint-missing", "ELOOP")),
+        ),
+        (
+            "a hard link keeps the inode it linked",
+            linux("amd64"),
+            entry("/driver"),
+            vec![
+                layer_of(&[
+                    Item::File("opt/real", &amd64, 0o755),
+                    Item::Hardlink("driver", "opt/real"),
+                ]),
+                layer_of(&[Item::File("opt/real", b"#!/nowhere\n", 0o755)]),
+            ],
+            None,
+        ),
+        (
+            "Windows Entrypoint [\"\"] with a Cmd runs the Cmd",
+            windows.clone(),
+            json!({"Entrypoint": [""], "Cmd": ["C:\\app\\driver.exe"]}),
+            one(&[Item::File("Files/app/driver.exe", &pe, 0o755)]),
+            None,
+        ),
+        (
+            "a #! script is no Windows program",
+            windows.clone(),
+            entry("C:\\entry.sh"),
+            one(&[Item::File("Files/entry.sh", b"#!/bin/sh\n", 0o755)]),
+            Some(("binary-platform-mismatch", "not a Windows PE executable")),
+        ),
+        (
+            "a Windows hard link into a folder the lookup does not read",
+            windows.clone(),
+            entry("C:\\app\\driver.exe"),
+            one(&[
+                Item::File("Files/store/x/driver.exe", &pe, 0o755),
+                Item::Hardlink("Files/app/driver.exe", "Files/store/x/driver.exe"),
+            ]),
+            None,
+        ),
+    ];
+    for (i, (what, platform, run, layers, want)) in rows.into_iter().enumerate() {
+        let specs: Vec<LayerSpec<'_>> = layers.into_iter().map(|l| (TAR, l, None)).collect();
+        let layout = layout_of(dir.path(), &format!("p{i}"), platform, run, &specs);
+        let reference = format!("oci:{}:v1", layout.display());
+        let (code, doc) = verify_deep(dir.path(), &reference, &["--policy", &policy], MINUTE);
+        // The program's rules only (a one-platform list is also no-match on other hosts).
+        let program_rules = [
+            "entrypoint-missing",
+            "binary-platform-mismatch",
+            "dll-missing",
+            "layer-not-checked",
+            "windows-layer-format",
+        ];
+        let found: Vec<(String, String)> = findings(&doc)
+            .into_iter()
+            .filter(|(r, _)| program_rules.contains(&r.as_str()))
+            .collect();
+        match want {
+            None => assert!(found.is_empty(), "{what}: {found:?}"),
+            Some((rule, text)) => {
+                assert_eq!(code, 1, "{what}: {found:?}");
+                assert!(
+                    found.iter().any(|(r, m)| r == rule && m.contains(text)),
+                    "{what}: {found:?}"
+                );
+            }
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! the parser's quadratic work, a layout path without `oci:` never reaches the network.
 
 use crate::common::proxy::{Fault, FaultProxy, Match, Rule};
-use crate::common::{Registry, fixture, imgcheck};
+use crate::common::{Registry, fixture, imgcheck, openshift_without_linux_deep};
 use serde_json::Value;
 
 const MIB: usize = 1024 * 1024;
@@ -95,9 +95,17 @@ fn foreign_layer_urls_are_never_fetched() {
     let registry = Registry::start();
     registry.push_layout(&fixture("foreign-layer"), "win/base", "v1");
     let proxy = FaultProxy::start(&registry.base_url(), vec![]);
+    let dir = tempfile::tempdir().unwrap();
+    let policy = openshift_without_linux_deep(dir.path());
     let (code, doc, stderr) = verify(
         &format!("{}/win/base:v1", proxy.host()),
-        &["--deep", "--creds", "someone:Foreign-Secret-1"],
+        &[
+            "--deep",
+            "--creds",
+            "someone:Foreign-Secret-1",
+            "--policy",
+            &policy,
+        ],
     );
     assert_eq!(code, 0, "{doc:#}\n{stderr}");
     // The foreign layers' digests, from the fixture.

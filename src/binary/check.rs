@@ -45,8 +45,9 @@ impl BinaryInfo {
     /// `None` when it can or this check cannot tell. A Windows entry needs a PE image of the
     /// entry's `Machine`; a Linux entry an ELF file of its class, byte order and `e_machine`,
     /// for arm at most the entry's variant where the ARM attributes say; a Go program's GOOS,
-    /// GOARCH (and GOARM) must match too. A script answers `None` (the caller resolves its
-    /// interpreter), and so do operating systems and architectures this check does not know.
+    /// GOARCH (and GOARM) must match too. A Linux script answers `None` (the caller resolves
+    /// its interpreter); on Windows, which reads no `#!` line, it is no executable. Operating
+    /// systems and architectures this check does not know answer `None`.
     pub fn platform_mismatch(
         &self,
         os: &str,
@@ -55,8 +56,9 @@ impl BinaryInfo {
     ) -> Option<String> {
         let found = self.describe();
         let format = match (&self.format, os) {
-            (Format::Script { .. }, _) => return None,
             (Format::Pe(pe), "windows") => pe_mismatch(pe, architecture),
+            (Format::Script { .. }, "windows") => Some("not a Windows PE executable".to_string()),
+            (Format::Script { .. }, _) => return None,
             (Format::Elf(elf), "linux") => elf_mismatch(elf, architecture, variant),
             (_, "windows") => Some("not a Windows PE executable".to_string()),
             (_, "linux") => Some("not a Linux ELF executable".to_string()),

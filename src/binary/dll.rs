@@ -13,19 +13,28 @@ pub fn is_api_set(name: &str) -> bool {
     lower.starts_with("api-") || lower.starts_with("ext-")
 }
 
+/// The items whose key no item before them had, in order: one ordered-set insert per item,
+/// so `n` items cost O(n log n) key comparisons (never a scan of the items kept so far).
+pub fn first_of_each<T, K: Ord>(
+    items: impl IntoIterator<Item = T>,
+    mut key: impl FnMut(&T) -> K,
+) -> Vec<T> {
+    let mut seen = BTreeSet::new();
+    items
+        .into_iter()
+        .filter(|item| seen.insert(key(item)))
+        .collect()
+}
+
 /// The imports that are neither API sets nor in `provided` (DLL file names, any case), each
 /// once, in import order.
 pub fn missing(imports: &[String], provided: &BTreeSet<String>) -> Vec<String> {
     let have: BTreeSet<String> = provided.iter().map(|p| p.to_ascii_lowercase()).collect();
-    let mut out: Vec<String> = Vec::new();
-    for name in imports {
-        let lower = name.to_ascii_lowercase();
-        if !is_api_set(name)
-            && !have.contains(&lower)
-            && !out.iter().any(|o| o.eq_ignore_ascii_case(name))
-        {
-            out.push(name.clone());
-        }
-    }
-    out
+    let absent = imports
+        .iter()
+        .filter(|name| !is_api_set(name) && !have.contains(&name.to_ascii_lowercase()));
+    first_of_each(absent, |name| name.to_ascii_lowercase())
+        .into_iter()
+        .cloned()
+        .collect()
 }

@@ -171,7 +171,8 @@ pub(super) fn go_data_section(sections: &[Section]) -> Option<&Section> {
 /// The DLL names of the import directory table at `import_rva`, read from `data`, the kept
 /// file bytes of `sect` (possibly fewer than its raw size). Each descriptor is 20 bytes; the
 /// table ends at an all-zero descriptor. Reading is sequential, so a hostile table cannot
-/// loop; it ends at the kept bytes at the latest. Names are read only from `sect`.
+/// loop; it ends at the kept bytes at the latest. Names are read only from `sect`; each
+/// name is kept once (the first spelling, compared case-insensitively).
 pub(super) fn imports(
     data: &[u8],
     sect: &Section,
@@ -192,15 +193,11 @@ pub(super) fn imports(
         }
         let name_rva = u32_at(entry, 12, Little).unwrap_or(0);
         match import_name(data, sect, name_rva) {
-            Ok(name) => {
-                if !names.iter().any(|n| n.eq_ignore_ascii_case(&name)) {
-                    names.push(name);
-                }
-            }
+            Ok(name) => names.push(name),
             Err(why) => problems.push(format!("import {i}: {why}")),
         }
     }
-    names
+    super::dll::first_of_each(names, |n| n.to_ascii_lowercase())
 }
 
 fn import_name(data: &[u8], sect: &Section, rva: u32) -> Result<String, String> {

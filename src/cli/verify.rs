@@ -27,7 +27,8 @@ pub struct VerifyArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     format: ReportFormat,
-    /// Also read Windows layers and check they use the Windows layer layout.
+    /// Also read the layers: each Windows layer's layout, and the program each entry starts
+    /// (Linux entries too, unless the policy says `deep: {linux: false}`).
     #[arg(long)]
     deep: bool,
     /// Judge for the nodes of a cluster instead of the policy's hosts: the output of

@@ -177,6 +177,10 @@ fn program_report(program: &crate::graph::Program) -> ProgramReport {
     };
     match &program.outcome {
         Outcome::Missing => {}
+        Outcome::CannotRun(why) => {
+            report.status = "cannot-run";
+            report.notes.push(why.clone());
+        }
         Outcome::NotChecked(why) => {
             report.status = "not-checked";
             report.notes.push(why.clone());

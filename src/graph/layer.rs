@@ -21,6 +21,7 @@ pub(super) mod program;
 mod read;
 mod resolve;
 mod scan;
+mod view;
 
 pub use find::{FileInLayer, find_file};
 pub use read::{

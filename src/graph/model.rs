@@ -85,7 +85,7 @@ pub struct Image {
     /// Layers, base first.
     pub layers: Vec<Layer>,
     /// With `--deep`: the program the image runs, found in its layers and read (Windows
-    /// images; Linux images when the policy's `deep.linux` says so).
+    /// images; Linux images unless the policy's `deep.linux` is false).
     pub entry: Option<EntryCheck>,
 }
 
@@ -125,6 +125,10 @@ pub enum Outcome {
     },
     /// No layer has it: the container cannot start.
     Missing,
+    /// It is there but the runtime or the kernel refuses to run it (no execute bit, a
+    /// directory, a symbolic link loop, a name too long, `#!` nested too deep), and why:
+    /// the container cannot start.
+    CannotRun(String),
     /// It could not be told (a layer that was not read could hold or replace it, a layer
     /// that could not be read, a file too odd to follow), and why.
     NotChecked(String),

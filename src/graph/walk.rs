@@ -25,7 +25,8 @@ pub struct WalkOptions {
     pub jobs: usize,
     /// Also read Windows image layers to check their format and the program the entry runs.
     pub deep: bool,
-    /// With `deep`, read the layers of Linux images too (the policy's `deep.linux`).
+    /// With `deep`, read the layers of Linux images too (the policy's `deep.linux`, true
+    /// unless it says false; the library's default leaves them out).
     pub deep_linux: bool,
 }
 

@@ -654,6 +654,16 @@ pub fn fixture(name: &str) -> PathBuf {
     fixtures_dir().join("layouts").join(name)
 }
 
+/// The embedded `openshift` policy with `deep: {linux: false}`, written into `dir`: for the
+/// `--deep` tests about Windows layers on fixtures whose Linux entries name a program their
+/// layers do not hold (`--deep` reads Linux entries by default, issue 33 item 10).
+pub fn openshift_without_linux_deep(dir: &Path) -> String {
+    let path = dir.join("openshift-no-linux-deep.yaml");
+    let text = include_str!("../../policies/openshift.yaml");
+    std::fs::write(&path, format!("{text}deep:\n  linux: false\n")).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
 /// The imgcheck binary built for this test run. The Windows nodes' sandbox image is not
 /// checked (`IMGCHECK_SANDBOX_IMAGE=none`): the policies name Microsoft's, which a test
 /// registry does not hold; `tests/sandbox.rs` sets its own.

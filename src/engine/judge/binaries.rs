@@ -44,6 +44,14 @@ fn program_findings(node: &Node, image: &Image, program: &Program) -> Vec<Findin
             ),
             digest,
         )],
+        Outcome::CannotRun(why) => vec![Finding::new(
+            Rule::EntrypointMissing,
+            format!(
+                "{who} runs {}, which cannot be started: {why}",
+                program.name
+            ),
+            digest,
+        )],
         Outcome::NotChecked(why) => vec![Finding::new(
             Rule::LayerNotChecked,
             format!("{who} runs {}, which was not checked: {why}", program.name),

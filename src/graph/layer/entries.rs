@@ -113,6 +113,8 @@ struct Header {
     link: Vec<u8>,
     flag: u8,
     size: i64,
+    /// The mode field (permission bits and, in old writers, the file type bits).
+    mode: i64,
 }
 
 fn numeric(b: &[u8], field: &str, at: u64) -> Result<i64, TarError> {
@@ -130,7 +132,8 @@ fn parse_header(b: &[u8; BLOCK], at: u64) -> Result<Header, TarError> {
         ))
     })?;
     let size = numeric(&b[124..136], "size", at)?;
-    for (range, field) in [(100..108, "mode"), (108..116, "uid"), (116..124, "gid")] {
+    let mode = numeric(&b[100..108], "mode", at)?;
+    for (range, field) in [(108..116, "uid"), (116..124, "gid")] {
         numeric(&b[range], field, at)?;
     }
     numeric(&b[136..148], "mtime", at)?;
@@ -169,6 +172,7 @@ fn parse_header(b: &[u8; BLOCK], at: u64) -> Result<Header, TarError> {
         link: c_string(&b[157..257]).to_vec(),
         flag: b[156],
         size,
+        mode,
     })
 }
 
@@ -211,6 +215,9 @@ pub(super) struct Entry<'a> {
     pub size: u64,
     /// A GNU sparse file (old `S` type or PAX records): its data is a sparse encoding.
     pub sparse: bool,
+    /// The permission bits of the header's mode field (`0o7777` of it, as Go's
+    /// `Header.FileInfo().Mode()` gives runtimes; no PAX record overrides it).
+    pub mode: u32,
 }
 
 /// Calls `on_entry` with every entry and a reader of its data (at most `entry.size` bytes;
@@ -287,6 +294,7 @@ struct Resolved {
     sparse: bool,
     /// Data bytes in the stream (padding follows them).
     data: u64,
+    mode: u32,
 }
 
 impl Resolved {
@@ -297,6 +305,7 @@ impl Resolved {
             flag: self.flag,
             size: self.data,
             sparse: self.sparse,
+            mode: self.mode,
         }
     }
 }
@@ -349,6 +358,7 @@ fn resolve(header: Header, pending: Pending) -> Result<Resolved, TarError> {
         flag,
         sparse,
         data,
+        mode: (header.mode & 0o7777) as u32,
     })
 }
 

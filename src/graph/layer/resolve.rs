@@ -2,25 +2,33 @@
 //! runtime finds it (the rules and their sources: `docs/images.md`, "The entry's program"):
 //!
 //! - the command is `Entrypoint` then `Cmd` (containerd `oci/spec_opts.go`,
-//!   `WithImageConfigArgs`);
+//!   `WithImageConfigArgs`), an `Entrypoint` of one empty string dropped (containerd's CRI,
+//!   `pkg/cri/opts/spec.go`, `WithProcessArgs`);
 //! - Linux: runc execs `exec.LookPath(Args[0])` in the container (runc
 //!   `libcontainer/standard_init_linux.go`, `linuxStandardInit.Init`; Go `os/exec/lp_unix.go`,
 //!   `LookPath`): a name with a `/` is taken as it is (against the working directory), any
-//!   other is searched in the image's `PATH`, containerd's default `PATH` when the image sets
-//!   no environment at all; layers apply in order with whiteouts; symbolic links are
-//!   followed up to 40 hops (Linux's `MAXSYMLINKS`);
+//!   other is searched in the image's `PATH` (containerd's default `PATH` when the image sets
+//!   no environment at all), skipping what is no executable file; a program found through a
+//!   relative `PATH` element is refused (`ErrDot`). The path is walked as the kernel walks it
+//!   (`view.rs`); the file must be a regular file with an execute bit (`execve`, `EACCES`).
+//!   A `#!` script's interpreter is opened by the kernel as its path says (`fs/binfmt_script.c`,
+//!   `open_exec`: no `PATH`), at most 5 in a row (`fs/exec.c`, `exec_binprm`: `ELOOP` past
+//!   depth 5); `/usr/bin/env NAME` execs NAME through `PATH` (`execvp`);
 //! - Windows: the command line goes to `CreateProcess` in the container (Microsoft,
 //!   "CreateProcessW", `lpCommandLine`): `.exe` is appended to a name without an extension;
 //!   a name with a path is taken against the drive's root or the working directory
 //!   (`C:\` by default); a bare name is searched in the working directory, `System32`,
 //!   `System`, the Windows directory, then the image's `PATH`; names compare
-//!   case-insensitively; `C:\app\x.exe` is `Files/app/x.exe` in a Windows layer.
+//!   case-insensitively; `C:\app\x.exe` is `Files/app/x.exe` in a Windows layer. `#!` means
+//!   nothing there: a script is no Windows program.
 //!
 //! A file in a layer that was not read, or below one, is unknown: no verdict, never a guess.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::scan::{Kind, LayerScan, Targets, parent};
+use super::scan::{Targets, parent};
+pub use super::view::LayerState;
+use super::view::{Node, View, Walked};
 use crate::binary::{BinaryInfo, Format, dll};
 use crate::graph::model::{EntryCheck, Outcome, Program};
 use crate::manifest::RunConfig;
@@ -28,10 +36,13 @@ use crate::manifest::RunConfig;
 /// containerd's `PATH` for a Linux container whose image sets no environment
 /// (`oci/spec_opts.go`, `defaultUnixEnv`).
 pub const DEFAULT_LINUX_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-/// Most symbolic links followed in one lookup (Linux `MAXSYMLINKS`).
-pub const MAX_LINK_HOPS: usize = 40;
-/// Most programs in one chain: the command's, then interpreters (`#!`, `env NAME`).
-pub const MAX_PROGRAMS: usize = 4;
+/// Most `#!` scripts one `execve` runs in a row: the kernel's loop hands each script's
+/// interpreter to the next round and fails past depth 5 (`fs/exec.c`, `exec_binprm`:
+/// `ELOOP`), so the sixth file must be a binary.
+pub const MAX_SCRIPTS: usize = 5;
+/// Most programs in one chain (the command's, interpreters, `env NAME`): past it the chain is
+/// not followed (an `env` that runs a script whose interpreter is `env` again…).
+pub const MAX_PROGRAMS: usize = 16;
 
 /// How the program of one image is looked up: from its config, before any layer is read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,28 +51,21 @@ pub struct Plan {
     pub windows: bool,
     /// `Entrypoint` then `Cmd`.
     pub command: Vec<String>,
-    /// The working directory's key.
+    /// The working directory: its key (Windows) or its path (Linux, `/` when unset).
     working_dir: String,
-    /// Keys of the directories searched for a bare name after the working directory
-    /// (Windows: the system directories then `PATH`; Linux: `PATH`, `None` for an empty
-    /// element, which is the working directory).
+    /// The directories searched for a bare name after the working directory (Windows: the
+    /// system directories then `PATH`, as keys; Linux: the `PATH` elements, as written).
     search: Vec<String>,
 }
 
-/// One candidate file: its key and how the image names it.
+/// One candidate file: the path walked (a key on Windows; a path on Linux, absolute or
+/// against the working directory) and how the image names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Candidate {
-    key: String,
+    path: String,
     shown: String,
-}
-
-/// What one layer gave the lookup: its scan, or why it was not read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LayerState {
-    /// Read.
-    Read(LayerScan),
-    /// Not read (a foreign layer, a layer that could not be read), and why.
-    NotRead(String),
+    /// Found through a relative `PATH` element (Go's `LookPath` then answers `ErrDot`).
+    relative: bool,
 }
 
 /// The next thing the lookup needs, or its end.
@@ -79,6 +83,17 @@ pub enum Step {
     Done(EntryCheck),
 }
 
+/// Who looks a program up, and so how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Caller {
+    /// runc, with Go's `exec.LookPath`.
+    Runc,
+    /// The kernel, for a `#!` interpreter (`open_exec`: the path as it is).
+    Kernel,
+    /// `env`, with `execvp`: `PATH` for a bare name, relative elements allowed.
+    Execvp,
+}
+
 /// A Windows path's key: the drive letter dropped, `\` and `/` separating, lowercased.
 /// `None` for a relative path.
 fn windows_key(path: &str) -> Option<String> {
@@ -93,7 +108,7 @@ fn windows_key(path: &str) -> Option<String> {
 }
 
 /// Components joined with `/`, empty and `.` dropped, `..` taking one back (never above
-/// the root).
+/// the root): a lexical clean, as Windows and Go's `filepath.Join` do.
 fn clean<'a>(parts: impl Iterator<Item = &'a str>) -> String {
     let mut out: Vec<&str> = Vec::new();
     for part in parts {
@@ -156,7 +171,10 @@ impl Plan {
                 search,
             }
         } else {
-            let working_dir = clean(run.working_dir.split('/'));
+            let working_dir = match run.working_dir.as_str() {
+                "" => "/".to_string(),
+                wd => wd.to_string(),
+            };
             let path = match run.env_var("PATH", false) {
                 Some(p) => Some(p.to_string()),
                 None if run.env.is_empty() => Some(DEFAULT_LINUX_PATH.to_string()),
@@ -164,17 +182,7 @@ impl Plan {
             };
             let search = path
                 .as_deref()
-                .map(|p| {
-                    p.split(':')
-                        .map(|dir| {
-                            if dir.starts_with('/') {
-                                clean(dir.split('/'))
-                            } else {
-                                clean(working_dir.split('/').chain(dir.split('/')))
-                            }
-                        })
-                        .collect()
-                })
+                .map(|p| p.split(':').map(str::to_string).collect())
                 .unwrap_or_default();
             Plan {
                 windows,
@@ -194,45 +202,76 @@ impl Plan {
         }
     }
 
-    /// The files `name` may be, in the runtime's order.
-    fn candidates(&self, name: &str) -> Vec<Candidate> {
-        let keys: Vec<String> = if self.windows {
-            let last = name.rsplit(['\\', '/']).next().unwrap_or(name);
-            let name = if last.contains('.') {
-                name.to_string()
-            } else {
-                format!("{name}.exe")
-            };
-            if let Some(key) = windows_key(&name) {
-                vec![key]
-            } else if name.contains(['\\', '/', ':']) {
-                let rest = name.split_once(':').map_or(name.as_str(), |(_, r)| r);
-                vec![
-                    clean(self.working_dir.split('/').chain(rest.split(['\\', '/'])))
-                        .to_lowercase(),
-                ]
-            } else {
-                std::iter::once(&self.working_dir)
-                    .chain(&self.search)
-                    .map(|dir| join(dir, &name.to_lowercase()))
-                    .collect()
-            }
-        } else if name.contains('/') {
-            let base = if name.starts_with('/') {
-                ""
-            } else {
-                &self.working_dir
-            };
-            vec![clean(base.split('/').chain(name.split('/')))]
+    /// The key a Linux path names, read lexically (what the first read of the layers
+    /// probes; the walk follows links and `..` as the kernel does).
+    fn linux_key(&self, path: &str) -> String {
+        let base = if path.starts_with('/') {
+            ""
         } else {
-            self.search.iter().map(|dir| join(dir, name)).collect()
+            &self.working_dir
+        };
+        clean(base.split('/').chain(path.split('/')))
+    }
+
+    /// The Linux candidate for the path `path`.
+    fn linux_candidate(&self, path: String, relative: bool) -> Candidate {
+        Candidate {
+            shown: self.shown(&self.linux_key(&path)),
+            path,
+            relative,
+        }
+    }
+
+    /// The files `name` may be, in the order `caller` tries them.
+    fn candidates(&self, name: &str, caller: Caller) -> Vec<Candidate> {
+        let mut out = if self.windows {
+            self.windows_candidates(name)
+        } else if name.contains('/') || caller == Caller::Kernel {
+            vec![self.linux_candidate(name.to_string(), false)]
+        } else {
+            // Go's LookPath: filepath.Join(dir, name), which cleans lexically ("" is ".").
+            self.search
+                .iter()
+                .map(|dir| {
+                    let relative = !dir.starts_with('/');
+                    let path = match (relative, caller) {
+                        (false, _) => format!("/{}", clean(dir.split('/').chain([name]))),
+                        (true, Caller::Runc) => clean(dir.split('/').chain([name])),
+                        (true, _) => join(dir, name),
+                    };
+                    self.linux_candidate(path, relative)
+                })
+                .collect()
         };
         let mut seen = BTreeSet::new();
+        out.retain(|c| seen.insert(c.path.clone()));
+        out
+    }
+
+    /// The Windows candidates for `name` (keys).
+    fn windows_candidates(&self, name: &str) -> Vec<Candidate> {
+        let last = name.rsplit(['\\', '/']).next().unwrap_or(name);
+        let name = if last.contains('.') {
+            name.to_string()
+        } else {
+            format!("{name}.exe")
+        };
+        let keys = if let Some(key) = windows_key(&name) {
+            vec![key]
+        } else if name.contains(['\\', '/', ':']) {
+            let rest = name.split_once(':').map_or(name.as_str(), |(_, r)| r);
+            vec![clean(self.working_dir.split('/').chain(rest.split(['\\', '/']))).to_lowercase()]
+        } else {
+            std::iter::once(&self.working_dir)
+                .chain(&self.search)
+                .map(|dir| join(dir, &name.to_lowercase()))
+                .collect()
+        };
         keys.into_iter()
-            .filter(|k| seen.insert(k.clone()))
             .map(|key| Candidate {
                 shown: self.shown(&key),
-                key,
+                path: key,
+                relative: false,
             })
             .collect()
     }
@@ -258,145 +297,112 @@ impl Plan {
         let Some(name) = self.command.first() else {
             return targets;
         };
-        for c in self.candidates(name) {
-            if self.windows {
-                targets.dirs.extend(self.dll_dirs(&c.key));
-            }
-            targets.probe.insert(c.key);
+        for c in self.candidates(name, Caller::Runc) {
+            let key = if self.windows {
+                targets.dirs.extend(self.dll_dirs(&c.path));
+                c.path
+            } else {
+                self.linux_key(&c.path)
+            };
+            targets.probe.insert(key);
         }
         targets
     }
 }
 
-/// The image's files as the layers leave them (only what the scans kept).
-struct View {
-    files: BTreeMap<String, (usize, Kind)>,
-    /// Layers not read: index and why.
-    unread: Vec<(usize, String)>,
-}
-
-impl View {
-    fn new(layers: &[LayerState]) -> View {
-        let mut files: BTreeMap<String, (usize, Kind)> = BTreeMap::new();
-        let mut unread = Vec::new();
-        for (i, layer) in layers.iter().enumerate() {
-            let scan = match layer {
-                LayerState::NotRead(why) => {
-                    unread.push((i, why.clone()));
-                    continue;
-                }
-                LayerState::Read(scan) => scan,
-            };
-            if let Some(why) = &scan.incomplete {
-                unread.push((i, why.clone()));
-            }
-            for seen in &scan.seen {
-                let below = |files: &BTreeMap<String, (usize, Kind)>, dir: &str| -> Vec<String> {
-                    let prefix = if dir.is_empty() {
-                        String::new()
-                    } else {
-                        format!("{dir}/")
-                    };
-                    files
-                        .range(prefix.clone()..)
-                        .take_while(|(k, _)| k.starts_with(&prefix))
-                        .filter(|(_, (layer, _))| *layer < i)
-                        .map(|(k, _)| k.clone())
-                        .collect()
-                };
-                match &seen.kind {
-                    Kind::Opaque => {
-                        for k in below(&files, &seen.key) {
-                            files.remove(&k);
-                        }
-                    }
-                    Kind::Whiteout => {
-                        files.remove(&seen.key);
-                        for k in below(&files, &seen.key) {
-                            files.remove(&k);
-                        }
-                    }
-                    kind => {
-                        files.insert(seen.key.clone(), (i, kind.clone()));
-                    }
-                }
-            }
-        }
-        View { files, unread }
-    }
-
-    /// The first unread layer above `layer` (or any, for `None`), as a reason.
-    fn unread_above(&self, layer: Option<usize>) -> Option<String> {
-        self.unread
-            .iter()
-            .find(|(i, _)| layer.is_none_or(|l| *i > l))
-            .map(|(i, why)| format!("layer {} was not read ({why})", i + 1))
-    }
-}
-
-/// Where one key leads.
+/// Where one candidate leads.
 enum Lookup {
-    Found { layer: usize, key: String },
+    /// A program: the key its name reached, the entry holding its data.
+    Found {
+        at: String,
+        layer: usize,
+        key: String,
+    },
+    /// Nothing there.
     Missing,
+    /// Something the runtime refuses to run, and why.
+    CannotRun(String),
+    /// Unknown: a layer that was not read could change it.
     Unknown(String),
 }
 
-/// Follows `key` through the view: symbolic links in any component (Linux), hard links.
-fn lookup(view: &View, key: &str, windows: bool) -> Lookup {
-    let mut pending: Vec<String> = key.split('/').rev().map(str::to_string).collect();
-    let mut done: Vec<String> = Vec::new();
-    let mut hops = 0;
-    while let Some(part) = pending.pop() {
-        match part.as_str() {
-            "" | "." => continue,
-            ".." => {
-                done.pop();
-                continue;
+/// Where `c` leads, and whether it can be run.
+fn lookup(plan: &Plan, view: &View, c: &Candidate) -> Lookup {
+    let walked = if plan.windows {
+        view.get(&c.path)
+    } else {
+        view.walk(&view.working_dir(&plan.working_dir), &c.path)
+    };
+    let (at, placed, node) = match walked {
+        Walked::At(at, (placed, node)) => (at, *placed, node),
+        other => {
+            if let Some(why) = view.unread_above(None) {
+                return Lookup::Unknown(why);
             }
-            _ => done.push(part),
+            return match other {
+                Walked::Refused(why) => Lookup::CannotRun(format!("{}: {why}", c.shown)),
+                _ => Lookup::Missing,
+            };
         }
-        let here = done.join("/");
-        let target = match view.files.get(&here) {
-            Some((_, Kind::Symlink(t))) if !windows => t.clone(),
-            Some((_, Kind::Hardlink(t))) if pending.is_empty() => format!("/{t}"),
-            _ => continue,
-        };
-        hops += 1;
-        if hops > MAX_LINK_HOPS {
-            return Lookup::Unknown(format!(
-                "more than {MAX_LINK_HOPS} links followed from /{key}"
-            ));
-        }
-        done.pop();
-        if target.starts_with('/') {
-            done.clear();
-        }
-        pending.extend(target.split('/').rev().map(str::to_string));
-    }
-    let key = done.join("/");
-    let found = view.files.get(&key);
-    let layer = found.map(|(l, _)| *l);
-    if let Some(why) = view.unread_above(layer) {
+    };
+    if let Some(why) = view.unread_above(Some(placed)) {
         return Lookup::Unknown(why);
     }
-    match found {
-        Some((layer, Kind::File)) => Lookup::Found { layer: *layer, key },
-        _ => Lookup::Missing,
+    let shown = plan.shown(&at);
+    match node {
+        Node::File { layer, key, mode } if plan.windows || mode & 0o111 != 0 => Lookup::Found {
+            at,
+            layer: *layer,
+            key: key.clone(),
+        },
+        _ if plan.windows => Lookup::Missing,
+        Node::File { mode, .. } => Lookup::CannotRun(format!(
+            "{shown} has mode {mode:04o}, no execute bit: execve fails with EACCES (even for \
+             root, fs/namei.c generic_permission)"
+        )),
+        Node::Dir => Lookup::CannotRun(format!("{shown} is a directory: execve fails with EACCES")),
+        _ => Lookup::CannotRun(format!(
+            "{shown} is not a regular file: execve fails with EACCES"
+        )),
     }
 }
 
-/// The lookup of one program: the first candidate found, in order; an unknown candidate
-/// before it makes the whole lookup unknown.
-fn find(plan: &Plan, view: &View, name: &str) -> (Vec<String>, Lookup) {
-    let candidates = plan.candidates(name);
+/// The lookup of one program by `caller`: for a `PATH` search, the first candidate that
+/// can run (Go's `LookPath` and `execvp` skip the others); an unknown candidate before it
+/// makes the whole lookup unknown.
+fn find(plan: &Plan, view: &View, name: &str, caller: Caller) -> (Vec<String>, Lookup) {
+    let candidates = plan.candidates(name, caller);
     let looked_up = candidates.iter().map(|c| c.shown.clone()).collect();
+    if let [only] = candidates.as_slice()
+        && (caller == Caller::Kernel || name.contains('/'))
+    {
+        return (looked_up, lookup(plan, view, only));
+    }
+    let mut refused: Vec<String> = Vec::new();
     for c in &candidates {
-        match lookup(view, &c.key, plan.windows) {
+        match lookup(plan, view, c) {
             Lookup::Missing => {}
+            Lookup::CannotRun(why) => refused.push(why),
+            Lookup::Found { at, .. } if c.relative && caller == Caller::Runc => {
+                let why = format!(
+                    "{} was found through the relative PATH element of {}: Go's exec.LookPath \
+                     refuses it (ErrDot) and runc with it",
+                    plan.shown(&at),
+                    c.path
+                );
+                return (looked_up, Lookup::CannotRun(why));
+            }
             other => return (looked_up, other),
         }
     }
-    (looked_up, Lookup::Missing)
+    let found = match refused.is_empty() {
+        true => Lookup::Missing,
+        false => Lookup::CannotRun(format!(
+            "no candidate can run, the PATH search skips them: {}",
+            refused.join("; ")
+        )),
+    };
+    (looked_up, found)
 }
 
 /// The DLLs the PE program `key` imports that no directory of the loader's search holds.
@@ -414,12 +420,58 @@ fn missing_dlls(
     }
     let dirs = plan.dll_dirs(key);
     let provided: BTreeSet<String> = view
-        .files
-        .iter()
-        .filter(|(k, _)| dirs.contains(parent(k)))
-        .map(|(k, _)| k.rsplit('/').next().unwrap_or(k).to_string())
+        .files_in(&dirs)
+        .map(|k| k.rsplit('/').next().unwrap_or(k).to_string())
         .collect();
     Some(Ok(dll::missing(&pe.imports, &provided)))
+}
+
+/// The program a found file hands over to, if any: a Linux script's interpreter (by the
+/// kernel, or past the depth the kernel allows: `ELOOP`), then the NAME of
+/// `/usr/bin/env NAME` (by `execvp`).
+struct Chain {
+    /// `#!` scripts run so far in this `execve`.
+    scripts: usize,
+    /// The name `env` runs once the interpreters end.
+    env_arg: Option<String>,
+}
+
+/// What comes after a program: the next name, who looks it up, or a refusal.
+enum Next {
+    Program(String, Caller),
+    Refused(String, String),
+    End,
+}
+
+impl Chain {
+    fn next(&mut self, plan: &Plan, binary: &BinaryInfo) -> Next {
+        if let (Format::Script { interpreter, args }, false) = (&binary.format, plan.windows) {
+            if self.scripts == MAX_SCRIPTS {
+                return Next::Refused(
+                    interpreter.clone(),
+                    format!(
+                        "ELOOP: the kernel runs at most {MAX_SCRIPTS} #! interpreters in a \
+                         row, this would be one more (fs/exec.c exec_binprm)"
+                    ),
+                );
+            }
+            self.scripts += 1;
+            let env = interpreter.rsplit('/').next() == Some("env");
+            self.env_arg = args
+                .as_deref()
+                .and_then(|a| a.split_whitespace().next())
+                .filter(|a| env && !a.starts_with('-'))
+                .map(str::to_string);
+            return Next::Program(interpreter.clone(), Caller::Kernel);
+        }
+        match self.env_arg.take() {
+            Some(arg) => {
+                self.scripts = 0;
+                Next::Program(arg, Caller::Execvp)
+            }
+            None => Next::End,
+        }
+    }
 }
 
 /// One step of the lookup over the layers read so far and the extra headers read
@@ -429,19 +481,35 @@ pub fn resolve(
     layers: &[LayerState],
     probed: &BTreeMap<(usize, String), BinaryInfo>,
 ) -> Step {
-    let view = View::new(layers);
+    let view = View::new(layers, plan.windows);
     let mut programs: Vec<Program> = Vec::new();
-    let mut name = plan.command.first().cloned();
-    let mut env_arg: Option<String> = None;
-    while let Some(current) = name.take() {
-        if programs.len() >= MAX_PROGRAMS {
-            break;
-        }
-        let (looked_up, found) = find(plan, &view, &current);
+    let mut next = plan
+        .command
+        .first()
+        .map_or(Next::End, |n| Next::Program(n.clone(), Caller::Runc));
+    let mut chain = Chain {
+        scripts: 0,
+        env_arg: None,
+    };
+    while programs.len() < MAX_PROGRAMS {
+        let (current, caller) = match std::mem::replace(&mut next, Next::End) {
+            Next::End => break,
+            Next::Refused(name, why) => {
+                programs.push(Program {
+                    name,
+                    looked_up: vec![],
+                    outcome: Outcome::CannotRun(why),
+                });
+                break;
+            }
+            Next::Program(name, caller) => (name, caller),
+        };
+        let (looked_up, found) = find(plan, &view, &current, caller);
         let outcome = match found {
             Lookup::Missing => Outcome::Missing,
+            Lookup::CannotRun(why) => Outcome::CannotRun(why),
             Lookup::Unknown(why) => Outcome::NotChecked(why),
-            Lookup::Found { layer, key } => {
+            Lookup::Found { at, layer, key } => {
                 let binary = match layers.get(layer) {
                     Some(LayerState::Read(scan)) => scan.probed.get(&key),
                     _ => None,
@@ -450,20 +518,10 @@ pub fn resolve(
                 let Some(binary) = binary else {
                     return Step::Need { layer, key };
                 };
-                if let Format::Script { interpreter, args } = &binary.format {
-                    name = Some(interpreter.clone());
-                    let env = interpreter.rsplit('/').next() == Some("env");
-                    env_arg = args
-                        .as_deref()
-                        .and_then(|a| a.split_whitespace().next())
-                        .filter(|a| env && !a.starts_with('-'))
-                        .map(str::to_string);
-                } else if let Some(arg) = env_arg.take() {
-                    name = Some(arg);
-                }
+                next = chain.next(plan, binary);
                 Outcome::Found {
-                    path: plan.shown(&key),
-                    dlls: missing_dlls(plan, &view, &key, binary),
+                    path: plan.shown(&at),
+                    dlls: missing_dlls(plan, &view, &at, binary),
                     binary: Box::new(binary.clone()),
                 }
             }

@@ -39,8 +39,12 @@ pub struct Targets {
 /// What an entry of a layer does to the image's file system.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
-    /// A regular file (or one of another type that is no link: a device, a FIFO).
+    /// A regular file.
     File,
+    /// A directory: it merges with a directory below, replaces anything else.
+    Dir,
+    /// A character or block device, a FIFO: no program (`execve` refuses it).
+    Special,
     /// A symbolic link to `target` (as written).
     Symlink(String),
     /// A hard link to the entry named `target` (a key).
@@ -59,6 +63,8 @@ pub struct Seen {
     pub key: String,
     /// What it does.
     pub kind: Kind,
+    /// The entry's permission bits (a file's execute bits).
+    pub mode: u32,
 }
 
 /// What a scan kept of one layer.
@@ -96,6 +102,7 @@ fn seen_of(entry: &Entry<'_>, key: String, windows: bool) -> Option<Seen> {
         return Some(Seen {
             key: dir.to_string(),
             kind: Kind::Opaque,
+            mode: 0,
         });
     }
     if let Some(removed) = last.strip_prefix(WHITEOUT) {
@@ -107,16 +114,23 @@ fn seen_of(entry: &Entry<'_>, key: String, windows: bool) -> Option<Seen> {
         return Some(Seen {
             key,
             kind: Kind::Whiteout,
+            mode: 0,
         });
     }
     let link = String::from_utf8_lossy(entry.link);
     let kind = match entry.flag {
-        b'5' => return None,
+        b'5' if key.is_empty() => return None,
+        b'5' => Kind::Dir,
         b'2' => Kind::Symlink(link.into_owned()),
         b'1' => Kind::Hardlink(entry_key(&link, windows).unwrap_or_default()),
+        b'3' | b'4' | b'6' => Kind::Special,
         _ => Kind::File,
     };
-    Some(Seen { key, kind })
+    Some(Seen {
+        key,
+        kind,
+        mode: entry.mode,
+    })
 }
 
 /// Reads a file's first bytes into a [`Probe`] until it has what it needs.

@@ -153,6 +153,14 @@ fn each_program_outcome_gives_its_finding() {
             vec![Rule::EntrypointMissing],
             "looked up: /driver",
         ),
+        // Issue 33, item 8: there but refused by the kernel: the container cannot start.
+        (
+            "linux",
+            "amd64",
+            Outcome::CannotRun("/driver has mode 0644, no execute bit".into()),
+            vec![Rule::EntrypointMissing],
+            "cannot be started: /driver has mode 0644",
+        ),
         (
             "windows",
             "amd64",
@@ -264,5 +272,58 @@ fn abbreviated_revisions_are_the_same() {
     ];
     for (a, b, want) in rows {
         assert_eq!(same_revision(a, b), want, "{a} {b}");
+    }
+}
+
+/// Issue 33, item 8: every program of a `#!` chain is judged for the entry's platform, the
+/// interpreter too: a script whose interpreter is an arm64 ELF in a linux/amd64 entry is a
+/// `binary-platform-mismatch` naming the interpreter; a script on Windows (no `#!` there)
+/// is one naming the script.
+#[test]
+fn each_interpreter_is_judged_for_the_platform() {
+    let script = BinaryInfo {
+        format: Format::Script {
+            interpreter: "/bin/sh".into(),
+            args: None,
+        },
+        go: None,
+        incomplete: vec![],
+    };
+    let found_at = |path: &str, binary: BinaryInfo| Program {
+        name: path.into(),
+        looked_up: vec![path.into()],
+        outcome: Outcome::Found {
+            path: path.into(),
+            binary: Box::new(binary),
+            dlls: None,
+        },
+    };
+    let rows = [
+        (
+            "linux",
+            vec![
+                found_at("/entry.sh", script.clone()),
+                found_at("/bin/sh", elf(183, None)),
+            ],
+            "runs /bin/sh: ELF 64-bit LSB AArch64: amd64 needs",
+        ),
+        (
+            "windows",
+            vec![found_at("C:\\entry.sh", script.clone())],
+            "runs C:\\entry.sh: script #!/bin/sh: not a Windows PE executable",
+        ),
+    ];
+    for (os, programs, want) in rows {
+        let node = image_node(1, config(os, "amd64", ""), programs);
+        let image = node.image().unwrap();
+        let got: Vec<Finding> = image
+            .entry
+            .iter()
+            .flat_map(|e| &e.programs)
+            .flat_map(|p| program_findings(&node, image, p))
+            .collect();
+        assert_eq!(got.len(), 1, "{os}: {got:?}");
+        assert_eq!(got[0].rule, Rule::BinaryPlatformMismatch, "{os}");
+        assert!(got[0].message.contains(want), "{os}: {}", got[0].message);
     }
 }

@@ -5,12 +5,17 @@ use super::*;
 type TarEntry<'a> = (&'a str, tar::EntryType, &'a [u8], Option<&'a str>);
 
 fn tar(entries: &[TarEntry<'_>]) -> Vec<u8> {
+    let modes: Vec<(TarEntry<'_>, u32)> = entries.iter().map(|e| (*e, 0o755)).collect();
+    tar_with_modes(&modes)
+}
+
+fn tar_with_modes(entries: &[(TarEntry<'_>, u32)]) -> Vec<u8> {
     let mut b = tar::Builder::new(Vec::new());
-    for (name, kind, data, link) in entries {
+    for ((name, kind, data, link), mode) in entries {
         let mut h = tar::Header::new_gnu();
         h.set_entry_type(*kind);
         h.set_size(data.len() as u64);
-        h.set_mode(0o755);
+        h.set_mode(*mode);
         if let Some(link) = link {
             h.set_link_name(link).unwrap();
         }
@@ -35,17 +40,22 @@ fn elf_head() -> Vec<u8> {
     h
 }
 
+/// Every entry but the root's: directories (a directory replaces a file or link below it),
+/// devices and FIFOs (no program), links, whiteouts, and each file's mode (its execute
+/// bits decide whether `execve` may run it).
 #[test]
 fn a_linux_layer_keeps_links_whiteouts_and_probes_targets() {
-    use tar::EntryType::{Directory, Regular, Symlink};
+    use tar::EntryType::{Directory, Fifo, Regular, Symlink};
     let elf = elf_head();
-    let layer = tar(&[
-        ("usr/", Directory, b"", None),
-        ("bin", Symlink, b"", Some("usr/bin")),
-        ("usr/bin/driver", Regular, &elf[..], None),
-        ("usr/bin/other", Regular, &elf[..], None),
-        ("opt/.wh.old", Regular, b"", None),
-        ("etc/.wh..wh..opq", Regular, b"", None),
+    let layer = tar_with_modes(&[
+        (("./", Directory, b"", None), 0o755),
+        (("usr/", Directory, b"", None), 0o755),
+        (("bin", Symlink, b"", Some("usr/bin")), 0o777),
+        (("usr/bin/driver", Regular, &elf[..], None), 0o755),
+        (("usr/bin/other", Regular, &elf[..], None), 0o644),
+        (("run/fifo", Fifo, b"", None), 0o600),
+        (("opt/.wh.old", Regular, b"", None), 0o644),
+        (("etc/.wh..wh..opq", Regular, b"", None), 0o644),
     ]);
     let targets = Targets {
         windows: false,
@@ -53,19 +63,21 @@ fn a_linux_layer_keeps_links_whiteouts_and_probes_targets() {
         dirs: BTreeSet::new(),
     };
     let scan = scan_linux_layer(&layer[..], limits(), &targets).unwrap();
-    let seen: Vec<(&str, &Kind)> = scan
+    let seen: Vec<(&str, &Kind, u32)> = scan
         .seen
         .iter()
-        .map(|s| (s.key.as_str(), &s.kind))
+        .map(|s| (s.key.as_str(), &s.kind, s.mode))
         .collect();
     assert_eq!(
         seen,
         [
-            ("bin", &Kind::Symlink("usr/bin".into())),
-            ("usr/bin/driver", &Kind::File),
-            ("usr/bin/other", &Kind::File),
-            ("opt/old", &Kind::Whiteout),
-            ("etc", &Kind::Opaque),
+            ("usr", &Kind::Dir, 0o755),
+            ("bin", &Kind::Symlink("usr/bin".into()), 0o777),
+            ("usr/bin/driver", &Kind::File, 0o755),
+            ("usr/bin/other", &Kind::File, 0o644),
+            ("run/fifo", &Kind::Special, 0o600),
+            ("opt/old", &Kind::Whiteout, 0),
+            ("etc", &Kind::Opaque, 0),
         ]
     );
     let probed: Vec<&str> = scan.probed.keys().map(String::as_str).collect();
