@@ -272,4 +272,60 @@ mod tests {
         ));
         assert_eq!(parse_challenge(r#"Bearer realm=""#), None);
     }
+
+    /// Issue 34, item 7: the `WWW-Authenticate` parser on random and mutated values never
+    /// panics (it is linear: one pass over the characters), and a Bearer challenge written
+    /// with quoted values, escapes and commas in them reads back as written.
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::*;
+
+        /// `value` as a quoted string: `"` and `\` escaped.
+        fn quote(value: &str) -> String {
+            let escaped = value.replace('\\', "\\\\").replace('"', "\\\"");
+            format!("\"{escaped}\"")
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+
+            #[test]
+            fn any_value_never_panics(header in "\\PC{0,200}") {
+                let _ = parse_challenge(&header);
+            }
+
+            #[test]
+            fn mutated_challenges_never_panic(
+                cut in any::<usize>(),
+                junk in "[\"\\\\,= a-z]{0,12}",
+                at in any::<usize>(),
+            ) {
+                let mut header = r#"Bearer realm="https://auth.example/token",service="r",scope="repository:a/b:pull""#.to_string();
+                header.truncate(cut % (header.len() + 1));
+                let at = at % (header.len() + 1);
+                header.insert_str(at, &junk);
+                let _ = parse_challenge(&header);
+            }
+
+            #[test]
+            fn bearer_challenges_read_back(
+                realm in "[ -~]{1,40}",
+                service in "[ -~]{0,20}",
+                scope in "[ -~]{0,40}",
+            ) {
+                let header = format!(
+                    "Bearer realm={},service={},scope={}",
+                    quote(&realm), quote(&service), quote(&scope)
+                );
+                let trimmed = |s: &str| s.trim().to_string();
+                let want = (!trimmed(&realm).is_empty()).then(|| Challenge::Bearer {
+                    realm: trimmed(&realm),
+                    service: Some(trimmed(&service)),
+                    scope: Some(trimmed(&scope)),
+                });
+                prop_assert_eq!(parse_challenge(&header), want);
+            }
+        }
+    }
 }

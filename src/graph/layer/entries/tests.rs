@@ -467,3 +467,58 @@ fn reads_tar_as_go_archive_tar_does() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Issue 34, item 7: the tar walk on random and mutated archives never panics, ends (each
+/// header read moves the reader forward), and never reports more entries than headers it
+/// could have read; a well-formed archive of files keeps its names whatever trails it.
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A small well-formed archive of `names` (one byte of data each), then two zero blocks.
+    fn archive(names: &[String]) -> Vec<u8> {
+        let mut out: Vec<u8> = names.iter().flat_map(|n| file(n)).collect();
+        out.extend(zero());
+        out.extend(zero());
+        out
+    }
+
+    fn names() -> impl Strategy<Value = Vec<String>> {
+        proptest::collection::vec("[a-z][a-z0-9./_-]{0,40}", 0..6)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..4 * BLOCK)) {
+            if let Ok(entries) = walk(&bytes) {
+                prop_assert!(entries.len() <= bytes.len() / BLOCK);
+            }
+        }
+
+        #[test]
+        fn mutated_archives_never_panic(
+            names in names(),
+            flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..24),
+            cut in any::<usize>(),
+        ) {
+            let mut bytes = archive(&names);
+            for (at, value) in flips {
+                let i = at % bytes.len();
+                bytes[i] = value;
+            }
+            bytes.truncate(cut % (bytes.len() + 1));
+            if let Ok(entries) = walk(&bytes) {
+                prop_assert!(entries.len() <= bytes.len() / BLOCK);
+            }
+        }
+
+        #[test]
+        fn well_formed_archives_keep_their_names(names in names()) {
+            let got = walk(&archive(&names)).map_err(TestCaseError::fail)?;
+            prop_assert_eq!(got, names);
+        }
+    }
+}
