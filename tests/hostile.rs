@@ -449,3 +449,54 @@ async fn timeout_stops_merging_a_long_reference_list() {
          (0 merged): stopped"
     );
 }
+
+/// Issue 33, item 15: YAML aliases repeating one large string (a 0.4 MB file that parses to
+/// 1 GB: serde_yaml_ng's guard counts alias expansions, not their size) are refused before
+/// parsing, for every YAML input: exit 2 naming the file, at once.
+#[test]
+fn yaml_aliases_expanding_past_the_bound_are_refused_for_every_input() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let big = "x".repeat(200_000);
+    let aliases = vec!["*a"; 5_000].join(", ");
+    let write = |name: &str, head: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(
+            &path,
+            format!("{head}\nx-big: &a {big}\nx-many: [{aliases}]\n"),
+        )
+        .unwrap();
+        path.display().to_string()
+    };
+    let idms = write(
+        "idms.yaml",
+        "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet",
+    );
+    let nodes = write("nodes.yaml", "apiVersion: v1\nkind: List\nitems: []");
+    let pods = write("pods.yaml", "apiVersion: v1\nkind: Pod");
+    let imageset = write("imageset.yaml", "kind: ImageSetConfiguration");
+    let policy = write("policy.yaml", "version: 1");
+    let good = format!("oci:{}", fixture("good").display());
+    let pinned = "q.io/a/b:v1";
+    let runs: [(Vec<&str>, &str); 5] = [
+        (vec!["mirror-check", "--idms", &idms, pinned], &idms),
+        (vec!["verify", &good, "--nodes", &nodes], &nodes),
+        (vec!["verify", "--from-manifests", &pods], &pods),
+        (
+            vec!["mirror-check", "--pre", "--from-imageset", &imageset],
+            &imageset,
+        ),
+        (vec!["verify", &good, "--policy", &policy], &policy),
+    ];
+    for (args, file) in runs {
+        let started = Instant::now();
+        let out = imgcheck().args(&args).output().expect("imgcheck runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(file) && stderr.contains("YAML aliases (*name) expand"),
+            "{args:?}: {stderr}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(20), "{args:?}");
+    }
+}

@@ -348,6 +348,7 @@ fn node_items(text: &str, origin: &str) -> Result<Vec<Value>, NodesError> {
             ..err("not JSON (expected `oc get nodes -o json` output)".to_string())
         })?
     } else {
+        crate::yaml::check_yaml(text).map_err(|e| err(e.to_string()))?;
         let mut doc = serde_yaml_ng::from_str(text).map_err(|e| NodesError {
             source: Some(NodesCause::Yaml(Arc::new(e))),
             ..err(
