@@ -51,6 +51,22 @@ pub(crate) fn read_file(path: &Path, max_bytes: u64) -> Result<String, ReadError
     read_capped(file, max_bytes, "cannot read")
 }
 
+/// What a file is, by its metadata: `a directory`, `a file`, `a FIFO`, `a device`, `a
+/// socket` (what an input that must be a regular file is refused as, before it is opened: a
+/// FIFO would block the open, a device never end).
+pub(crate) fn file_kind(m: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    match () {
+        _ if t.is_dir() => "a directory",
+        _ if t.is_file() => "a file",
+        _ if t.is_fifo() => "a FIFO",
+        _ if t.is_char_device() || t.is_block_device() => "a device",
+        _ if t.is_socket() => "a socket",
+        _ => "of another type",
+    }
+}
+
 /// Reads at most `max_bytes` (one more tells that there is more, whatever the file's
 /// metadata says: `/dev/zero` and pipes have none), then decodes.
 fn read_capped(from: impl Read, max_bytes: u64, cannot: &str) -> Result<String, ReadError> {

@@ -250,7 +250,7 @@ fn set_entry(
     let scope = |what: &str, value: &str, wildcard: bool| {
         validate_scope(value, wildcard).map_err(|source| {
             let at = here.to_string();
-            let (what, value) = (format!("{what} "), value.to_string());
+            let (what, value) = (format!("{what} "), crate::secret::redact_location(value));
             error(
                 path,
                 None,
