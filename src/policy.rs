@@ -365,7 +365,7 @@ impl Policy {
             reason,
             source: None,
         };
-        crate::yaml::check_nesting(text).map_err(|e| err(e.to_string()))?;
+        crate::yaml::check_yaml(text).map_err(|e| err(e.to_string()))?;
         let policy: Policy = serde_yaml_ng::from_str(text).map_err(|e| {
             let reason = match e.location() {
                 Some(l) if !e.to_string().contains("line ") => {

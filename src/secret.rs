@@ -78,6 +78,32 @@ fn ends_value(c: char) -> bool {
     c.is_whitespace() || c.is_control() || "\"'<>`)]}".contains(c)
 }
 
+/// A registry location or host URL as it may be printed: `[scheme://][user[:password]@]host
+/// [/path][?query][#fragment]` with the user information, the query and the fragment each
+/// replaced by [`REDACTED`] (Go's `url.Parse` order: the fragment from the first `#`, the
+/// query from the first `?`, the authority up to the first `/`, its user information up to
+/// the last `@`).
+pub(crate) fn redact_location(location: &str) -> String {
+    let (rest, fragment) = match location.split_once('#') {
+        Some((rest, _)) => (rest, format!("#{REDACTED}")),
+        None => (location, String::new()),
+    };
+    let (rest, query) = match rest.split_once('?') {
+        Some((rest, _)) => (rest, format!("?{REDACTED}")),
+        None => (rest, String::new()),
+    };
+    let (scheme, rest) = match rest.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), rest),
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let authority = match authority.rsplit_once('@') {
+        Some((_, host)) => format!("{REDACTED}@{host}"),
+        None => authority.to_string(),
+    };
+    format!("{scheme}{authority}{path}{query}{fragment}")
+}
+
 /// The query and fragment of every `scheme://…` URL replaced by [`REDACTED`]:
 /// `https://bucket/blob?<redacted>`.
 fn redact_queries(text: &str) -> String {

@@ -482,7 +482,13 @@ fn the_port_and_override_path_are_named_as_the_causes() {
 
     // containerd's own config_path tree: a host with override_path and no /v2.
     let hosts = r.dir.path().join("certs.d");
-    let folder = hosts.join(r.source.host());
+    // A Windows node looks up `host_port_` for a host with a port (containerd 1.7
+    // config_windows.go hostPaths), never `host:port`.
+    let host = r.source.host();
+    let folder = hosts.join(match host.rsplit_once(':') {
+        Some((h, port)) => format!("{h}_{port}_"),
+        None => host.to_string(),
+    });
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(
         folder.join("hosts.toml"),

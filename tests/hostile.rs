@@ -458,3 +458,148 @@ async fn timeout_stops_merging_a_long_reference_list() {
          (0 merged): stopped"
     );
 }
+
+/// Issue 33, item 15: YAML aliases repeating one large string (a 0.4 MB file that parses to
+/// 1 GB: serde_yaml_ng's guard counts alias expansions, not their size) are refused before
+/// parsing, for every YAML input: exit 2 naming the file, at once.
+#[test]
+fn yaml_aliases_expanding_past_the_bound_are_refused_for_every_input() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let big = "x".repeat(200_000);
+    let aliases = vec!["*a"; 5_000].join(", ");
+    let write = |name: &str, head: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(
+            &path,
+            format!("{head}\nx-big: &a {big}\nx-many: [{aliases}]\n"),
+        )
+        .unwrap();
+        path.display().to_string()
+    };
+    let idms = write(
+        "idms.yaml",
+        "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet",
+    );
+    let nodes = write("nodes.yaml", "apiVersion: v1\nkind: List\nitems: []");
+    let pods = write("pods.yaml", "apiVersion: v1\nkind: Pod");
+    let imageset = write("imageset.yaml", "kind: ImageSetConfiguration");
+    let policy = write("policy.yaml", "version: 1");
+    let good = format!("oci:{}", fixture("good").display());
+    let pinned = "q.io/a/b:v1";
+    let runs: [(Vec<&str>, &str); 5] = [
+        (vec!["mirror-check", "--idms", &idms, pinned], &idms),
+        (vec!["verify", &good, "--nodes", &nodes], &nodes),
+        (vec!["verify", "--from-manifests", &pods], &pods),
+        (
+            vec!["mirror-check", "--pre", "--from-imageset", &imageset],
+            &imageset,
+        ),
+        (vec!["verify", &good, "--policy", &policy], &policy),
+    ];
+    for (args, file) in runs {
+        let started = Instant::now();
+        let out = imgcheck().args(&args).output().expect("imgcheck runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(file) && stderr.contains("YAML aliases (*name) expand"),
+            "{args:?}: {stderr}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(20), "{args:?}");
+    }
+}
+
+/// Issue 33, items 12–14: mirror configuration containerd or CRI-O cannot read — a
+/// `hosts.toml` that is a FIFO or `/dev/zero`, a `registries.conf.d` drop-in that is one —
+/// is refused at once (never opened, so never blocking), exit 2 naming the file; a host URL's
+/// and a location's `user:password` and query are never printed, in the plan or in errors.
+#[test]
+fn mirror_configuration_nodes_cannot_read_is_refused_and_credentials_never_printed() {
+    use std::os::unix::fs::symlink;
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = |p: &std::path::Path| {
+        let made = std::process::Command::new("mkfifo").arg(p).status();
+        assert!(made.expect("mkfifo runs").success());
+    };
+    let hosts = dir.path().join("certs.d");
+    std::fs::create_dir_all(hosts.join("quay.io")).unwrap();
+    fifo(&hosts.join("quay.io/hosts.toml"));
+    let zero = dir.path().join("zero.d");
+    std::fs::create_dir_all(zero.join("_default")).unwrap();
+    symlink("/dev/zero", zero.join("_default/hosts.toml")).unwrap();
+    let conf = dir.path().join("registries.conf");
+    std::fs::write(&conf, "[[registry]]\nlocation = \"quay.io/a\"\n").unwrap();
+    std::fs::create_dir(dir.path().join("registries.conf.d")).unwrap();
+    fifo(&dir.path().join("registries.conf.d/99-pipe.conf"));
+    let (hosts, zero, conf) = (
+        hosts.display().to_string(),
+        zero.display().to_string(),
+        conf.display().to_string(),
+    );
+    let pinned =
+        "quay.io/a/b@sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+    let runs: [(Vec<&str>, String); 3] = [
+        (
+            vec!["--hosts-dir", &hosts, "--os", "windows"],
+            format!("{hosts}/quay.io/hosts.toml: a FIFO, not a file"),
+        ),
+        (
+            vec!["--hosts-dir", &zero, "--os", "windows"],
+            format!("{zero}/_default/hosts.toml: a device, not a file"),
+        ),
+        (
+            vec!["--registries-conf", &conf, "--os", "linux"],
+            format!("{conf}.d/99-pipe.conf: a FIFO, not a regular file"),
+        ),
+    ];
+    for (args, want) in runs {
+        let started = Instant::now();
+        let out = imgcheck()
+            .args(["mirror-check", "--plan"])
+            .args(&args)
+            .arg(pinned)
+            .output()
+            .expect("imgcheck runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(&want), "{args:?}: {stderr}");
+        assert!(started.elapsed() < Duration::from_secs(20), "{args:?}");
+    }
+    // Credentials and queries in hosts.toml URLs are dropped, as containerd drops them.
+    let creds = dir.path().join("creds.d");
+    std::fs::create_dir_all(creds.join("quay.io")).unwrap();
+    std::fs::write(
+        creds.join("quay.io/hosts.toml"),
+        "server = \"https://u:s3cret@quay.io?token=s3cret\"\n\
+         [host.\"https://u:s3cret@m.local:5000/v2/ocp#s3cret\"]\n  capabilities = [\"pull\"]\n  override_path = true\n",
+    )
+    .unwrap();
+    let creds = creds.display().to_string();
+    let out = imgcheck()
+        .args([
+            "mirror-check",
+            "--plan",
+            "--hosts-dir",
+            &creds,
+            "--os",
+            "windows",
+            pinned,
+        ])
+        .output()
+        .expect("imgcheck runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.contains("https://m.local:5000/v2/ocp/a/b/manifests/"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("s3cret") && !stderr.contains("s3cret"),
+        "{stdout}{stderr}"
+    );
+}

@@ -375,7 +375,7 @@ impl Plan {
     /// Parses plan YAML; `path` names it in errors and anchors relative paths.
     pub fn parse(text: &str, path: &Path) -> Result<Plan, PlanError> {
         let origin = path.display().to_string();
-        crate::yaml::check_nesting(text).map_err(|e| PlanError::Syntax {
+        crate::yaml::check_yaml(text).map_err(|e| PlanError::Syntax {
             origin: origin.clone(),
             reason: e.to_string(),
         })?;

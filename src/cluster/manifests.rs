@@ -120,9 +120,9 @@ pub enum ManifestsCause {
     /// The text is not YAML, or a field has the wrong type.
     #[error(transparent)]
     Yaml(serde_yaml_ng::Error),
-    /// The YAML nests too deep to be parsed safely.
+    /// The YAML nests too deep, or its aliases expand too far, to be parsed safely.
     #[error(transparent)]
-    TooDeep(crate::yaml::TooDeep),
+    Guard(crate::yaml::Refused),
     /// A merge key (`<<`) that merges no mapping.
     #[error(transparent)]
     Merge(crate::yaml::BadMerge),
@@ -334,8 +334,8 @@ pub fn parse_manifests(text: &str, origin: &str) -> Result<Vec<ImageUse>, Manife
         reason,
         source: Some(Arc::new(source)),
     };
-    crate::yaml::check_nesting(text)
-        .map_err(|e| err(None, "refused".to_string(), ManifestsCause::TooDeep(e)))?;
+    crate::yaml::check_yaml(text)
+        .map_err(|e| err(None, "refused".to_string(), ManifestsCause::Guard(e)))?;
     let mut uses = Vec::new();
     for (i, doc) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
         let at = format!("document {}", i + 1);

@@ -14,14 +14,17 @@
 //! `docs/cluster.md` gives the sources.
 
 use std::collections::BTreeMap;
+use std::io::BufRead;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_yaml_ng::Value;
 
 use crate::cluster::scheduling::{Effect, NodeFacts, Taint};
 use crate::platform::{Platform, RuntimeChoice, RuntimeProfile, WindowsVersion};
 use crate::policy::{Host, is_known_arch};
+use model::{Node, nodes_of_kind};
+pub use model::{NodesCause, NodesError};
 
 /// The label the Windows Machine Config Operator and kubelet set to the node's build.
 pub const LABEL_WINDOWS_BUILD: &str = "node.kubernetes.io/windows-build";
@@ -113,107 +116,74 @@ impl std::fmt::Display for SkippedNode {
     }
 }
 
-/// A node list that cannot be used, naming the input, the node and the field.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("nodes {origin}: {reason}")]
-pub struct NodesError {
-    /// The file path, or `-` for standard input.
-    pub origin: String,
-    /// What is wrong, naming the node and the field when there is one.
-    pub reason: String,
-    /// The error behind it, if another library reported it.
-    #[source]
-    pub source: Option<NodesCause>,
-}
-
-/// The error behind a [`NodesError`].
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum NodesCause {
-    /// The file cannot be read.
-    #[error(transparent)]
-    Read(Arc<std::io::Error>),
-    /// The text (starting with `{`) is not JSON.
-    #[error(transparent)]
-    Json(Arc<serde_json::Error>),
-    /// The text is not YAML (nor JSON), or an item does not have a Node's shape.
-    #[error(transparent)]
-    Yaml(Arc<serde_yaml_ng::Error>),
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct Node {
-    kind: String,
-    metadata: Metadata,
-    spec: Spec,
-    status: Status,
-}
-
-/// What placement reads of a node's `spec` (taints, cordon).
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct Spec {
-    taints: Option<Vec<RawTaint>>,
-    unschedulable: Option<bool>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct RawTaint {
-    key: Option<String>,
-    value: Option<String>,
-    effect: Option<String>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct Metadata {
-    name: String,
-    labels: BTreeMap<String, String>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
-struct Status {
-    node_info: NodeInfo,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default, rename_all = "camelCase")]
-struct NodeInfo {
-    architecture: String,
-    operating_system: String,
-    kernel_version: String,
-    container_runtime_version: String,
-}
-
-/// Reads a node list from a file, or standard input for `-`, of at most `max_bytes`.
+/// Reads a node list from a file, or standard input for `-`, of at most `max_bytes`. A JSON
+/// one (its first character `{`, after a UTF-8 byte-order mark) is streamed: memory grows with
+/// what is kept of each node, not with the file (`nodes/stream.rs`); a YAML one (or a UTF-16 one) is
+/// read whole, then parsed ([`parse_nodes`]).
 pub fn read_nodes(path: &str, max_bytes: u64, odd: OddNodes) -> Result<NodeHosts, NodesError> {
-    let text = crate::input::read_text(path, max_bytes).map_err(|e| NodesError {
+    let unreadable = |e: crate::input::ReadError| NodesError {
         origin: path.to_string(),
         reason: e.reason,
         source: e.source.map(|e| NodesCause::Read(Arc::new(e))),
-    })?;
-    parse_nodes(&text, path, odd)
+    };
+    let mut input = crate::input::open_capped(path, max_bytes).map_err(unreadable)?;
+    let json = {
+        let head = match input.fill_buf() {
+            Ok(head) => head,
+            Err(e) => {
+                let cannot = crate::input::ReadError {
+                    reason: "cannot read".to_string(),
+                    source: Some(e),
+                };
+                return Err(unreadable(input.get_ref().passed().unwrap_or(cannot)));
+            }
+        };
+        let bom = usize::from(head.starts_with(b"\xEF\xBB\xBF")) * 3;
+        let first = head[bom..].iter().find(|b| !b.is_ascii_whitespace());
+        (first == Some(&b'{')).then_some(bom)
+    };
+    let Some(bom) = json else {
+        let text = crate::input::read_rest(input).map_err(unreadable)?;
+        return parse_nodes(&text, path, odd);
+    };
+    input.consume(bom);
+    let mut de = serde_json::Deserializer::from_reader(&mut input);
+    let nodes = stream::json_nodes(&mut de, path);
+    let nodes = match (nodes, input.get_ref().passed()) {
+        (Err(_), Some(limit)) => return Err(unreadable(limit)),
+        (nodes, _) => nodes?,
+    };
+    judge_nodes(nodes, path, odd)
 }
 
 /// Parses a node list (YAML or JSON); `origin` names it in errors.
 pub fn parse_nodes(text: &str, origin: &str, odd: OddNodes) -> Result<NodeHosts, NodesError> {
+    crate::yaml::check_nesting(text).map_err(|e| NodesError {
+        origin: origin.to_string(),
+        reason: e.to_string(),
+        source: None,
+    })?;
+    // As kubectl reads files (apimachinery `util/yaml` `NewYAMLOrJSONDecoder`): text that
+    // starts with `{` is JSON, which may hold characters YAML refuses (a raw U+009B).
+    let nodes = match text.trim_start().starts_with('{') {
+        true => stream::json_nodes(&mut serde_json::Deserializer::from_str(text), origin)?,
+        false => yaml_nodes(text, origin)?,
+    };
+    judge_nodes(nodes, origin, odd)
+}
+
+/// The host rows, notes and facts of `nodes` read from `origin`.
+fn judge_nodes(nodes: Vec<Node>, origin: &str, odd: OddNodes) -> Result<NodeHosts, NodesError> {
     let err = |reason: String| NodesError {
         origin: origin.to_string(),
         reason,
         source: None,
     };
-    let items = node_items(text, origin)?;
     type Row = (Platform, Vec<String>);
     let mut rows: BTreeMap<(bool, String, RuntimeProfile), Row> = BTreeMap::new();
     let mut runtimes: BTreeMap<String, (RuntimeChoice, Vec<String>)> = BTreeMap::new();
     let (mut notes, mut skipped, mut facts) = (Vec::new(), Vec::new(), Vec::new());
-    for (i, item) in items.into_iter().enumerate() {
-        let node: Node = serde_yaml_ng::from_value(item).map_err(|e| NodesError {
-            source: Some(NodesCause::Yaml(Arc::new(e))),
-            ..err(format!("item {i} is not a Node"))
-        })?;
+    for (i, node) in nodes.into_iter().enumerate() {
         let (platform, version, choice) = match node_host(&node, i) {
             Ok(host) => host,
             Err(Unusable::Odd(s)) if odd == OddNodes::Skip => {
@@ -331,54 +301,35 @@ fn node_facts(node: &Node) -> Result<NodeFacts, String> {
     })
 }
 
-/// The items of a node list (a `List` or `NodeList`'s, or the one `Node`), or why it is not
-/// one.
-fn node_items(text: &str, origin: &str) -> Result<Vec<Value>, NodesError> {
+/// The nodes of a YAML node list (a `List` or `NodeList`'s items, or the one `Node`), or why
+/// it is not one: read whole, through the reader every other YAML input goes through (the
+/// alias guard, merge keys).
+fn yaml_nodes(text: &str, origin: &str) -> Result<Vec<Node>, NodesError> {
     let err = |reason: String| NodesError {
         origin: origin.to_string(),
         reason,
         source: None,
     };
-    crate::yaml::check_nesting(text).map_err(|e| err(e.to_string()))?;
-    // As kubectl reads files (apimachinery `util/yaml` `NewYAMLOrJSONDecoder`): text that
-    // starts with `{` is JSON, which may hold characters YAML refuses (a raw U+009B).
-    let doc: Value = if text.trim_start().starts_with('{') {
-        serde_json::from_str(text).map_err(|e| NodesError {
-            source: Some(NodesCause::Json(Arc::new(e))),
-            ..err("not JSON (expected `oc get nodes -o json` output)".to_string())
-        })?
-    } else {
-        let mut doc = serde_yaml_ng::from_str(text).map_err(|e| NodesError {
-            source: Some(NodesCause::Yaml(Arc::new(e))),
-            ..err(
-                "not YAML or JSON (expected `oc get nodes -o yaml` or `-o json` output)"
-                    .to_string(),
-            )
-        })?;
-        crate::yaml::merge_keys(&mut doc).map_err(|e| err(e.to_string()))?;
-        doc
+    crate::yaml::check_yaml(text).map_err(|e| err(e.to_string()))?;
+    let mut doc: Value = serde_yaml_ng::from_str(text).map_err(|e| NodesError {
+        source: Some(NodesCause::Yaml(Arc::new(e))),
+        ..err("not YAML or JSON (expected `oc get nodes -o yaml` or `-o json` output)".to_string())
+    })?;
+    crate::yaml::merge_keys(&mut doc).map_err(|e| err(e.to_string()))?;
+    let kind = doc.get("kind").and_then(Value::as_str).map(str::to_string);
+    let items = match doc.get_mut("items").map(std::mem::take) {
+        Some(Value::Sequence(items)) => Some(items),
+        _ => None,
     };
-    let items = match doc.get("kind").and_then(Value::as_str) {
-        Some("List" | "NodeList") => match doc.get("items").and_then(Value::as_sequence) {
-            Some(items) => items.clone(),
-            None => return Err(err("the List has no 'items' array".to_string())),
-        },
-        Some("Node") => vec![doc],
-        Some(k) => {
-            return Err(err(format!(
-                "not a node list: kind is '{k}' (expected a List of Node, or a Node)"
-            )));
-        }
-        None => {
-            return Err(err(
-                "not a node list: no 'kind' (expected a List of Node, or a Node)".to_string(),
-            ));
-        }
-    };
-    if items.is_empty() {
-        return Err(err("the list holds no nodes".to_string()));
-    }
-    Ok(items)
+    let items = nodes_of_kind(kind.as_deref(), items, || doc).map_err(err)?;
+    (items.into_iter().enumerate())
+        .map(|(i, item)| {
+            serde_yaml_ng::from_value(item).map_err(|e| NodesError {
+                source: Some(NodesCause::Yaml(Arc::new(e))),
+                ..err(format!("item {i} is not a Node"))
+            })
+        })
+        .collect()
 }
 
 /// Why a node gives no host row.
@@ -555,5 +506,7 @@ fn release_version(rest: &str) -> Result<(&str, (u32, u32, u32)), String> {
 
 crate::error::input_errors!(NodesError);
 
+mod model;
+mod stream;
 #[cfg(test)]
 mod tests;

@@ -104,9 +104,9 @@ pub enum ReleaseCause {
     /// `image-references` is not YAML.
     #[error(transparent)]
     Yaml(serde_yaml_ng::Error),
-    /// `image-references` nests too deep to be parsed safely.
+    /// `image-references` nests too deep, or its aliases expand too far, to be parsed safely.
     #[error(transparent)]
-    TooDeep(crate::yaml::TooDeep),
+    Guard(crate::yaml::Refused),
     /// A `from.name` that is not an image reference.
     #[error(transparent)]
     Reference(ReferenceError),
@@ -317,8 +317,8 @@ pub fn parse_image_references(
     origin: &str,
 ) -> Result<(Option<String>, Vec<ReleaseTag>), ReleaseError> {
     let bad = |what: String| ReleaseError::new(origin, ReleaseErrorKind::NotARelease, what);
-    crate::yaml::check_nesting(&String::from_utf8_lossy(bytes))
-        .map_err(|e| bad("refused".into()).caused(ReleaseCause::TooDeep(e)))?;
+    crate::yaml::check_yaml(&String::from_utf8_lossy(bytes))
+        .map_err(|e| bad("refused".into()).caused(ReleaseCause::Guard(e)))?;
     let value = document(bytes).map_err(|c| bad("neither JSON nor YAML".into()).caused(c))?;
     let field = |path: &str| lookup(&value, path);
     let kind = field("kind").and_then(Value::as_str);

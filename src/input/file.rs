@@ -51,6 +51,106 @@ pub(crate) fn read_file(path: &Path, max_bytes: u64) -> Result<String, ReadError
     read_capped(file, max_bytes, "cannot read")
 }
 
+/// An input read as a stream, at most `max` bytes of it: past them a read fails (and
+/// [`Capped::passed`] says so), whatever the file's metadata says.
+pub(crate) struct Capped {
+    inner: Box<dyn Read>,
+    left: u64,
+    max: u64,
+    passed: bool,
+}
+
+impl Capped {
+    /// The limit's error, when a read went past it.
+    pub(crate) fn passed(&self) -> Option<ReadError> {
+        self.passed.then(|| ReadError {
+            reason: too_large(self.max),
+            source: None,
+        })
+    }
+}
+
+impl Read for Capped {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            // One byte more tells whether the input goes on.
+            if self.inner.read(&mut [0u8])? == 0 {
+                return Ok(0);
+            }
+            self.passed = true;
+            return Err(std::io::Error::other(too_large(self.max)));
+        }
+        let take = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..take])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+/// `path` (standard input for `-`) opened for streaming, buffered, at most `max_bytes` of it.
+pub(crate) fn open_capped(
+    path: &str,
+    max_bytes: u64,
+) -> Result<std::io::BufReader<Capped>, ReadError> {
+    let inner: Box<dyn Read> = match path {
+        "-" => Box::new(std::io::stdin().lock()),
+        path => Box::new(std::fs::File::open(path).map_err(|e| ReadError {
+            reason: "cannot read".to_string(),
+            source: Some(e),
+        })?),
+    };
+    Ok(std::io::BufReader::with_capacity(
+        64 * 1024,
+        Capped {
+            inner,
+            left: max_bytes,
+            max: max_bytes,
+            passed: false,
+        },
+    ))
+}
+
+/// The rest of a [`open_capped`] input as text, decoded as [`read_text`] decodes it.
+pub(crate) fn read_rest(mut from: std::io::BufReader<Capped>) -> Result<String, ReadError> {
+    let mut bytes = Vec::new();
+    if let Err(e) = from.read_to_end(&mut bytes) {
+        return Err(from.get_ref().passed().unwrap_or(ReadError {
+            reason: "cannot read".to_string(),
+            source: Some(e),
+        }));
+    }
+    decode(bytes).map_err(|e| ReadError {
+        reason: "cannot read".to_string(),
+        source: Some(e),
+    })
+}
+
+/// Why an input is refused past `max_bytes`.
+fn too_large(max_bytes: u64) -> String {
+    format!(
+        "larger than the input limit of {} (raise it with --max-input-size)",
+        size(max_bytes)
+    )
+}
+
+/// What a file is, by its metadata: `a directory`, `a file`, `a FIFO`, `a device`, `a
+/// socket` (what an input that must be a regular file is refused as, before it is opened: a
+/// FIFO would block the open, a device never end).
+pub(crate) fn file_kind(m: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    match () {
+        _ if t.is_dir() => "a directory",
+        _ if t.is_file() => "a file",
+        _ if t.is_fifo() => "a FIFO",
+        _ if t.is_char_device() || t.is_block_device() => "a device",
+        _ if t.is_socket() => "a socket",
+        _ => "of another type",
+    }
+}
+
 /// Reads at most `max_bytes` (one more tells that there is more, whatever the file's
 /// metadata says: `/dev/zero` and pipes have none), then decodes.
 fn read_capped(from: impl Read, max_bytes: u64, cannot: &str) -> Result<String, ReadError> {
@@ -63,10 +163,7 @@ fn read_capped(from: impl Read, max_bytes: u64, cannot: &str) -> Result<String, 
         })?;
     if bytes.len() as u64 > max_bytes {
         return Err(ReadError {
-            reason: format!(
-                "larger than the input limit of {} (raise it with --max-input-size)",
-                size(max_bytes)
-            ),
+            reason: too_large(max_bytes),
             source: None,
         });
     }

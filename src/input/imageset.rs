@@ -374,7 +374,7 @@ fn section_filters(m: &MirrorSection, origin: &str) -> Result<Vec<SectionFilter>
 /// ([`ImageSet::warnings`]).
 pub fn parse_imageset(text: &str, origin: &str) -> Result<ImageSet, InputError> {
     let err = |reason: String| InputError::new(origin, reason);
-    crate::yaml::check_nesting(text).map_err(|e| err(e.to_string()))?;
+    crate::yaml::check_yaml(text).map_err(|e| err(e.to_string()))?;
     let mut value: serde_yaml_ng::Value =
         serde_yaml_ng::from_str(text).map_err(|e| err("cannot parse".to_string()).caused_by(e))?;
     crate::yaml::merge_keys(&mut value).map_err(|e| err(e.to_string()))?;

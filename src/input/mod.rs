@@ -13,6 +13,6 @@ mod lists;
 
 pub use error::InputError;
 pub use file::DEFAULT_MAX_INPUT_BYTES;
-pub(crate) use file::{read_file, read_text};
+pub(crate) use file::{ReadError, file_kind, open_capped, read_file, read_rest, read_text};
 pub use imageset::{ImageSet, ImageSetEntry, is_valid_target_repo, parse_imageset, read_imageset};
 pub use lists::{parse_reference_list, read_reference_list};

@@ -104,7 +104,10 @@ impl MirrorConfig {
             }
             let entry = entry.map_err(|e| error(&dir, None, ConfigProblem::Read(Arc::new(e))))?;
             let p = entry.path();
-            if p.extension().is_some_and(|x| x == "conf") && p.is_file() {
+            // containers/image `dropInConfigs` (filepath.WalkDir) takes every `*.conf` entry
+            // that is not a directory — links included — and `tryUpdatingCache` reads each.
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if p.extension().is_some_and(|x| x == "conf") && !is_dir && drop_in(&p)? {
                 drop_ins.push(p);
             }
         }
@@ -123,6 +126,27 @@ impl MirrorConfig {
         self.conf.extend(entries);
         self.registries = merge::registries(&self.conf, &self.sets);
         Ok(())
+    }
+}
+
+/// Is the drop-in `path` read? Not when it does not exist (a dangling link:
+/// `tryUpdatingCache` skips a drop-in that `fs.ErrNotExist` stops); refused, before it is
+/// opened, when it is not a regular file (a FIFO blocks the open, a device never ends, a
+/// directory fails CRI-O's every pull).
+fn drop_in(path: &Path) -> Result<bool, ConfigError> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(error(path, None, ConfigProblem::Read(Arc::new(e)))),
+        Ok(m) if !m.is_file() => Err(error(
+            path,
+            None,
+            ConfigProblem::Invalid(format!(
+                "{}, not a regular file: CRI-O reads every *.conf drop-in that is not a \
+                 directory (containers/image sysregistriesv2 dropInConfigs) and cannot load it",
+                crate::input::file_kind(&m)
+            )),
+        )),
+        Ok(_) => Ok(true),
     }
 }
 
@@ -494,6 +518,99 @@ mod tests {
                 ("quay.io/org".to_string(), "late.local/org".to_string()),
                 ("quay.io/other".to_string(), "keep.local/other".to_string()),
             ]
+        );
+    }
+
+    /// Issue 33, item 14: containers/image `dropInConfigs` reads every `*.conf` drop-in that
+    /// is not a directory entry, links included, and `tryUpdatingCache` fails on one it
+    /// cannot load (skipping only one that does not exist): a FIFO, a device or a directory
+    /// behind a link is refused before it is opened (never blocking), naming it; a dangling
+    /// link and a real sub-directory are passed over as CRI-O passes them.
+    #[test]
+    fn drop_ins_that_are_not_regular_files_are_refused_before_they_are_opened() {
+        use std::os::unix::fs::symlink;
+        let entry = "[[registry]]\nlocation = \"quay.io/org\"\n[[registry.mirror]]\nlocation = \"m.local/org\"\n";
+        let fifo = |p: &Path| {
+            let made = std::process::Command::new("mkfifo").arg(p).status();
+            assert!(made.unwrap().success());
+        };
+        type Make = Box<dyn Fn(&Path)>;
+        let cases: Vec<(&str, Make, Option<&str>)> = vec![
+            (
+                "fifo.conf",
+                Box::new(fifo),
+                Some("a FIFO, not a regular file"),
+            ),
+            (
+                "zero.conf",
+                Box::new(|p: &Path| symlink("/dev/zero", p).unwrap()),
+                Some("a device, not a regular file"),
+            ),
+            (
+                "dir.conf",
+                Box::new(|p: &Path| symlink(p.parent().unwrap(), p).unwrap()),
+                Some("a directory, not a regular file"),
+            ),
+            (
+                "loop.conf",
+                Box::new(|p: &Path| symlink(p, p).unwrap()),
+                Some("cannot be read"),
+            ),
+            (
+                "gone.conf",
+                Box::new(|p: &Path| symlink("nowhere", p).unwrap()),
+                None,
+            ),
+            (
+                "sub.conf",
+                Box::new(|p: &Path| std::fs::create_dir(p).unwrap()),
+                None,
+            ),
+        ];
+        for (name, make, want) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let main = dir.path().join("registries.conf");
+            std::fs::write(&main, entry).unwrap();
+            let d = dir.path().join("registries.conf.d");
+            std::fs::create_dir(&d).unwrap();
+            make(&d.join(name));
+            let got = MirrorConfig::default().add_registries_conf_file(&main);
+            match want {
+                None => assert!(got.is_ok(), "{name}: {:?}", got.err()),
+                Some(want) => {
+                    let shown = got.unwrap_err().to_string();
+                    let path = d.join(name).display().to_string();
+                    assert!(shown.starts_with(&path) && shown.contains(want), "{shown}");
+                }
+            }
+        }
+    }
+
+    /// Issue 33, item 14: a location or mirror with user information is refused, and the
+    /// password never printed (containers/image `parseLocation` takes it; the pull reference
+    /// made of it does not parse).
+    #[test]
+    fn credentials_in_locations_are_refused_and_never_printed() {
+        let cases = [
+            "[[registry]]\nlocation = \"u:s3cret@quay.io/org\"\n",
+            "[[registry]]\nlocation = \"quay.io/org\"\n[[registry.mirror]]\nlocation = \"u:s3cret@m.local/org\"\n",
+            "[[registry]]\nlocation = \"https://u:s3cret@quay.io/org?token=s3cret\"\n",
+            "[[registry]]\nprefix = \"u:s3cret@quay.io\"\nlocation = \"quay.io\"\n",
+        ];
+        for text in cases {
+            let err = conf(text).unwrap_err();
+            let shown = chain(&err);
+            assert!(!shown.contains("s3cret"), "{shown}");
+            assert!(shown.contains("<redacted>@"), "{shown}");
+        }
+        let err = chain(&conf(cases[0]).unwrap_err());
+        assert!(err.contains("holds user information"), "{err}");
+        let idms = "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {name: d}\n\
+                    spec:\n  imageDigestMirrors:\n  - source: quay.io/org\n    mirrors: [u:s3cret@m.local/org]\n";
+        let shown = chain(&sets(idms).unwrap_err());
+        assert!(
+            !shown.contains("s3cret") && shown.contains("<redacted>@"),
+            "{shown}"
         );
     }
 

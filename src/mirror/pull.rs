@@ -339,7 +339,10 @@ fn windows_not_configured(
         };
         format!("the hosts.toml for {host} has no mirror serving digest pulls of {name}{outside}")
     } else if hosts.configured_by == ConfiguredBy::Directory {
-        format!("the hosts directory has no hosts.toml for {host} (nor _default)")
+        format!(
+            "the hosts directory has none of the folders a Windows node looks up for {host} ({})",
+            crate::mirror::hosts::model::host_paths(host).join(", ")
+        )
     } else if !icsp.is_empty() {
         format!(
             "only the ImageContentSourcePolicy {} covers {name}; Windows nodes do not read ICSP \

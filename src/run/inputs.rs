@@ -120,7 +120,7 @@ impl Inputs {
     }
 
     /// [`Inputs::plan`], stopped when `deadline` (an instant, and the `--timeout` it comes
-    /// from) passes first ([`read_within`]); notes are told once the plan is read.
+    /// from) passes first (`read_within`); notes are told once the plan is read.
     pub fn plan_within(
         &self,
         deadline: Option<(Instant, std::time::Duration)>,

@@ -665,3 +665,118 @@ fn runtimes_name_profile_and_reason_once_each() {
         "cri-o://1.31.6 (3 nodes): cri-o 1.31.6: CRI-O pulls through containers/image (ChooseInstanceByCompression), Linux nodes only"
     );
 }
+
+/// Issue 33, item 17: a JSON node list is streamed from the file, each item turned into the
+/// fields kept as it is read (memory grows with what is kept, not with the file: measured in
+/// docs/decisions.md). 100,000 nodes parse into their rows, in the list's order.
+#[test]
+fn a_hundred_thousand_streamed_nodes_parse() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nodes.json");
+    let mut text = String::from("{\"apiVersion\": \"v1\", \"items\": [");
+    for i in 0..100_000 {
+        let n = match i % 4 {
+            0 => node(
+                &format!("w{i}"),
+                "windows",
+                "amd64",
+                Some("10.0.20348"),
+                "",
+                "containerd://1.7.27",
+            ),
+            _ => node(
+                &format!("l{i}"),
+                "linux",
+                "amd64",
+                None,
+                "",
+                "cri-o://1.31.6",
+            ),
+        };
+        text.push_str(if i == 0 { "\n" } else { ",\n" });
+        text.push_str(&n.to_string());
+    }
+    // `kind` after `items`, as `oc get -o json` sorts the keys.
+    text.push_str("], \"kind\": \"List\", \"metadata\": {\"resourceVersion\": \"\"}}\n");
+    std::fs::write(&path, &text).unwrap();
+    let got = read_nodes(
+        path.to_str().unwrap(),
+        DEFAULT_MAX_INPUT_BYTES,
+        OddNodes::Refuse,
+    )
+    .unwrap();
+    assert_eq!(got.nodes.len(), 100_000);
+    assert_eq!(got.nodes[99_999].name, "l99999");
+    let counts: Vec<(String, usize)> = (got.hosts.iter())
+        .map(|h| (h.platform.to_string(), h.nodes.len()))
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            ("linux/amd64".to_string(), 75_000),
+            ("windows/amd64:10.0.20348".to_string(), 25_000)
+        ]
+    );
+    // The same text, parsed whole, gives the same.
+    assert_eq!(parse_nodes(&text, "n.json", OddNodes::Refuse).unwrap(), got);
+}
+
+/// A streamed JSON node list: a UTF-8 byte-order mark is dropped, the input limit is named
+/// when passed mid-stream, text after the list and items that are not nodes are refused.
+#[test]
+fn streamed_node_lists_are_refused_as_whole_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = list(vec![node(
+        "l",
+        "linux",
+        "amd64",
+        None,
+        "",
+        "cri-o://1.31.6",
+    )]);
+    let cases: Vec<(Vec<u8>, u64, Result<usize, &str>)> = vec![
+        (
+            [b"\xEF\xBB\xBF".as_slice(), one.as_bytes()].concat(),
+            1 << 20,
+            Ok(1),
+        ),
+        (
+            one.clone().into_bytes(),
+            64,
+            Err("larger than the input limit of 64 bytes"),
+        ),
+        (format!("{one} x").into_bytes(), 1 << 20, Err("not JSON")),
+        (
+            list(vec![json!(1)]).into_bytes(),
+            1 << 20,
+            Err("item 0 is not a Node"),
+        ),
+        (
+            b"{\"kind\": \"List\", \"items\": 5}".to_vec(),
+            1 << 20,
+            Err("not a node list"),
+        ),
+        (
+            b"{\"kind\": \"List\", \"items\": null}".to_vec(),
+            1 << 20,
+            Err("no 'items' array"),
+        ),
+        (b"{\"kind\": 7}".to_vec(), 1 << 20, Err("no 'kind'")),
+    ];
+    for (bytes, max, want) in cases {
+        let path = dir.path().join("n.json");
+        std::fs::write(&path, &bytes).unwrap();
+        let got = read_nodes(path.to_str().unwrap(), max, OddNodes::Refuse);
+        match want {
+            Ok(n) => assert_eq!(got.unwrap().nodes.len(), n),
+            Err(want) => {
+                let err = one_line(&got.unwrap_err());
+                assert!(
+                    err.contains(want),
+                    "{}: {err}",
+                    String::from_utf8_lossy(&bytes)
+                );
+            }
+        }
+    }
+}

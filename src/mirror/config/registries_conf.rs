@@ -92,7 +92,7 @@ fn bad_scope(at: &str, what: String, value: &str, source: ScopeError) -> ConfigP
     ConfigProblem::Scope {
         at: at.to_string(),
         what,
-        value: value.to_string(),
+        value: crate::secret::redact_location(value),
         source,
     }
 }

@@ -15,6 +15,10 @@ pub enum ScopeError {
     /// A registries.conf location or prefix written as a URL.
     #[error("URI schemes are not supported")]
     LocationScheme,
+    /// User information (`user:password@host`): not a registry host; the pull reference
+    /// made of it does not parse.
+    #[error("holds user information (user[:password]@), which no registry host name has")]
+    Credentials,
     /// Names a digest.
     #[error("must not contain a digest")]
     Digest,
@@ -49,6 +53,9 @@ pub fn validate_scope(scope: &str, wildcard: bool) -> Result<String, ScopeError>
     }
     if s.contains("://") {
         return Err(ScopeError::Scheme);
+    }
+    if s.split('/').next().is_some_and(|host| host.contains('@')) {
+        return Err(ScopeError::Credentials);
     }
     if s.contains('@') {
         return Err(ScopeError::Digest);

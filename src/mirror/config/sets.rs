@@ -91,8 +91,8 @@ const MAX_LIST_DEPTH: usize = 4;
 
 /// Every mirror-set entry of the YAML `text` read from `path`, in document order.
 pub(super) fn collect(path: &Path, text: &str) -> Result<Collected, ConfigError> {
-    crate::yaml::check_nesting(text)
-        .map_err(|e| error(path, Some(e.line), ConfigProblem::Invalid(e.to_string())))?;
+    crate::yaml::check_yaml(text)
+        .map_err(|e| error(path, e.line(), ConfigProblem::Invalid(e.to_string())))?;
     let mut collected = Collected::default();
     for (i, doc) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
         let at = format!("document {}", i + 1);
@@ -250,7 +250,7 @@ fn set_entry(
     let scope = |what: &str, value: &str, wildcard: bool| {
         validate_scope(value, wildcard).map_err(|source| {
             let at = here.to_string();
-            let (what, value) = (format!("{what} "), value.to_string());
+            let (what, value) = (format!("{what} "), crate::secret::redact_location(value));
             error(
                 path,
                 None,

@@ -121,10 +121,9 @@ pub enum ConfiguredBy {
 pub struct HostsConfig {
     /// Who wrote it.
     pub configured_by: ConfiguredBy,
-    /// By source registry host.
+    /// By folder name, as a node looks them up ([`host_paths`]): a source registry host
+    /// without a port, `host_port_`, `hostport`, `_default`.
     pub files: BTreeMap<String, HostsFile>,
-    /// `_default/hosts.toml`, for a registry host without its own.
-    pub default: Option<HostsFile>,
     /// Source registry hosts whose hosts.toml a node cannot use, and why (WMCO names the
     /// folder of a source with a port `host:port`).
     pub unusable: BTreeMap<String, String>,
@@ -136,14 +135,27 @@ impl HostsConfig {
         HostsConfig {
             configured_by,
             files: BTreeMap::new(),
-            default: None,
             unusable: BTreeMap::new(),
         }
     }
 
-    /// The hosts.toml containerd reads for `registry` (`host[:port]`): its own, else
-    /// `_default`.
+    /// The hosts.toml containerd reads for `registry` (`host[:port]`): the one of the first
+    /// folder of [`host_paths`] there is.
     pub fn file_for(&self, registry: &str) -> Option<&HostsFile> {
-        self.files.get(registry).or(self.default.as_ref())
+        host_paths(registry).iter().find_map(|f| self.files.get(f))
     }
+}
+
+/// The folders a Windows node looks up for `registry` (`host[:port]`), in order (containerd
+/// 1.7 `config_windows.go` `hostPaths`, `hosts.go` `hostDirectory`): `host_port_` (from the
+/// last `:`), then the host with every `:` taken out, then `_default`.
+pub fn host_paths(registry: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    if let Some(i) = registry.rfind(':').filter(|i| *i > 0) {
+        let folder = format!("{}_{}_", &registry[..i], &registry[i + 1..]);
+        paths.push(folder.replace(':', ""));
+    }
+    paths.push(registry.replace(':', ""));
+    paths.push("_default".to_string());
+    paths
 }

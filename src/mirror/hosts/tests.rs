@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use super::containerd::{AttemptKind, attempts, object};
-use super::dir::{folder_host, parse, read};
-use super::model::{ConfiguredBy, HostsConfig};
+use super::dir::{parse, read};
+use super::model::{ConfiguredBy, HostsConfig, host_paths};
 use super::wmco::{render, truncate};
 use crate::mirror::config::MirrorConfig;
 use crate::mirror::testing::reg;
@@ -380,20 +380,22 @@ fn hosts_toml_is_read_as_containerd_reads_it() {
         ]
     );
     assert_eq!(file.server.unwrap().base(), "https://quay.io/v2");
-    // hosts.go hostDirectory: ":port" is "_port_" in a folder name.
-    for (folder, want) in [
-        ("quay.io", Some("quay.io")),
-        ("reg.local_5000_", Some("reg.local:5000")),
-        ("reg.local:5000", Some("reg.local:5000")),
-        ("_default", None),
-        ("a_b_", Some("a_b_")),
+    // hosts.go hostDirectory (":port" is "_port_", from the last ':'); config_windows.go
+    // hostPaths (containerd 1.7): every ':' taken out of the names, then _default.
+    for (registry, want) in [
+        ("quay.io", vec!["quay.io", "_default"]),
+        (
+            "reg.local:5000",
+            vec!["reg.local_5000_", "reg.local5000", "_default"],
+        ),
+        ("[::1]:5000", vec!["[1]_5000_", "[1]5000", "_default"]),
     ] {
-        assert_eq!(folder_host(folder).as_deref(), want, "{folder}");
+        assert_eq!(host_paths(registry), want, "{registry}");
     }
 }
 
 #[test]
-fn a_hosts_directory_is_looked_up_by_host_then_default() {
+fn a_hosts_directory_is_looked_up_by_the_first_folder_that_exists() {
     let dir = tempfile::tempdir().unwrap();
     let write = |folder: &str, text: &str| {
         std::fs::create_dir_all(dir.path().join(folder)).unwrap();
@@ -454,5 +456,237 @@ fn hosts_toml_containerd_rejects_is_refused_naming_file_entry_and_field() {
         assert!(shown.starts_with("d/m.local/hosts.toml"), "{shown}");
         assert!(shown.contains(want), "{text}: {shown}");
         assert_eq!(err.line, line, "{text}: {shown}");
+    }
+}
+
+/// Writes `files` (`folder/file` → text) under a new directory.
+fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn the_first_folder_that_exists_decides_with_or_without_a_hosts_toml() {
+    let mirror = "[host.\"https://m.local\"]\n  capabilities = [\"pull\"]\n";
+    let default = "[host.\"https://cache.local\"]\n  capabilities = [\"pull\"]\n";
+    let src = |host: &str| (S, format!("https://{host}/v2/a/b/manifests/{D}"));
+    let cache = (M, format!("https://cache.local/v2/a/b/manifests/{D}"));
+    let m = (M, format!("https://m.local/v2/a/b/manifests/{D}"));
+    // (rule and source cited, files, reference's registry, requests)
+    type Files<'a> = Vec<(&'a str, &'a str)>;
+    type Requests = Vec<(AttemptKind, String)>;
+    let cases: Vec<(&str, Files, &str, Requests)> = vec![
+        (
+            "hosts.go HostDirFromRoot: the first folder that exists; loadHostDir: no hosts.toml \
+             is loadCertFiles, one host without a URL: the registry itself, not _default",
+            vec![("quay.io/ca.crt", "x"), ("_default/hosts.toml", default)],
+            "quay.io",
+            vec![src("quay.io")],
+        ),
+        (
+            "loadHostDir: an empty hosts.toml (len(b) == 0) is loadCertFiles too",
+            vec![("quay.io/hosts.toml", ""), ("_default/hosts.toml", default)],
+            "quay.io",
+            vec![src("quay.io")],
+        ),
+        (
+            "config_windows.go hostPaths: host_port_ first, then hostport",
+            vec![
+                ("reg.local_5000_/ca.crt", "x"),
+                ("reg.local5000/hosts.toml", mirror),
+            ],
+            "reg.local:5000",
+            vec![src("reg.local:5000")],
+        ),
+        (
+            "config_windows.go hostPaths: the host with ':' taken out",
+            vec![("reg.local5000/hosts.toml", mirror)],
+            "reg.local:5000",
+            vec![m.clone(), src("reg.local:5000")],
+        ),
+        (
+            "config_windows.go hostPaths: a folder named host:port is never looked up",
+            vec![
+                ("reg.local:5000/hosts.toml", mirror),
+                ("_default/hosts.toml", default),
+            ],
+            "reg.local:5000",
+            vec![cache.clone(), src("reg.local:5000")],
+        ),
+        (
+            "config_windows.go hostPaths: _default when no folder of the host exists",
+            vec![
+                ("other.io/hosts.toml", mirror),
+                ("_default/hosts.toml", default),
+            ],
+            "quay.io",
+            vec![cache, src("quay.io")],
+        ),
+    ];
+    for (rule, files, registry, want) in cases {
+        let dir = tree(&files);
+        let config = read(dir.path()).unwrap();
+        assert_eq!(
+            requests(&config, &format!("{registry}/a/b@{D}")),
+            want,
+            "{rule}"
+        );
+    }
+}
+
+#[test]
+fn a_folder_or_hosts_toml_containerd_cannot_read_is_refused_naming_it() {
+    use std::os::unix::fs::symlink;
+    // hosts.go HostDirFromRoot (os.Stat: an error other than "does not exist" fails the
+    // resolver) and loadHostDir (os.ReadFile: likewise): every pull from the host fails.
+    type Make = Box<dyn Fn(&Path)>;
+    let make: Vec<(&str, &str, Make)> = vec![
+        (
+            "a file, not a directory",
+            "quay.io",
+            Box::new(|d: &Path| std::fs::write(d.join("quay.io"), "x").unwrap()),
+        ),
+        (
+            "a directory, not a file",
+            "quay.io/hosts.toml",
+            Box::new(|d: &Path| std::fs::create_dir_all(d.join("quay.io/hosts.toml")).unwrap()),
+        ),
+        (
+            "a device, not a file",
+            "quay.io/hosts.toml",
+            Box::new(|d: &Path| {
+                std::fs::create_dir(d.join("quay.io")).unwrap();
+                symlink("/dev/zero", d.join("quay.io/hosts.toml")).unwrap();
+            }),
+        ),
+        (
+            "a FIFO, not a file",
+            "_default/hosts.toml",
+            Box::new(|d: &Path| {
+                std::fs::create_dir(d.join("_default")).unwrap();
+                let made = std::process::Command::new("mkfifo")
+                    .arg(d.join("_default/hosts.toml"))
+                    .status()
+                    .unwrap();
+                assert!(made.success());
+            }),
+        ),
+        (
+            "cannot be read",
+            "quay.io/hosts.toml",
+            Box::new(|d: &Path| {
+                std::fs::create_dir(d.join("quay.io")).unwrap();
+                symlink("loop", d.join("quay.io/loop")).unwrap();
+                symlink("loop", d.join("quay.io/hosts.toml")).unwrap();
+            }),
+        ),
+    ];
+    for (what, file, make) in make {
+        let dir = tempfile::tempdir().unwrap();
+        make(dir.path());
+        let shown = read(dir.path()).unwrap_err().to_string();
+        let path = dir.path().join(file).display().to_string();
+        assert!(
+            shown.starts_with(&path) && shown.contains(what) && shown.contains("every pull"),
+            "{what}: {shown}"
+        );
+    }
+    // A dangling link is a folder that does not exist (os.Stat: IsNotExist): the next one.
+    let dir = tree(&[("_default/hosts.toml", "server = \"https://cache.local\"\n")]);
+    symlink("nowhere", dir.path().join("quay.io")).unwrap();
+    let config = read(dir.path()).unwrap();
+    assert_eq!(
+        requests(&config, &format!("quay.io/a/b@{D}")),
+        [(M, format!("https://cache.local/v2/a/b/manifests/{D}"))]
+    );
+}
+
+#[test]
+fn mistyped_ca_client_and_header_are_refused_as_containerd_refuses_them() {
+    // hosts.go parseHostConfig's type switches: `ca` string or []string; `client` string,
+    // []string or [][2]string; header values string or []string (makeStringSlice); a
+    // `header` that is not a table fails tree.Unmarshal.
+    let entry = |body: &str| format!("[host.\"https://m.local\"]\n{body}\n");
+    let cases = [
+        (entry("ca = 5"), Some("ca: not a path or a list of paths")),
+        (entry("ca = [\"a.pem\", 5]"), Some("ca[1]: not a string")),
+        (entry("ca = {a = 1}"), Some("ca: not a path")),
+        (entry("client = true"), Some("client: not a path or a list")),
+        (
+            entry("client = [[\"c.pem\"]]"),
+            Some("client[0]: not a pair"),
+        ),
+        (
+            entry("client = [[\"c\", \"k\", \"x\"]]"),
+            Some("client[0]: not a pair"),
+        ),
+        (
+            entry("client = [[\"c\", 1]]"),
+            Some("client[0]: not a pair"),
+        ),
+        (
+            entry("client = [{a = 1}]"),
+            Some("client[0]: not a path or a pair"),
+        ),
+        (entry("header = \"x\""), Some("header: not a table")),
+        (
+            entry("[host.\"https://m.local\".header]\n  x-a = 1"),
+            Some("header 'x-a'"),
+        ),
+        (entry("header = {x-a = [\"v\", 2]}"), Some("header 'x-a'")),
+        // What containerd takes.
+        (entry("ca = \"a.pem\""), None),
+        (entry("ca = [\"a.pem\", \"b.pem\"]"), None),
+        (entry("client = \"c.pem\""), None),
+        (entry("client = [\"c.pem\", [\"c.cert\", \"c.key\"]]"), None),
+        (entry("header = {x-a = \"v\", x-b = [\"v\", \"w\"]}"), None),
+        // The top level is checked whether or not `server` is set (parseHostsFile).
+        ("ca = 5\n".to_string(), Some("top level: ca: not a path")),
+        (
+            "server = \"https://s.local\"\nclient = 1\n".to_string(),
+            Some("server: client"),
+        ),
+    ];
+    for (text, want) in cases {
+        let got = parse(Path::new("d/m.local/hosts.toml"), &text);
+        match want {
+            None => assert!(got.is_ok(), "{text}: {:?}", got.err()),
+            Some(want) => {
+                let shown = got.unwrap_err().to_string();
+                assert!(shown.starts_with("d/m.local/hosts.toml"), "{shown}");
+                assert!(shown.contains(want), "{text}: {shown}");
+            }
+        }
+    }
+}
+
+#[test]
+fn credentials_queries_and_fragments_of_host_urls_are_dropped_and_never_printed() {
+    // hosts.go parseHostConfig: url.Parse, then u.Scheme, u.Host (no user information) and
+    // u.Path; the query and fragment are not kept.
+    let text = "server = \"https://u:s3cret@s.local/base?token=s3cret#s3cret\"\n\
+        [host.\"u:s3cret@m.local:5000/v2/ocp?sig=s3cret\"]\n  override_path = true\n\
+        [host.\"http://m2.local#s3cret\"]\n";
+    let file = parse(Path::new("q/hosts.toml"), text).unwrap();
+    let bases: Vec<String> = file.hosts.iter().map(|h| h.base()).collect();
+    assert_eq!(bases, ["https://m.local:5000/v2/ocp", "http://m2.local/v2"]);
+    assert_eq!(file.server.unwrap().base(), "https://s.local/base/v2");
+    // Refused files name the URL without them.
+    for text in [
+        "[host.\"https://u:s3cret@m.local?x=s3cret\"]\n  capabilities = [\"fetch\"]\n",
+        "[host.\"ftp://u:s3cret@m.local#s3cret\"]\n",
+        "[host.\"https://u:s3cret@m.local:port\"]\n",
+        "server = \"https://u:s3cret@?s3cret\"\n",
+    ] {
+        let shown = parse(Path::new("q/hosts.toml"), text)
+            .unwrap_err()
+            .to_string();
+        assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(shown.contains("<redacted>"), "{shown}");
     }
 }
