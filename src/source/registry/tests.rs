@@ -342,3 +342,29 @@ async fn a_transport_the_caller_brings_gets_every_request() {
         );
     }
 }
+
+/// Issue 33, item 19: a plain-HTTP loopback registry whose answer is malformed: the error
+/// shown is that answer's ("invalid HTTP version parsed"), not the HTTPS fallback's
+/// ("received corrupt message") that only says the server does not speak TLS.
+#[tokio::test]
+async fn a_malformed_plain_http_answer_is_the_error_shown() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut conn, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                // A request over plain HTTP, or a TLS ClientHello: the same garbage back.
+                let mut buf = [0u8; 1024];
+                let _ = conn.read(&mut buf).await;
+                let _ = conn.write_all(b"HTTX/1.1 200 OK\r\n\r\n").await;
+            });
+        }
+    });
+    let line = one_line(&fetch_error(port).await);
+    assert!(line.contains("invalid HTTP version parsed"), "{line}");
+    assert!(
+        line.contains(&format!("(http://127.0.0.1:{port}/v2/x/manifests/y)")),
+        "{line}"
+    );
+    assert!(!line.contains("corrupt message"), "{line}");
+}
