@@ -40,6 +40,7 @@ mod selection;
 mod stream;
 mod synopsis;
 mod tekton;
+mod transport;
 mod verify;
 mod wmco;
 

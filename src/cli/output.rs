@@ -12,6 +12,7 @@
 
 use std::error::Error as _;
 use std::io::{ErrorKind, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use imgcheck::report::escape;
 
@@ -20,7 +21,51 @@ use super::error::CliError;
 /// Writes `bytes` to standard output and flushes it; a reader that has gone away is not an
 /// error.
 pub fn print(bytes: impl AsRef<[u8]>) -> Result<(), CliError> {
+    if stdout_closed() {
+        return Err(CliError::Stdout(closed_error()));
+    }
     write_to(&mut std::io::stdout().lock(), bytes.as_ref())
+}
+
+/// Whether standard output was closed when the program started (`>&-`). Rust's runtime
+/// opens `/dev/null` on a closed standard descriptor before `main` runs (so that no file
+/// opened later takes its number), where every write would succeed and the report be lost
+/// with exit 0: [`STDOUT_AT_START`] looks before it does.
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
+/// The error of a write to a standard output that was closed at start: `EBADF`, what the
+/// write would have failed with.
+pub fn closed_error() -> std::io::Error {
+    std::io::Error::from_raw_os_error(EBADF)
+}
+
+/// `EBADF` (Linux, and every Unix): not an open file descriptor.
+const EBADF: i32 = 9;
+
+/// Set by [`STDOUT_AT_START`] when file descriptor 1 was not open.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Run by the C runtime before Rust's (an ELF `.init_array` entry, as the `ctor` crate
+/// makes them): is file descriptor 1 open?
+#[cfg(target_os = "linux")]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static STDOUT_AT_START: extern "C" fn() = look_at_stdout;
+
+#[cfg(target_os = "linux")]
+extern "C" fn look_at_stdout() {
+    unsafe extern "C" {
+        /// glibc's `fcntl(2)`.
+        fn fcntl(fd: i32, cmd: i32, ...) -> i32;
+    }
+    /// `F_GETFD`: the descriptor's flags, or -1 (`EBADF`) when it is not open.
+    const F_GETFD: i32 = 1;
+    // SAFETY: F_GETFD reads the flags of a descriptor number; it changes nothing and touches
+    // no memory of ours.
+    let closed = unsafe { fcntl(1, F_GETFD) } == -1;
+    STDOUT_CLOSED.store(closed, Ordering::Relaxed);
 }
 
 /// Writes `text` and a newline to standard output, as [`print`].

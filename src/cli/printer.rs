@@ -69,6 +69,9 @@ impl Write for Stdout {
         if self.gone {
             return Ok(bytes.len());
         }
+        if super::output::stdout_closed() {
+            return Err(super::output::closed_error());
+        }
         match std::io::stdout().lock().write_all(bytes) {
             Err(e) if e.kind() == ErrorKind::BrokenPipe => self.gone = true,
             Err(e) => return Err(e),

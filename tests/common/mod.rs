@@ -141,11 +141,7 @@ impl Registry {
             let config = dir.path().join("config.yml");
             let mut text = config_yaml(&storage, &format!("{bind}:{port}"), &token, "", "");
             if access_log {
-                text = text.replacen(
-                    "accesslog:\n    disabled: true",
-                    "accesslog:\n    disabled: false",
-                    1,
-                );
+                text = text.replacen(ACCESS_LOG_OFF, ACCESS_LOG_ON, 1);
             }
             fs::write(&config, text).expect("write registry config");
             let log = File::create(dir.path().join("registry.log")).expect("create registry log");
@@ -530,6 +526,10 @@ impl Drop for Registry {
         let _ = self.child.wait();
     }
 }
+
+/// The access log's setting in [`config_yaml`], off; and on.
+const ACCESS_LOG_OFF: &str = "accesslog:\n    disabled: true";
+const ACCESS_LOG_ON: &str = "accesslog:\n    disabled: false";
 
 /// The registry's config; `http_extra` lines go under `http:` (indented two spaces),
 /// `extra` sections at the top level.

@@ -164,6 +164,8 @@ struct Shared {
     rules: Mutex<Vec<Rule>>,
     seen: Mutex<Vec<Seen>>,
     client: reqwest::blocking::Client,
+    /// Whether answers say `Connection: close` before the connection is closed.
+    announce_close: bool,
 }
 
 /// A running proxy; stops when dropped.
@@ -189,6 +191,22 @@ impl FaultProxy {
         rules: Vec<Rule>,
         upstream_auth: Option<String>,
     ) -> FaultProxy {
+        FaultProxy::launch(upstream, rules, upstream_auth, true)
+    }
+
+    /// A pass-through to `upstream` that closes each connection after one answer without
+    /// saying so (no `Connection: close`), as a load balancer dropping idle connections
+    /// does: a client that keeps the connection alive finds it stale on its next request.
+    pub fn start_closing_unannounced(upstream: &str) -> FaultProxy {
+        FaultProxy::launch(upstream, vec![], None, false)
+    }
+
+    fn launch(
+        upstream: &str,
+        rules: Vec<Rule>,
+        upstream_auth: Option<String>,
+        announce_close: bool,
+    ) -> FaultProxy {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind proxy");
         listener
             .set_nonblocking(true)
@@ -208,6 +226,7 @@ impl FaultProxy {
             rules: Mutex::new(rules),
             seen: Mutex::new(Vec::new()),
             client,
+            announce_close,
         });
         let stop = Arc::new(AtomicBool::new(false));
         let accept = {
@@ -325,13 +344,14 @@ fn handle(stream: TcpStream, shared: &Shared) {
     let mut out = stream;
     match &fault {
         Some(Fault::Status(code)) => {
-            return respond(&mut out, *code, &[], b"");
+            return respond(shared, &mut out, *code, &[], b"");
         }
         Some(Fault::Answer { status, body }) => {
-            return respond(&mut out, *status, &[], body.as_bytes());
+            return respond(shared, &mut out, *status, &[], body.as_bytes());
         }
         Some(Fault::TooMany { retry_after }) => {
             return respond(
+                shared,
                 &mut out,
                 429,
                 &[("Retry-After".to_string(), retry_after.clone())],
@@ -388,7 +408,13 @@ fn handle(stream: TcpStream, shared: &Shared) {
         }
         Some(Fault::Redirect(base)) => {
             let location = format!("{}{path}", base.trim_end_matches('/'));
-            return respond(&mut out, 307, &[("Location".to_string(), location)], b"");
+            return respond(
+                shared,
+                &mut out,
+                307,
+                &[("Location".to_string(), location)],
+                b"",
+            );
         }
         _ => {}
     }
@@ -414,7 +440,7 @@ fn handle(stream: TcpStream, shared: &Shared) {
     }
     let resp = match req.send() {
         Ok(r) => r,
-        Err(_) => return respond(&mut out, 502, &[], b""),
+        Err(_) => return respond(shared, &mut out, 502, &[], b""),
     };
     let status = resp.status().as_u16();
     let mut resp_headers: Vec<(String, String)> = resp
@@ -456,7 +482,7 @@ fn handle(stream: TcpStream, shared: &Shared) {
         ),
         Some(Fault::StallBody(d)) => {
             let full = bytes.len();
-            let _ = out.write_all(&head_bytes(status, &resp_headers, full));
+            let _ = out.write_all(&head_bytes(shared, status, &resp_headers, full));
             let _ = out.write_all(&bytes[..full / 2]);
             let _ = out.flush();
             let until = Instant::now() + (*d).min(MAX_STALL);
@@ -467,7 +493,7 @@ fn handle(stream: TcpStream, shared: &Shared) {
             return;
         }
         Some(Fault::Trickle(every)) => {
-            let _ = out.write_all(&head_bytes(status, &resp_headers, bytes.len()));
+            let _ = out.write_all(&head_bytes(shared, status, &resp_headers, bytes.len()));
             let until = Instant::now() + MAX_TRICKLE;
             for b in &bytes {
                 if Instant::now() >= until
@@ -482,7 +508,7 @@ fn handle(stream: TcpStream, shared: &Shared) {
         }
         Some(Fault::Truncate) => {
             let full = bytes.len();
-            let head = head_bytes(status, &resp_headers, full);
+            let head = head_bytes(shared, status, &resp_headers, full);
             let _ = out.write_all(&head);
             let _ = out.write_all(&bytes[..full / 2]);
             let _ = out.flush();
@@ -491,23 +517,40 @@ fn handle(stream: TcpStream, shared: &Shared) {
         }
         _ => {}
     }
-    respond(&mut out, status, &resp_headers, &bytes);
+    respond(shared, &mut out, status, &resp_headers, &bytes);
 }
 
-fn head_bytes(status: u16, headers: &[(String, String)], len: usize) -> Vec<u8> {
+fn head_bytes(shared: &Shared, status: u16, headers: &[(String, String)], len: usize) -> Vec<u8> {
     let mut head = format!("HTTP/1.1 {status} X\r\n");
     for (k, v) in headers {
         head.push_str(&format!("{k}: {v}\r\n"));
     }
-    head.push_str(&format!(
-        "Content-Length: {len}\r\nConnection: close\r\n\r\n"
-    ));
+    head.push_str(&format!("Content-Length: {len}\r\n"));
+    if shared.announce_close {
+        head.push_str("Connection: close\r\n");
+    }
+    head.push_str("\r\n");
     head.into_bytes()
 }
 
-fn respond(out: &mut TcpStream, status: u16, headers: &[(String, String)], body: &[u8]) {
-    let _ = out.write_all(&head_bytes(status, headers, body.len()));
+fn respond(
+    shared: &Shared,
+    out: &mut TcpStream,
+    status: u16,
+    headers: &[(String, String)],
+    body: &[u8],
+) {
+    let _ = out.write_all(&head_bytes(shared, status, headers, body.len()));
     let _ = out.write_all(body);
     let _ = out.flush();
-    let _ = out.shutdown(Shutdown::Write);
+    if shared.announce_close {
+        let _ = out.shutdown(Shutdown::Write);
+    } else {
+        // Unannounced: the connection stays open a moment, long enough for a client to
+        // send its next request on it, then closes (the caller drops it) without reading it.
+        thread::sleep(UNANNOUNCED_LINGER);
+    }
 }
+
+/// How long an unannounced close waits after the answer ([`FaultProxy::start_closing_unannounced`]).
+const UNANNOUNCED_LINGER: Duration = Duration::from_millis(20);

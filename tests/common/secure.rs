@@ -24,7 +24,9 @@ use rcgen::{
 };
 use tempfile::TempDir;
 
-use super::{IDENTITY_HEADER, Registry, Startup, config_yaml, find_on_path};
+use super::{
+    ACCESS_LOG_OFF, ACCESS_LOG_ON, IDENTITY_HEADER, Registry, Startup, config_yaml, find_on_path,
+};
 
 /// A CA and the certificates it issued, as PEM files in a temporary directory.
 pub struct Pki {
@@ -110,6 +112,9 @@ pub struct Secured<'a> {
     pub tls: Option<&'a Pki>,
     /// With `tls`: require client certificates issued by the PKI's CA.
     pub client_certs: bool,
+    /// The access log on: [`Registry::requests`] then lists every request served, with
+    /// its protocol (`HTTP/1.1`, `HTTP/2.0`).
+    pub access_log: bool,
 }
 
 impl Registry {
@@ -163,11 +168,11 @@ impl Registry {
         );
         let config = self.dir.path().join("config.yml");
         let storage = self.storage_root();
-        fs::write(
-            &config,
-            config_yaml(&storage, &self.host(), &identity, &http_extra, &extra),
-        )
-        .expect("write registry config");
+        let mut text = config_yaml(&storage, &self.host(), &identity, &http_extra, &extra);
+        if secured.access_log {
+            text = text.replacen(ACCESS_LOG_OFF, ACCESS_LOG_ON, 1);
+        }
+        fs::write(&config, text).expect("write registry config");
         let bin = find_on_path("docker-registry").expect("docker-registry on PATH");
         let log = fs::File::create(self.log_path()).expect("registry log");
         self.child = Command::new(bin)

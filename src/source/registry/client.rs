@@ -9,6 +9,7 @@ use super::options::{ClientOptions, Stats};
 use super::request::{Access, Kind, Part, Request};
 use super::retry::Requests;
 use super::stream::stream_blob;
+use super::transport::Transport;
 use super::upload::Writer;
 use crate::auth::AuthStore;
 use crate::digest::Digest;
@@ -34,6 +35,19 @@ impl RegistryClient {
             requests: Arc::new(Requests::new(options, auth)),
             cache: FetchCache::default(),
         }
+    }
+
+    /// [`RegistryClient::new`], every request sent through `transport` instead of hyper-util's
+    /// pooled client (a test's faults, or a caller's own HTTP stack): what it answers is read
+    /// as a registry's answer; TLS files and proxies are its own business.
+    pub fn with_transport(
+        options: &ClientOptions,
+        auth: AuthStore,
+        transport: Arc<dyn Transport>,
+    ) -> RegistryClient {
+        let client = RegistryClient::new(options, auth);
+        client.requests.link().http.bring(transport);
+        client
     }
 
     /// Tells the client which references the run will read, as it learns them (a hint:

@@ -219,21 +219,17 @@ mod tests {
     #[tokio::test]
     async fn a_dns_failure_keeps_its_line_and_its_cause() {
         use hyper_util::client::legacy::connect::HttpConnector;
-        let resolver = super::super::wire::Resolve(NoSuchHost);
+        let resolver = super::super::connect::Resolve(NoSuchHost);
         let mut connector = HttpConnector::new_with_resolver(resolver);
         connector.enforce_http(false);
-        let pool = std::sync::Arc::new(super::super::pool::Pool::new(
-            connector,
-            false,
-            "registry.invalid",
-        ));
+        let client =
+            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                .build::<_, http_body_util::Full<bytes::Bytes>>(connector);
         let uri: http::Uri = "https://registry.invalid/v2/x/manifests/y".parse().unwrap();
-        let mut req = http::Request::new(http_body_util::Full::default());
-        *req.uri_mut() = uri.clone();
-        let Err(failed) = pool.send(req).await else {
+        let Err(failed) = client.get(uri.clone()).await else {
             panic!("no such host");
         };
-        let e = HttpError::sending(&failed.uri, failed.error);
+        let e = HttpError::sending(&uri, failed.into());
         let Failure::Retry(err, None) = transport_failure("manifest registry.invalid/x:y", e)
         else {
             panic!("a DNS failure is worth another attempt");
@@ -250,7 +246,7 @@ mod tests {
             .downcast_ref::<HttpError>()
             .expect("the client's error");
         let client_error = std::error::Error::source(sent)
-            .and_then(|e| e.downcast_ref::<super::super::pool::ClientError>());
+            .and_then(|e| e.downcast_ref::<hyper_util::client::legacy::Error>());
         assert!(client_error.is_some_and(|e| e.is_connect()), "{sent:?}");
     }
 }

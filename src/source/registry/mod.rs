@@ -1,15 +1,16 @@
 //! A registry speaking the OCI distribution API, read and written through our own small
-//! client on hyper (with our own connection pool) and rustls (docs/decisions.md says why not
-//! oci-client, why not reqwest, and why not hyper-util's pooled client).
+//! client on hyper-util's pooled client and rustls (docs/decisions.md says why not
+//! oci-client, why not reqwest, and why hyper-util's client rather than a pool of our own).
 //!
 //! A stack, as go-containerregistry's transport is one: each file imports only files listed
 //! before it (bottom to top), and this module only declares and re-exports them.
 //! - `mutex`: locks of the shared maps that survive a panicked holder;
-//! - `pool`: the connections of one host and scheme (hyper's HTTP/1.1, or HTTP/2 by ALPN),
-//!   kept while idle and reused, a request an idle connection gave back unsent sent once
-//!   more; the client's errors as hyper-util's legacy client told them;
-//! - `wire`: the one way a request is sent (our pool, connecting within a timeout, through
-//!   the environment's proxies), answers as
+//! - `connect`: connections (TCP, the environment's proxies with a `CONNECT` tunnel for
+//!   HTTPS, TLS with ALPN `h2`/`http/1.1`) made within the connect timeout, each one's
+//!   traffic metered;
+//! - `transport`: the [`Transport`] seam, and hyper-util's pooled client behind it (HTTP/1.1
+//!   kept alive, HTTP/2 by ALPN), a request a stale connection lost sent again on a new one;
+//! - `wire`: the one way a request is sent (through its host's transport), answers as
 //!   status, headers and a body stream, the client's errors with their URL shown without
 //!   credentials or query; a registry's origin, parsed once;
 //! - `failure`: why an attempt failed and whether asking again may help (`Failure`); what a
@@ -52,12 +53,12 @@ mod body;
 mod cache;
 mod challenge;
 mod client;
+mod connect;
 mod failure;
 mod link;
 mod mutex;
 mod options;
 mod ping;
-mod pool;
 mod request;
 mod retry;
 #[cfg(test)]
@@ -65,6 +66,7 @@ mod sizes;
 mod stream;
 mod tls;
 mod token;
+mod transport;
 mod upload;
 mod wire;
 mod writes;
@@ -74,3 +76,4 @@ mod tests;
 
 pub use client::{RegistryClient, RegistrySource};
 pub use options::{ClientOptions, Stats};
+pub use transport::{AnswerBody, BoxError, Sending, Transport};

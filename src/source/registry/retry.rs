@@ -71,11 +71,20 @@ impl Requests {
         let Some(base) = probing.into_inner().give_up() else {
             return learning;
         };
-        self.retrying(&req.what, || async {
-            count();
-            self.sender.attempt(req, &base).await
-        })
-        .await
+        let tls = self
+            .retrying(&req.what, || async {
+                count();
+                self.sender.attempt(req, &base).await
+            })
+            .await;
+        // A server that does not speak TLS either (rustls read no TLS record from it): what
+        // it answered over plain HTTP, unreadable as it was, is the error to show.
+        match (tls, learning) {
+            (Err(tls), Err(plain)) if error_chain(&tls).contains("received corrupt message") => {
+                Err(plain)
+            }
+            (tls, _) => tls,
+        }
     }
 
     /// Runs attempts made by `attempt` until one succeeds, one fails for good, the retries

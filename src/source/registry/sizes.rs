@@ -46,9 +46,9 @@ fn the_futures_of_a_read_stay_within_their_budgets() {
     // (what, its size, the budget). Before the rare paths were boxed and the wrappers
     // stopped holding their argument twice, in this test's build: a request 9,424 bytes
     // (boxed per request), a manifest read 3,192, a walk 12,176; after: about a quarter.
-    // A request stayed 2,560 bytes when hyper-util's pool gave way to ours (`pool`): the
-    // answer's body is boxed, as hyper-util's was, since an answer is held in several of a
-    // request's states at once.
+    // A request stayed 2,560 bytes through hyper-util's pool, a pool of our own, and the
+    // `Transport` seam: the answer's body is boxed, since an answer is held in several of
+    // a request's states at once.
     let rows = [
         ("a request", size_of_val(&requests.fetch(&req)), 2560),
         (

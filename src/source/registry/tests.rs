@@ -1,14 +1,16 @@
 //! What a failed fetch says, against a real listener on loopback: the one line a report's
 //! finding carries (`error::one_line`), and the causes behind it.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-use super::{ClientOptions, RegistryClient};
+use super::{ClientOptions, RegistryClient, Sending, Transport};
 use crate::auth::AuthStore;
 use crate::error::one_line;
 use crate::reference::ImageRef;
@@ -204,7 +206,7 @@ async fn common_failures_keep_their_one_line_and_their_causes() {
 }
 
 /// A transport error keeps the client's error as its cause (callers can ask it what
-/// happened: the pool's error, under the one that names the URL).
+/// happened: hyper-util's error, under the one that names the URL).
 #[tokio::test]
 async fn a_transport_error_is_the_cause() {
     let err = fetch_error(closed_port().await).await;
@@ -212,8 +214,8 @@ async fn a_transport_error_is_the_cause() {
     let sent = cause
         .downcast_ref::<super::wire::HttpError>()
         .expect("the client's error");
-    let client =
-        std::error::Error::source(sent).and_then(|e| e.downcast_ref::<super::pool::ClientError>());
+    let client = std::error::Error::source(sent)
+        .and_then(|e| e.downcast_ref::<hyper_util::client::legacy::Error>());
     assert!(client.is_some_and(|e| e.is_connect()), "{sent:?}");
     assert!(matches!(err, FetchError::Unavailable(_)));
 }
@@ -266,4 +268,103 @@ async fn a_registry_is_probed_once_when_first_used() {
         assert!(matches!(err, FetchError::NotFound(_)), "{err}");
     }
     assert_eq!(probes.load(Ordering::SeqCst), 0, "no /v2/ round trip alone");
+}
+
+/// A transport that answers every request with `answer` (or fails it when `None`),
+/// counting what it was sent: faults injected at the `Transport` seam.
+struct Scripted {
+    answer: Option<(u16, &'static str)>,
+    sent: Mutex<Vec<String>>,
+}
+
+impl Transport for Scripted {
+    fn send(&self, req: http::Request<Full<Bytes>>) -> Sending {
+        self.sent.lock().unwrap().push(req.uri().to_string());
+        let Some((status, body)) = self.answer else {
+            return Box::pin(async { Err("injected: connection reset by peer".into()) });
+        };
+        let answer = http::Response::builder()
+            .status(status)
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from_static(body.as_bytes())))
+            .map(|r| r.map(|b| b.map_err(|never| match never {}).boxed()));
+        Box::pin(async move { answer.map_err(Into::into) })
+    }
+}
+
+/// Issue 34: a transport the caller brings gets every request; what it answers is read as
+/// a registry's answer, and its faults as the connection's (retried, then told with the
+/// URL).
+#[tokio::test]
+async fn a_transport_the_caller_brings_gets_every_request() {
+    let ImageRef::Registry(r) = "registry.example/x:y".parse::<ImageRef>().unwrap() else {
+        panic!("a registry reference");
+    };
+    let options = ClientOptions {
+        retries: 1,
+        backoff: Duration::from_millis(1),
+        ..ClientOptions::default()
+    };
+    for (answer, want, sent) in [
+        (
+            None,
+            "manifest registry.example/x:y (gave up after 2 attempts): error sending request \
+             for url (https://registry.example/v2/x/manifests/y): injected: connection reset \
+             by peer",
+            2,
+        ),
+        (
+            Some((404, MANIFEST_UNKNOWN)),
+            "not found: manifest registry.example/x:y (HTTP 404: MANIFEST_UNKNOWN: manifest \
+             unknown)",
+            1,
+        ),
+    ] {
+        let scripted = Arc::new(Scripted {
+            answer,
+            sent: Mutex::default(),
+        });
+        let transport: Arc<dyn Transport> = scripted.clone();
+        let client = Arc::new(RegistryClient::with_transport(
+            &options,
+            AuthStore::anonymous(),
+            transport,
+        ));
+        let err = client.source(&r).top().await.unwrap_err();
+        assert_eq!(one_line(&err), want);
+        let asked = scripted.sent.lock().unwrap().clone();
+        assert_eq!(asked.len(), sent, "{asked:?}");
+        assert!(
+            asked
+                .iter()
+                .all(|u| u == "https://registry.example/v2/x/manifests/y"),
+            "{asked:?}"
+        );
+    }
+}
+
+/// Issue 33, item 19: a plain-HTTP loopback registry whose answer is malformed: the error
+/// shown is that answer's ("invalid HTTP version parsed"), not the HTTPS fallback's
+/// ("received corrupt message") that only says the server does not speak TLS.
+#[tokio::test]
+async fn a_malformed_plain_http_answer_is_the_error_shown() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut conn, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                // A request over plain HTTP, or a TLS ClientHello: the same garbage back.
+                let mut buf = [0u8; 1024];
+                let _ = conn.read(&mut buf).await;
+                let _ = conn.write_all(b"HTTX/1.1 200 OK\r\n\r\n").await;
+            });
+        }
+    });
+    let line = one_line(&fetch_error(port).await);
+    assert!(line.contains("invalid HTTP version parsed"), "{line}");
+    assert!(
+        line.contains(&format!("(http://127.0.0.1:{port}/v2/x/manifests/y)")),
+        "{line}"
+    );
+    assert!(!line.contains("corrupt message"), "{line}");
 }

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use http::Uri;
@@ -15,9 +15,11 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 
+use super::connect::proxies_from_env;
 use super::mutex::lock;
 use super::options::ClientOptions;
-use super::wire::{HttpClient, proxies_from_env};
+use super::transport::Transport;
+use super::wire::HttpClient;
 use crate::auth::{CERTS_D_ROOTS, TlsFiles};
 use crate::source::FetchError;
 
@@ -30,6 +32,8 @@ pub(super) struct HttpClients {
     proxies: Option<Arc<hyper_util::client::proxy::matcher::Matcher>>,
     /// By `host[:port]`: HTTPS clients, then plain-HTTP ones.
     built: Mutex<[HashMap<String, HttpClient>; 2]>,
+    /// A transport the caller brought: every request goes through it.
+    brought: OnceLock<Arc<dyn Transport>>,
 }
 
 impl HttpClients {
@@ -40,7 +44,14 @@ impl HttpClients {
             connect_timeout: options.request_timeout.min(Duration::from_secs(10)),
             proxies: proxies_from_env(),
             built: Mutex::new([HashMap::new(), HashMap::new()]),
+            brought: OnceLock::new(),
         }
+    }
+
+    /// Sends every request through `transport` from now on (TLS files and proxies are then
+    /// the transport's own business). Only the first transport brought counts.
+    pub(super) fn bring(&self, transport: Arc<dyn Transport>) {
+        let _ = self.brought.set(transport);
     }
 
     /// The HTTP client for `url`'s host (`host[:port]`), with its certs.d (or `--cert-dir`)
@@ -49,6 +60,9 @@ impl HttpClients {
     /// single-reference `verify` against a plain-HTTP registry (docs/decisions.md).
     /// Redirects are never followed by the client: the request follows them itself.
     pub(super) fn for_url(&self, url: &Uri) -> Result<HttpClient, FetchError> {
+        if let Some(transport) = self.brought.get() {
+            return Ok(HttpClient::over(Arc::clone(transport), None));
+        }
         let plain = url.scheme_str() == Some("http");
         let host = host_port(url);
         if let Some(c) = lock(&self.built)[usize::from(plain)].get(host.as_ref()) {
@@ -65,13 +79,7 @@ impl HttpClients {
         } else {
             self.tls_config(provider, host)?
         };
-        let client = HttpClient::new(
-            config,
-            self.connect_timeout,
-            self.proxies.clone(),
-            plain,
-            host,
-        );
+        let client = HttpClient::new(config, self.connect_timeout, self.proxies.clone());
         lock(&self.built)[usize::from(plain)].insert(host.to_string(), client.clone());
         Ok(client)
     }
