@@ -11,7 +11,7 @@
 pub mod assemble;
 pub mod auth;
 pub mod binary;
-pub mod build;
+pub mod builder;
 pub mod cluster;
 pub mod digest;
 pub mod engine;

@@ -1,19 +1,19 @@
-//! `imgcheck build`: arguments → [`imgcheck::build`] → [`imgcheck::report::build`] → exit kind.
+//! `imgcheck build`: arguments → [`imgcheck::builder`] → [`imgcheck::report::build`] → exit kind.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::cli::exit::ExitKind;
 use imgcheck::auth::{AuthError, AuthStore};
-use imgcheck::build::BuildError;
-use imgcheck::build::assembler::PushAssembler;
-use imgcheck::build::buildah::Passthrough;
-use imgcheck::build::check::{CheckFinding, check};
-use imgcheck::build::compose::{StageMode, preview};
-use imgcheck::build::jobs::{Job, JobSettings, image_lists, plan_jobs, require_contexts};
-use imgcheck::build::outcome::overall;
-use imgcheck::build::plan::{DEFAULT_PLAN, Plan};
-use imgcheck::build::run::{Build, RunSettings, buildah_version, default_log_dir};
+use imgcheck::builder::BuildError;
+use imgcheck::builder::assembler::PushAssembler;
+use imgcheck::builder::buildah::Passthrough;
+use imgcheck::builder::check::{CheckFinding, check};
+use imgcheck::builder::compose::{StageMode, preview};
+use imgcheck::builder::jobs::{Job, JobSettings, image_lists, plan_jobs, require_contexts};
+use imgcheck::builder::outcome::overall;
+use imgcheck::builder::plan::{DEFAULT_PLAN, Plan};
+use imgcheck::builder::run::{Build, RunSettings, buildah_version, default_log_dir};
 use imgcheck::reference::ImageRef;
 use imgcheck::report;
 use imgcheck::session::Session;

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::output;
-use imgcheck::build::progress::{JobProgress, Reporter};
+use imgcheck::builder::progress::{JobProgress, Reporter};
 use imgcheck::report::escape;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 

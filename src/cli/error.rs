@@ -96,7 +96,7 @@ pub enum CliError {
     },
     /// `build` stopped before it had results for every image.
     #[error(transparent)]
-    Build(#[from] imgcheck::build::BuildError),
+    Build(#[from] imgcheck::builder::BuildError),
     /// `man --dir`: the pages cannot be written there.
     #[error("man --dir {}: cannot write the manual pages", .dir.display())]
     ManDir {
@@ -194,7 +194,7 @@ mod tests {
                 ExitKind::Incomplete,
             ),
             (
-                CliError::Build(imgcheck::build::BuildError::Check { errors: 2 }),
+                CliError::Build(imgcheck::builder::BuildError::Check { errors: 2 }),
                 ExitKind::Usage,
             ),
         ];

@@ -5,10 +5,10 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::build::buildah::{Passthrough, build_command, shell_line};
-use crate::build::check::{CheckFinding, Level};
-use crate::build::jobs::Job;
-use crate::build::outcome::{ImageOutcome, ImageResult};
+use crate::builder::buildah::{Passthrough, build_command, shell_line};
+use crate::builder::check::{CheckFinding, Level};
+use crate::builder::jobs::Job;
+use crate::builder::outcome::{ImageOutcome, ImageResult};
 use crate::engine::{ImageReport, Severity, Verdict};
 use crate::policy::Policy;
 use crate::reference::RegistryRef;
@@ -178,7 +178,7 @@ fn verdict(report: &ImageReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::outcome::overall;
+    use crate::builder::outcome::overall;
     use crate::digest::Digest;
     use crate::engine::{Finding, Rule};
 

@@ -1,7 +1,7 @@
 //! The Windows stage composed without Buildah (as ko and `crane append` do): the stage's files
 //! come from a Buildah build of the Linux stages plus a `FROM scratch` stage of its
 //! `COPY`/`ADD` ([`stage`]), written as ONE layer in the Windows layer format by
-//! [`crate::build::windows_layer::LayerWriter`]; the base's manifest and config are read
+//! [`crate::builder::windows_layer::LayerWriter`]; the base's manifest and config are read
 //! remotely, the config edited ([`config`]), and the new layer, config and manifest pushed
 //! with [`crate::assemble::push_image`], the base's layers mounted from the base's repository (or
 //! copied through a file from another registry) — never downloaded to build.
@@ -16,12 +16,12 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::build::error::RunError;
-use crate::build::jobs::{ComposeJob, Job};
-use crate::build::stage_image::{
+use crate::builder::error::RunError;
+use crate::builder::jobs::{ComposeJob, Job};
+use crate::builder::stage_image::{
     StageError, config_digest, fetch_error, now, push_written, read_json, same_layer_count,
 };
-use crate::build::windows_layer::{LayerError, LayerTimes, LayerWriter, Rewritten};
+use crate::builder::windows_layer::{LayerError, LayerTimes, LayerWriter, Rewritten};
 use crate::digest::Digest;
 use crate::graph::MAX_LAYER_BYTES;
 use crate::manifest::OCI_MANIFEST;

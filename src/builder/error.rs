@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use crate::assemble::Failure;
 use crate::auth::AuthError;
-use crate::build::base::BaseError;
-use crate::build::jobs::JobsError;
-use crate::build::plan::PlanError;
-use crate::build::stage_image::StageError;
+use crate::builder::base::BaseError;
+use crate::builder::jobs::JobsError;
+use crate::builder::plan::PlanError;
+use crate::builder::stage_image::StageError;
 use crate::error::{Blame, Fault};
 use crate::reference::ReferenceError;
 

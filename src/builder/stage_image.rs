@@ -1,6 +1,6 @@
 //! What the two writers of a Windows stage's image share — the rewrite of an image Buildah
-//! built (`build::rewrite`) and the image composed without Buildah
-//! (`build::compose`): why writing it fails ([`StageError`]), the verified manifest
+//! built (`builder::rewrite`) and the image composed without Buildah
+//! (`builder::compose`): why writing it fails ([`StageError`]), the verified manifest
 //! and config it starts from, the last step of both (the manifest written into the working
 //! layout and the image pushed from it, [`push_written`]), and the time of its layers'
 //! directories without a clamp.
@@ -11,8 +11,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::assemble::{Failure, ReadFailure, push_image};
-use crate::build::compose::config::ConfigError;
-use crate::build::windows_layer::LayerError;
+use crate::builder::compose::config::ConfigError;
+use crate::builder::windows_layer::LayerError;
 use crate::digest::Digest;
 use crate::manifest::{MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES, OCI_MANIFEST};
 use crate::reference::{LayoutRef, RegistryRef};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::assemble::ChildSpec;
 use crate::assemble::{Request, push_list};
-use crate::build::error::StepError;
+use crate::builder::error::StepError;
 use crate::digest::Digest;
 use crate::policy::Policy;
 use crate::reference::{ImageRef, RegistryRef};

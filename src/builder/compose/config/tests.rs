@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::build::compose::stage::{Command, Edit, StagePlan, Step};
+use crate::builder::compose::stage::{Command, Edit, StagePlan, Step};
 
 fn step(text: &str, files: bool) -> Step {
     Step {
@@ -277,13 +277,13 @@ fn configs_and_words_that_cannot_be_composed_are_errors() {
 #[test]
 fn a_base_whose_config_does_not_match_its_layers_is_refused() {
     let manifest = json!({"layers": [{"digest": "sha256:aa"}, {"digest": "sha256:bb"}]});
-    let got = crate::build::stage_image::same_layer_count(&manifest, &base(), "base");
+    let got = crate::builder::stage_image::same_layer_count(&manifest, &base(), "base");
     assert_eq!(
         got.map_err(|e| e.to_string()),
         Err("base: config is not an image config (1 diff_ids for the manifest's 2 layers)".into())
     );
     let one = json!({"layers": [{"digest": "sha256:aa"}]});
-    assert!(crate::build::stage_image::same_layer_count(&one, &base(), "base").is_ok());
+    assert!(crate::builder::stage_image::same_layer_count(&one, &base(), "base").is_ok());
 }
 
 /// What the stage does not touch stays the base's: os.features, architecture, variant.

@@ -1,7 +1,7 @@
 //! The Windows stage's layers, written by imgcheck when Buildah is older than 1.44: the image
 //! Buildah pushed is read back (manifest, config, the layers the stage added — never the base
 //! image's), each added layer is rewritten into the Windows layer format
-//! ([`crate::build::windows_layer`]), the config's `diff_ids` and the manifest are fixed, the
+//! ([`crate::builder::windows_layer`]), the config's `diff_ids` and the manifest are fixed, the
 //! result is written as an OCI layout ([`crate::source::layout::LayoutWriter`]) and pushed
 //! under the same per-platform tag through [`crate::assemble`]. The base's layers keep their
 //! digests and are not uploaded again.
@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::build::stage_image::{
+use crate::builder::stage_image::{
     StageError, config_digest, fetch_error, now, push_written, read_json, same_layer_count,
     unusable,
 };
-use crate::build::windows_layer::{LayerError, LayerTimes, Rewritten, rewrite};
+use crate::builder::windows_layer::{LayerError, LayerTimes, Rewritten, rewrite};
 use crate::digest::Digest;
 use crate::graph::MAX_LAYER_BYTES;
 use crate::reference::RegistryRef;

@@ -1,6 +1,6 @@
 //! How a run ended: per job, per image, and as an exit kind.
 
-use crate::build::error::JobError;
+use crate::builder::error::JobError;
 use crate::digest::Digest;
 use crate::engine::{ImageReport, Verdict};
 

@@ -10,8 +10,8 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use crate::build::buildah::{Version, shell_line, version_command};
-use crate::build::error::{JobError, RunError};
+use crate::builder::buildah::{Version, shell_line, version_command};
+use crate::builder::error::{JobError, RunError};
 
 /// Lines of a failed build's log printed with the failure.
 pub const LOG_TAIL_LINES: usize = 25;

@@ -3,8 +3,8 @@
 use std::fmt;
 use std::path::Path;
 
-use crate::build::containerfile::{self, AUTOMATIC_ARGS};
-use crate::build::plan::{Context, ImageSpec, Plan, expand_context};
+use crate::builder::containerfile::{self, AUTOMATIC_ARGS};
+use crate::builder::plan::{Context, ImageSpec, Plan, expand_context};
 use crate::error::one_line;
 use crate::policy::{EMBEDDED, Policy, PolicyError};
 use crate::reference::ImageRef;

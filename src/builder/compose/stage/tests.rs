@@ -246,12 +246,12 @@ fn words_are_kept_as_written_and_read_with_the_escape_directive() {
         ]
     );
     let base = serde_json::json!({"config": {}, "rootfs": {"diff_ids": []}});
-    let added = crate::build::compose::config::Added {
+    let added = crate::builder::compose::config::Added {
         diff_id: crate::digest::Digest::sha256(b""),
         created: 0,
         os_version: None,
     };
-    let config = crate::build::compose::config::compose_config(base, &plan, &added).unwrap();
+    let config = crate::builder::compose::config::compose_config(base, &plan, &added).unwrap();
     assert_eq!(
         config["config"]["Env"],
         serde_json::json!([r"P=C:\app", "Q=1"])

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::build::buildah::{Version, WINDOWS_LAYERS_SINCE};
+use crate::builder::buildah::{Version, WINDOWS_LAYERS_SINCE};
 use crate::digest::Digest;
 use crate::engine::resolve;
 use crate::graph::{Content, Graph, Node, Problem, WalkOptions};
@@ -14,7 +14,7 @@ use crate::session::Session;
 use crate::source::FetchError;
 
 /// The note a run shows when this Buildah does not write Windows layers itself: imgcheck
-/// writes them (`build::rewrite`). `None` when there is nothing to say.
+/// writes them (`builder::rewrite`). `None` when there is nothing to say.
 pub fn windows_layers_note(version: Version, has_windows: bool) -> Option<String> {
     (has_windows && !version.writes_windows_layers()).then(|| {
         format!(

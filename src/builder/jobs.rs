@@ -5,10 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::build::buildah::{BuildSpec, Passthrough, push_command, push_layout_command};
-use crate::build::check::image_policy;
-use crate::build::compose::stage::StagePlan;
-use crate::build::plan::{Context, ContextError, ImageSpec, Plan, expand_context, osversion_arg};
+use crate::builder::buildah::{BuildSpec, Passthrough, push_command, push_layout_command};
+use crate::builder::check::image_policy;
+use crate::builder::compose::stage::StagePlan;
+use crate::builder::plan::{Context, ContextError, ImageSpec, Plan, expand_context, osversion_arg};
 use crate::digest::Digest;
 use crate::policy::{Build, Policy, PolicyError};
 use crate::reference::{ImageRef, ReferenceError, RegistryRef};
@@ -73,7 +73,7 @@ pub struct Job {
     pub base_layers: Vec<Digest>,
     /// The image of its Windows base, pinned (filled in once the base is read).
     pub base_image: Option<RegistryRef>,
-    /// Set when its Windows stage is composed without Buildah (`build::compose`):
+    /// Set when its Windows stage is composed without Buildah (`builder::compose`):
     /// `spec` then builds only the stage's files, pushed to a local layout.
     pub compose: Option<ComposeJob>,
     /// How its Windows stage is made and why, for the progress and the job's log.
@@ -357,7 +357,7 @@ crate::error::input_errors!(JobsError);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::buildah::{Passthrough, build_command, shell_line};
+    use crate::builder::buildah::{Passthrough, build_command, shell_line};
 
     const PLAN: &str = "\
 windows_bases:

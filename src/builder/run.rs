@@ -10,14 +10,14 @@ use std::sync::Arc;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::{Semaphore, watch};
 
-use crate::build::assembler::Assembler;
-use crate::build::base::BaseInfo;
-use crate::build::buildah::{Passthrough, Version, build_command, parse_step};
-use crate::build::compose::{ComposeImage, StageMode, choose, compose_image};
-use crate::build::error::{JobError, StepError, VerifyError};
-use crate::build::exec::{BUILD_ATTEMPTS, is_transient_setup_failure, read_trimmed, run_logged};
-use crate::build::jobs::Job;
-use crate::build::progress::{JobProgress, Reporter};
+use crate::builder::assembler::Assembler;
+use crate::builder::base::BaseInfo;
+use crate::builder::buildah::{Passthrough, Version, build_command, parse_step};
+use crate::builder::compose::{ComposeImage, StageMode, choose, compose_image};
+use crate::builder::error::{JobError, StepError, VerifyError};
+use crate::builder::exec::{BUILD_ATTEMPTS, is_transient_setup_failure, read_trimmed, run_logged};
+use crate::builder::jobs::Job;
+use crate::builder::progress::{JobProgress, Reporter};
 use crate::digest::Digest;
 use crate::engine::{ImageReport, judge};
 use crate::error::one_line;
@@ -27,11 +27,11 @@ use crate::policy::Policy;
 use crate::reference::{ImageRef, RegistryRef};
 use crate::session::Session;
 
-pub use crate::build::base::{inspect_base, windows_layers_note};
-pub use crate::build::error::RunError;
-pub use crate::build::exec::{LOG_TAIL_LINES, buildah_version, log_tail};
-pub use crate::build::outcome::{ImageOutcome, ImageResult, JobOutcome, overall};
-use crate::build::rewrite::{StageImage, rewrite_image};
+pub use crate::builder::base::{inspect_base, windows_layers_note};
+pub use crate::builder::error::RunError;
+pub use crate::builder::exec::{LOG_TAIL_LINES, buildah_version, log_tail};
+pub use crate::builder::outcome::{ImageOutcome, ImageResult, JobOutcome, overall};
+use crate::builder::rewrite::{StageImage, rewrite_image};
 
 /// Settings of a run beyond the jobs themselves.
 #[derive(Debug, Clone)]

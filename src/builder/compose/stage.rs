@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use super::lex;
 use super::paths::to_root;
-use crate::build::containerfile::{Containerfile, Instruction, Stage, escape_char};
+use crate::builder::containerfile::{Containerfile, Instruction, Stage, escape_char};
 
 /// One change a composed stage makes to the base's config. Words are kept as written (quotes,
 /// escapes, variables): they are read by [`super::lex::word`] against the config when applied,

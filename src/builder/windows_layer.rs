@@ -246,7 +246,7 @@ fn write_roots<W: Write>(out: &mut tar::Builder<W>, times: LayerTimes) -> io::Re
 /// The one Windows layer writer: `Hives/` and `Files/` first, then the entries of each tar
 /// appended, every one under `Files/` with the Windows PAX records, into a gzip'd tar. Both the
 /// rewrite of a layer Buildah wrote ([`rewrite`]) and the Windows stage composed without
-/// Buildah (`build::compose`) write through it.
+/// Buildah (`builder::compose`) write through it.
 pub struct LayerWriter<W: Write> {
     out: tar::Builder<Hashing<flate2::write::GzEncoder<Hashing<W>>>>,
     times: LayerTimes,
