@@ -2,7 +2,7 @@
 //!
 //! The library gathers a verified image graph from a [`source`] (a registry or an OCI image
 //! layout), judges it with the pure [`engine`] against a [`policy`] and the containerd matching
-//! rules in [`platform`], and renders [`report`]s. A [`run`] does all of it for the images a
+//! rules in [`platform`], and renders [`report`]s; [`signature`] reads what cosign stored next to an image. A [`run`] does all of it for the images a
 //! user names (references, [`input`] lists, a release, pod templates) through one session.
 //! See `docs/decisions.md` for the design.
 
@@ -27,5 +27,6 @@ pub mod report;
 pub mod run;
 mod secret;
 pub mod session;
+pub mod signature;
 pub mod source;
 pub mod yaml;

@@ -231,6 +231,10 @@ pub struct Policy {
     /// (`source-skew`; default `warning`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_skew: Option<SkewSeverity>,
+    /// The release check of signatures (`signatures: {required: true}`, as `verify
+    /// --signatures`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signatures: Option<SignaturesPolicy>,
     /// The hosts read from a cluster (`--nodes`), or a scope's hosts, replacing those the
     /// sections name.
     #[serde(skip)]
@@ -257,6 +261,23 @@ impl Default for DeepPolicy {
 
 /// `deep.linux` when the policy does not say: Linux entries are read.
 fn read_linux() -> bool {
+    true
+}
+
+/// The `signatures:` section: the release check of cosign signatures and attestations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignaturesPolicy {
+    /// The index and every entry a host pulls must carry a cosign signature (as `verify
+    /// --signatures`).
+    #[serde(default)]
+    pub required: bool,
+    /// They must carry an in-toto attestation too (default true).
+    #[serde(default = "attestations_by_default")]
+    pub attestations: bool,
+}
+
+fn attestations_by_default() -> bool {
     true
 }
 
@@ -411,6 +432,16 @@ impl Policy {
             ));
         }
         Ok(policy)
+    }
+
+    /// Does the policy require signatures (`signatures.required`)?
+    pub fn signatures_required(&self) -> bool {
+        self.signatures.is_some_and(|s| s.required)
+    }
+
+    /// Must signed manifests be attested too (`signatures.attestations`, default true)?
+    pub fn attestations_required(&self) -> bool {
+        self.signatures.is_none_or(|s| s.attestations)
     }
 
     /// Does `verify --deep` read the layers of Linux entries too (`deep.linux`, true unless

@@ -37,6 +37,7 @@ mod sandbox;
 mod schema;
 mod seeders;
 mod selection;
+mod signatures;
 mod stream;
 mod synopsis;
 mod tekton;

@@ -31,6 +31,16 @@ pub struct VerifyArgs {
     /// (Linux entries too, unless the policy says `deep: {linux: false}`).
     #[arg(long)]
     deep: bool,
+    /// Also check, in the registry, that the index and every entry a host pulls carry a
+    /// cosign signature and an in-toto attestation (the `sha256-<hex>.sig`/`.att` tags and
+    /// OCI referrers); also the policy's `signatures.required`.
+    #[arg(long)]
+    signatures: bool,
+    /// A public key (PEM: ECDSA P-256, RSA or Ed25519, as cosign writes `cosign.pub`) that
+    /// must verify each signature and attestation (repeatable: one of them must); implies
+    /// `--signatures`.
+    #[arg(long = "key", value_name = "PUB.pem")]
+    keys: Vec<std::path::PathBuf>,
     /// Judge for the nodes of a cluster instead of the policy's hosts: the output of
     /// `oc get nodes -o json` or `kubectl get nodes -o json` (or `-o yaml`; `-` for standard
     /// input).
@@ -65,6 +75,8 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
         policy: args.policy.clone(),
         runtimes: args.runtimes.clone(),
         deep: args.deep,
+        signatures: args.signatures,
+        keys: args.keys.clone(),
         jobs,
         max_input_bytes: global.max_input_size,
         ..args.input.inputs()

@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::binaries::BinaryEntry;
 use super::rules::Rule;
 use super::severity::Severity;
+use super::standing::SignatureEntry;
 use crate::digest::Digest;
 use crate::platform::RuntimeProfile;
 use crate::policy::Isolation;
@@ -311,6 +312,10 @@ pub struct ImageReport {
     /// With `--deep`: per image, the program it runs (absent from JSON when empty).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub binaries: Vec<BinaryEntry>,
+    /// With `--signatures`: the index and each entry a host pulls, how each stands on
+    /// signatures and attestations (absent from JSON when empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub signatures: Vec<SignatureEntry>,
 }
 
 impl ImageReport {
@@ -324,6 +329,7 @@ impl ImageReport {
             findings: vec![Finding::new(Rule::FetchError, message.to_string(), None)],
             hosts: vec![],
             binaries: vec![],
+            signatures: vec![],
         }
     }
 
@@ -345,6 +351,7 @@ impl ImageReport {
             findings,
             hosts: vec![],
             binaries: vec![],
+            signatures: vec![],
         }
     }
 
@@ -360,6 +367,7 @@ impl ImageReport {
             findings,
             hosts: vec![],
             binaries: vec![],
+            signatures: vec![],
         }
     }
 

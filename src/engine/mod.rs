@@ -8,7 +8,8 @@
 //! - [`resolve`]: which manifest one host pulls, with every candidate's story;
 //! - [`judge`]: the findings of one graph (content, host matrix, entries, layers);
 //! - [`BinaryEntry`]: the `binaries` block of a report (`--deep`);
-//! - [`inspect`]: the entries of a graph as `inspect` shows them (rendered by `report`).
+//! - [`inspect`]: the entries of a graph as `inspect` shows them (rendered by `report`);
+//! - [`judge_signatures`]: the release check of signatures and attestations (`--signatures`).
 //!
 //! This file only declares and re-exports: the files below import each other, never it.
 
@@ -22,6 +23,8 @@ mod memo;
 mod resolve;
 mod rules;
 mod severity;
+mod signed;
+mod standing;
 
 pub use binaries::{BinaryEntry, GoReport, ProgramReport, REVISION_LABELS, Revision};
 pub use finding::{Finding, HostResult, HostStatus, ImageReport, Origin, Verdict, verdict_of};
@@ -30,3 +33,5 @@ pub use judge::{judge, judge_selection};
 pub use resolve::{CandidateReport, Resolution, resolve};
 pub use rules::Rule;
 pub use severity::Severity;
+pub use signed::{SignatureCheck, judge_signatures, signed_subjects};
+pub use standing::{SignatureEntry, Standing};

@@ -67,6 +67,15 @@ pub enum Rule {
     SourceSkew,
     /// With `--deep`, entries of a list that name no source revision.
     NoSourceRevision,
+    /// With `--signatures`, the index or an entry a supported host pulls has no cosign
+    /// signature.
+    SignatureMissing,
+    /// With `--signatures`, signatures are there but none is valid (malformed, for another
+    /// digest, or, with `--key`, made with none of the keys).
+    SignatureInvalid,
+    /// With `--signatures`, the index or an entry a supported host pulls has no in-toto
+    /// attestation about it (verified with `--key` when keys are given).
+    AttestationMissing,
     /// No mirror configuration entry covers the reference (mirror-check).
     MirrorNotConfigured,
     /// A tag reference whose mirrors serve digest pulls only (mirror-check).
@@ -294,6 +303,27 @@ const RULES: &[RuleInfo] = &[
         hint: "label the images with org.opencontainers.image.revision (buildah build --label, docker build --label) so a list can be traced to one commit",
     },
     RuleInfo {
+        rule: Rule::SignatureMissing,
+        id: "signature-missing",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "build the entry in the release pipeline (Konflux signs what it builds), or sign it: 'cosign sign --key KEY REF@DIGEST', 'skopeo copy --sign-by-sigstore-private-key KEY'; a list and each entry are signed apart",
+    },
+    RuleInfo {
+        rule: Rule::SignatureInvalid,
+        id: "signature-invalid",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "re-sign the entry with the release key (the one --key names); a signature made for another digest or with another key proves nothing about this one",
+    },
+    RuleInfo {
+        rule: Rule::AttestationMissing,
+        id: "attestation-missing",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "attest the entry where it is built (Tekton Chains writes SLSA provenance; 'cosign attest --key KEY --predicate FILE REF@DIGEST'), with the entry's own digest as the statement's subject",
+    },
+    RuleInfo {
         rule: Rule::MirrorNotConfigured,
         id: "mirror-not-configured",
         severity: Severity::Error,
@@ -500,22 +530,25 @@ mod tests {
             Rule::DllMissing => 22,
             Rule::SourceSkew => 23,
             Rule::NoSourceRevision => 24,
-            Rule::MirrorNotConfigured => 25,
-            Rule::MirrorTagIgnored => 26,
-            Rule::MirrorMissing => 27,
-            Rule::MirrorDigestDiffers => 28,
-            Rule::MirrorChildMissing => 29,
-            Rule::MirrorPlatformDropped => 30,
-            Rule::MirrorWindowsPath => 31,
-            Rule::ForeignLayerNotMirrored => 32,
-            Rule::MirrorResolved => 33,
-            Rule::MirrorTargetMoved => 34,
+            Rule::SignatureMissing => 25,
+            Rule::SignatureInvalid => 26,
+            Rule::AttestationMissing => 27,
+            Rule::MirrorNotConfigured => 28,
+            Rule::MirrorTagIgnored => 29,
+            Rule::MirrorMissing => 30,
+            Rule::MirrorDigestDiffers => 31,
+            Rule::MirrorChildMissing => 32,
+            Rule::MirrorPlatformDropped => 33,
+            Rule::MirrorWindowsPath => 34,
+            Rule::ForeignLayerNotMirrored => 35,
+            Rule::MirrorResolved => 36,
+            Rule::MirrorTargetMoved => 37,
         };
         for (i, r) in Rule::ALL.iter().enumerate() {
             assert_eq!(position(*r), i, "{r:?}");
             assert_eq!(r.to_string(), r.id());
             assert_eq!(serde_json::to_value(r).unwrap(), r.id());
-            assert_eq!(r.is_mirror(), i >= 25, "{r}");
+            assert_eq!(r.is_mirror(), i >= 28, "{r}");
         }
         let ids: BTreeSet<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
         assert_eq!(ids.len(), Rule::ALL.len());
@@ -525,7 +558,7 @@ mod tests {
     #[test]
     fn the_table_has_one_row_per_rule_with_a_kebab_case_id_and_a_hint() {
         assert_eq!(RULES.len(), Rule::ALL.len());
-        assert_eq!(Rule::ALL.len(), 35);
+        assert_eq!(Rule::ALL.len(), 38);
         for (i, row) in RULES.iter().enumerate() {
             assert_eq!(row.rule as usize, i, "{row:?}");
             assert_eq!(row.rule.info().id, row.id);

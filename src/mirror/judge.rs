@@ -446,6 +446,7 @@ fn report(reference: &str, digest: Option<&Digest>, mut findings: Vec<Finding>) 
         reference: reference.to_string(),
         origins: vec![],
         binaries: vec![],
+        signatures: vec![],
         digest: digest.map(ToString::to_string),
         verdict: verdict_of(&findings),
         findings,

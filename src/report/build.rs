@@ -187,6 +187,7 @@ mod tests {
             reference: "r".into(),
             origins: vec![],
             binaries: vec![],
+            signatures: vec![],
             digest: None,
             verdict,
             findings: rules

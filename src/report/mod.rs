@@ -198,6 +198,7 @@ pub(crate) mod tests {
             reference: format!("r-{verdict:?}"),
             origins: vec![],
             binaries: vec![],
+            signatures: vec![],
             digest: Some("sha256:0123456789abcdef".into()),
             verdict,
             findings: severities

@@ -14,13 +14,14 @@ use super::verify::Settings;
 use crate::cluster::manifests;
 use crate::cluster::nodes::{self, NodeRuntime, OddNodes};
 use crate::cluster::scheduling::NodeFacts;
-use crate::engine::Origin;
+use crate::engine::{Origin, SignatureCheck};
 use crate::graph::WalkOptions;
 use crate::input::{DEFAULT_MAX_INPUT_BYTES, read_imageset, read_reference_list};
 use crate::platform::RuntimeProfile;
 use crate::policy::{DEFAULT_POLICY, Policy};
 use crate::reference::ImageRef;
 use crate::report::escape;
+use crate::signature::PublicKey;
 
 /// The images a run verifies and how: every input the command line's `verify` takes.
 /// Files named `-` are read from standard input (one of them at most).
@@ -48,6 +49,11 @@ pub struct Inputs {
     pub runtimes: Vec<RuntimeProfile>,
     /// Also read Windows layers (`--deep`).
     pub deep: bool,
+    /// Check that the index and every entry a host pulls are signed and attested
+    /// (`--signatures`; also the policy's `signatures.required`, and any `--key`).
+    pub signatures: bool,
+    /// Public keys that must verify the signatures (`--key`, PEM).
+    pub keys: Vec<PathBuf>,
     /// Registry requests, and images, in flight at once.
     pub jobs: usize,
     /// The size limit of each input file read (`--max-input-size`): node lists, reference
@@ -92,6 +98,8 @@ impl Default for Inputs {
             policy: DEFAULT_POLICY.to_string(),
             runtimes: Vec::new(),
             deep: false,
+            signatures: false,
+            keys: Vec::new(),
             jobs: 16,
             max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
             sandbox_image: None,
@@ -173,6 +181,7 @@ impl Inputs {
             return Err(RunError::NoReferences);
         }
         let sandbox = self.sandbox(&policy, &from_manifests);
+        let signatures = self.signature_check(&policy)?;
         let walk = WalkOptions {
             jobs: self.jobs,
             deep: self.deep,
@@ -184,6 +193,7 @@ impl Inputs {
                 runtimes,
                 walk,
                 images_in_flight: self.jobs,
+                signatures,
             },
             notes,
             listed,
@@ -212,6 +222,21 @@ impl Inputs {
             },
             false => None,
         }
+    }
+
+    /// The release check of signatures, when `--signatures`, a `--key` or the policy asks for
+    /// it; each key file read (a bad one is bad input).
+    fn signature_check(&self, policy: &Policy) -> Result<Option<SignatureCheck>, RunError> {
+        if !(self.signatures || !self.keys.is_empty() || policy.signatures_required()) {
+            return Ok(None);
+        }
+        let keys = (self.keys.iter())
+            .map(|path| PublicKey::load(path))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Some(SignatureCheck {
+            keys,
+            attestations: policy.attestations_required(),
+        }))
     }
 
     /// Refuses two inputs read from standard input (`-`): the first would take it all.

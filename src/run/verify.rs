@@ -4,9 +4,13 @@
 use super::bounded::run_bounded;
 use super::outcome::Outcome;
 use super::targets::{Target, sandbox_fetch_hint};
+use crate::engine::{
+    Finding, ImageReport, Rule, SignatureCheck, judge_signatures, signed_subjects, verdict_of,
+};
 use crate::graph::WalkOptions;
 use crate::platform::RuntimeProfile;
 use crate::policy::Policy;
+use crate::reference::ImageRef;
 use crate::session::Session;
 
 /// Settings of a verify run.
@@ -20,6 +24,9 @@ pub struct Settings {
     pub walk: WalkOptions,
     /// Images in flight at once.
     pub images_in_flight: usize,
+    /// The release check of signatures (`--signatures`, `--key`, the policy's
+    /// `signatures.required`), when asked for.
+    pub signatures: Option<SignatureCheck>,
 }
 
 /// Verifies every target, at most `images_in_flight` at once, handing each outcome to `each`
@@ -38,7 +45,13 @@ pub async fn verify_all<E>(
         on_done,
         |t| async move {
             match session.graph(&t.reference, settings.walk).await {
-                Ok(graph) => Outcome::Report(t.judge(&graph, &settings.policy, &settings.runtimes)),
+                Ok(graph) => {
+                    let mut report = t.judge(&graph, &settings.policy, &settings.runtimes);
+                    if let Some(check) = &settings.signatures {
+                        check_signatures(session, &t.reference, check, &mut report).await;
+                    }
+                    Outcome::Report(report)
+                }
                 Err(e) => {
                     let mut outcome = Outcome::fetch_failed(&t.reference, e);
                     if let Outcome::Report(r) = &mut outcome {
@@ -52,4 +65,43 @@ pub async fn verify_all<E>(
         each,
     )
     .await
+}
+
+/// Adds the `signatures` block and findings of `report` (its index and every entry a host
+/// pulls), read from the registry of `reference`; a layout holds no signatures imgcheck reads.
+async fn check_signatures(
+    session: &Session,
+    reference: &ImageRef,
+    check: &SignatureCheck,
+    report: &mut ImageReport,
+) {
+    let subjects = signed_subjects(report);
+    let ImageRef::Registry(registry) = reference else {
+        if !subjects.is_empty() {
+            let message = format!(
+                "{reference}: signatures are read from registries only (the .sig tags and \
+                 referrers of a repository): push the release and check it there"
+            );
+            report
+                .findings
+                .push(Finding::new(Rule::FetchError, message, None));
+        }
+        return finish(report);
+    };
+    let found = subjects
+        .iter()
+        .map(|(_, digest)| crate::signature::find(session, registry, digest));
+    let found = futures::future::join_all(found).await;
+    for ((entry, digest), found) in subjects.iter().zip(&found) {
+        let (block, findings) = judge_signatures(entry, digest, found, check);
+        report.signatures.push(block);
+        report.findings.extend(findings);
+    }
+    finish(report);
+}
+
+/// The findings in severity order, the verdict theirs.
+fn finish(report: &mut ImageReport) {
+    report.findings.sort_by_key(|f| f.severity);
+    report.verdict = verdict_of(&report.findings);
 }

@@ -451,7 +451,7 @@ impl Registry {
         resp.status().as_u16() == 200
     }
 
-    fn upload_blob(&self, fixture: &str, repo: &str, digest: &str, bytes: &[u8]) {
+    pub fn upload_blob(&self, fixture: &str, repo: &str, digest: &str, bytes: &[u8]) {
         if self.blob_exists(repo, digest) {
             return;
         }

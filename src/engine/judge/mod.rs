@@ -60,5 +60,6 @@ fn judge_with(
         findings,
         hosts: matrix.results,
         binaries: binaries(&graph.nodes()),
+        signatures: vec![],
     }
 }

@@ -11,7 +11,7 @@ use super::challenge::Authenticator;
 use super::failure::{Failure, is_retryable_status, retry_after_of, transport_failure};
 use super::link::Link;
 use super::ping::{Base, Probing, Schemes, is_tls_only_answer};
-use super::request::{ACCEPT_MANIFESTS, Kind, Request, api_host};
+use super::request::{Kind, Request, api_host};
 use super::tls::host_port;
 use super::wire::{Origin, Outgoing, Response};
 use crate::auth::AuthStore;
@@ -174,10 +174,10 @@ impl Sender {
                 // registry's credentials must not travel there.
                 let client = self.link.http.for_url(&next).map_err(Failure::Fatal)?;
                 let mut out = Outgoing::new(req.kind.method(), next.clone());
-                if req.kind == Kind::Manifest {
+                if let Some(accept) = req.kind.accept() {
                     // Without it a registry answers as to an old client (schema1, or 404
                     // for an OCI index).
-                    out = out.header(ACCEPT, ACCEPT_MANIFESTS.clone());
+                    out = out.header(ACCEPT, accept);
                 }
                 if let Some(basic) = basic {
                     out = out.header(AUTHORIZATION, basic);

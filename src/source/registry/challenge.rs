@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use super::failure::{Failure, transport_failure};
 use super::link::Link;
 use super::mutex::lock;
-use super::request::{ACCEPT_MANIFESTS, Kind, Request, api_host};
+use super::request::{Request, api_host};
 use super::token::{TokenRequest, Tokens, basic_header};
 use super::wire::{Outgoing, Response};
 use crate::auth::{AuthStore, Credentials};
@@ -77,8 +77,8 @@ impl Authenticator {
                 Some(payload) => payload.build(url),
                 None => Outgoing::new(req.kind.method(), url.clone()),
             };
-            if req.kind == Kind::Manifest && req.payload.is_none() {
-                out = out.header(ACCEPT, ACCEPT_MANIFESTS.clone());
+            if let Some(accept) = req.kind.accept().filter(|_| req.payload.is_none()) {
+                out = out.header(ACCEPT, accept);
             }
             if let Some(h) = &header {
                 out = out.header(AUTHORIZATION, h.clone());

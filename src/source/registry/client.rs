@@ -136,6 +136,26 @@ impl RegistrySource {
         }
     }
 
+    /// The OCI 1.1 referrers list of the manifest `digest` (`GET /v2/<repo>/referrers/<digest>`,
+    /// an image index, read under the manifest cap), or `None` when the registry answers 404:
+    /// no referrers API (Distribution 2.8), and the caller falls back to the referrers tag
+    /// schema as cosign does.
+    pub async fn referrers(&self, digest: &Digest) -> Result<Option<Vec<u8>>, FetchError> {
+        let what = format!("referrers of {digest}");
+        let req = self.access.request(
+            Kind::Referrers,
+            Part::Digest(digest),
+            None,
+            MAX_MANIFEST_BYTES,
+            what,
+        );
+        match self.get(req).await {
+            Ok(body) => Ok(Some(body.bytes)),
+            Err(FetchError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Runs `fetch` once per (repository, digest) for the whole run.
     async fn cached<Fut: Future<Output = Result<Vec<u8>, FetchError>>>(
         &self,

@@ -11,7 +11,7 @@ use super::wire::Outgoing;
 
 use crate::auth::{AuthError, Credentials};
 use crate::digest::Digest;
-use crate::manifest::ACCEPTED_MANIFEST_TYPES;
+use crate::manifest::{ACCEPTED_MANIFEST_TYPES, OCI_INDEX};
 use crate::reference::RegistryRef;
 use crate::source::{Detail, FetchError};
 
@@ -31,6 +31,8 @@ pub(super) enum Kind {
     Blob,
     /// `HEAD` of a blob: existence only, no body.
     BlobHead,
+    /// The OCI 1.1 referrers of a manifest (`/v2/<repo>/referrers/<digest>`): an image index.
+    Referrers,
 }
 
 impl Kind {
@@ -39,6 +41,16 @@ impl Kind {
         match self {
             Kind::Manifest => "manifests",
             Kind::Blob | Kind::BlobHead => "blobs",
+            Kind::Referrers => "referrers",
+        }
+    }
+
+    /// The `Accept` header of a read of this kind, if it sends one.
+    pub(super) fn accept(self) -> Option<HeaderValue> {
+        match self {
+            Kind::Manifest => Some(ACCEPT_MANIFESTS.clone()),
+            Kind::Referrers => Some(HeaderValue::from_static(OCI_INDEX)),
+            Kind::Blob | Kind::BlobHead => None,
         }
     }
 
@@ -107,6 +119,7 @@ impl Access {
         let noun = match kind {
             Kind::Manifest => "manifest ",
             Kind::Blob | Kind::BlobHead => "blob ",
+            Kind::Referrers => "referrers of ",
         };
         let part = Part::Digest(digest);
         let mut what = String::with_capacity(noun.len() + part.len());

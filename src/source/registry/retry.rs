@@ -44,7 +44,7 @@ impl Requests {
         let stats = &self.link().stats;
         let count = || {
             Stats::count(match req.kind {
-                Kind::Manifest => &stats.manifest_requests,
+                Kind::Manifest | Kind::Referrers => &stats.manifest_requests,
                 Kind::Blob | Kind::BlobHead => &stats.blob_requests,
             })
         };

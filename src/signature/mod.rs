@@ -1,0 +1,21 @@
+//! The release side of signatures (issue 35): what cosign stored next to an image in its
+//! registry, read and checked. A release is signed and attested when its index and every
+//! entry a supported host pulls carry a cosign signature (verified with `--key` when keys are
+//! given) and an in-toto attestation whose subject is that entry.
+//!
+//! - `key`: public keys (`--key PUB.pem`: ECDSA P-256, RSA, Ed25519) and their verification;
+//! - `payload`: the stored documents, parsed: signature manifests, referrers lists, the
+//!   simple-signing payload, DSSE envelopes and in-toto statements;
+//! - `fetch`: reading them from a registry (the `.sig`/`.att` tags, the referrers API or its
+//!   tag schema), under the manifest cap.
+//!
+//! Which manifests must be signed, and the findings, are the verify engine's (pure, from what
+//! this module found). What a cluster's nodes would admit (containers policy.json,
+//! ClusterImagePolicy) is not predicted yet.
+
+pub mod fetch;
+pub mod key;
+pub mod payload;
+
+pub use fetch::{Found, Place, Stored, find};
+pub use key::PublicKey;
