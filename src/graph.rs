@@ -17,7 +17,7 @@ mod walk;
 
 pub use layer::{classify_layer, is_windows_layout_path};
 pub use model::{
-    Content, EntryCheck, Graph, Image, Layer, LayerFormat, Node, Outcome, Problem, Program,
+    Content, EntryCheck, Graph, Image, Layer, LayerFormat, LookupOutcome, Node, Problem, Program,
 };
 pub(crate) use walk::verify;
 pub use walk::{MAX_DEPTH, MAX_LAYER_BYTES, WalkOptions, walk};

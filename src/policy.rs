@@ -70,13 +70,13 @@ impl fmt::Display for Arch {
 /// A Windows build number, validated (Windows Server 2016, 14393, is the oldest with
 /// containers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct Build(pub u16);
+pub struct WindowsBuild(pub u16);
 
-impl<'de> Deserialize<'de> for Build {
+impl<'de> Deserialize<'de> for WindowsBuild {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let n = u64::deserialize(d)?;
         match u16::try_from(n) {
-            Ok(b) if b >= 14393 => Ok(Build(b)),
+            Ok(b) if b >= 14393 => Ok(WindowsBuild(b)),
             _ => Err(serde::de::Error::custom(format!(
                 "{n} is not a Windows build with container support \
                  (expected a build number such as 17763, 20348 or 26100)"
@@ -85,7 +85,7 @@ impl<'de> Deserialize<'de> for Build {
     }
 }
 
-impl fmt::Display for Build {
+impl fmt::Display for WindowsBuild {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
     }
@@ -164,7 +164,7 @@ pub struct WindowsPolicy {
     pub architectures: Vec<Arch>,
     /// Windows builds of the nodes.
     #[serde(deserialize_with = "unique")]
-    pub builds: Vec<Build>,
+    pub builds: Vec<WindowsBuild>,
     /// How the pods are isolated (default `process`).
     #[serde(default)]
     pub isolation: Isolation,
@@ -506,7 +506,7 @@ impl Policy {
             builds: uniq(
                 windows
                     .iter()
-                    .filter_map(|h| h.platform.windows_version().map(|v| Build(v.build))),
+                    .filter_map(|h| h.platform.windows_version().map(|v| WindowsBuild(v.build))),
             ),
             isolation,
             sandbox_image,

@@ -6,7 +6,7 @@
 //! with the package to install.
 
 use imgcheck::binary::{
-    BinaryInfo, ElfClass, Endian, Format, GoBuildInfo, MAX_KEPT, Probe, dll, parse,
+    BinaryFormat, BinaryInfo, ElfClass, Endian, GoBuildInfo, MAX_KEPT, Probe, dll, parse,
 };
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -130,7 +130,7 @@ fn go_info(info: &BinaryInfo) -> &GoBuildInfo {
 #[test]
 fn go_windows_amd64_is_a_pe_amd64_console_program() {
     let info = probe("driver.exe");
-    let Format::Pe(pe) = &info.format else {
+    let BinaryFormat::Pe(pe) = &info.format else {
         panic!("not PE: {info:?}")
     };
     assert_eq!(
@@ -164,7 +164,7 @@ fn go_windows_amd64_is_a_pe_amd64_console_program() {
 #[test]
 fn go_linux_arm64_is_an_aarch64_elf() {
     let info = probe("driver-arm64");
-    let Format::Elf(elf) = &info.format else {
+    let BinaryFormat::Elf(elf) = &info.format else {
         panic!("not ELF: {info:?}")
     };
     assert_eq!(
@@ -188,7 +188,7 @@ fn go_linux_arm64_is_an_aarch64_elf() {
 #[test]
 fn go_linux_arm_v7_needs_v7() {
     let info = probe("driver-armv7");
-    let Format::Elf(elf) = &info.format else {
+    let BinaryFormat::Elf(elf) = &info.format else {
         panic!("not ELF: {info:?}")
     };
     assert_eq!(
@@ -206,7 +206,7 @@ fn go_linux_arm_v7_needs_v7() {
 #[test]
 fn mingw_program_imports_netapi32() {
     let info = probe("netapi.exe");
-    let Format::Pe(pe) = &info.format else {
+    let BinaryFormat::Pe(pe) = &info.format else {
         panic!("not PE: {info:?}")
     };
     assert_eq!(pe.machine, 0x8664);

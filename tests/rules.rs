@@ -308,7 +308,7 @@ fn deep_program_with_a_missing_dll_and_skewed_labels(g: &mut Graph) {
             continue;
         };
         let binary = imgcheck::binary::BinaryInfo {
-            format: imgcheck::binary::Format::Pe(imgcheck::binary::PeInfo {
+            format: imgcheck::binary::BinaryFormat::Pe(imgcheck::binary::PeInfo {
                 machine: 0x8664,
                 magic: Some(0x20b),
                 subsystem: Some(3),
@@ -317,7 +317,7 @@ fn deep_program_with_a_missing_dll_and_skewed_labels(g: &mut Graph) {
             go: None,
             incomplete: vec![],
         };
-        entry.programs[0].outcome = imgcheck::graph::Outcome::Found {
+        entry.programs[0].outcome = imgcheck::graph::LookupOutcome::Found {
             path: "C:\\csi.exe".into(),
             binary: Box::new(binary),
             dlls: Some(Ok(vec!["NETAPI32.dll".into()])),
@@ -339,7 +339,7 @@ fn deep_program_built_for_linux(g: &mut Graph) {
             continue;
         };
         let binary = imgcheck::binary::BinaryInfo {
-            format: imgcheck::binary::Format::Elf(imgcheck::binary::ElfInfo {
+            format: imgcheck::binary::BinaryFormat::Elf(imgcheck::binary::ElfInfo {
                 class: imgcheck::binary::ElfClass::Elf64,
                 endian: imgcheck::binary::Endian::Little,
                 machine: 62,
@@ -348,7 +348,7 @@ fn deep_program_built_for_linux(g: &mut Graph) {
             go: None,
             incomplete: vec![],
         };
-        entry.programs[0].outcome = imgcheck::graph::Outcome::Found {
+        entry.programs[0].outcome = imgcheck::graph::LookupOutcome::Found {
             path: "C:\\csi.exe".into(),
             binary: Box::new(binary),
             dlls: None,

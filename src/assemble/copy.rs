@@ -1,4 +1,4 @@
-//! Copying images into the target repository, through the [`Sink`] abstraction: each blob
+//! Copying images into the target repository, through the [`WriteSink`] abstraction: each blob
 //! checked for first, mounted from another repository of the same registry when it can be, or
 //! sent through a file (layers of any size in bounded memory); then the manifest, by digest.
 //! Every byte copied was checked against its digest (and size) first, so a corrupt layout or a
@@ -19,7 +19,7 @@ use crate::reference::RegistryRef;
 use crate::session::Session;
 use crate::source::FetchError;
 use crate::source::registry::RegistrySource;
-use crate::source::sink::Sink;
+use crate::source::sink::WriteSink;
 use crate::source::store::Store;
 
 /// Blob copies in flight at once.
@@ -94,7 +94,7 @@ impl<'a> Writer<'a, RegistrySource> {
     }
 }
 
-impl<S: Sink> Writer<'_, S> {
+impl<S: WriteSink> Writer<'_, S> {
     fn failed(&self, action: String, source: FetchError) -> Failure {
         Failure::Write {
             target: self.name.to_string(),

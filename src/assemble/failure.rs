@@ -1,6 +1,6 @@
-//! Why `assemble` refuses or stops: a [`Refusal`] (the list cannot be built from the input;
-//! nothing is written) or a [`Failure`] of the push (a child that cannot be read or used, a
-//! write or read-back that failed, a tag another push moved).
+//! Why `assemble` refuses or stops: an [`AssembleRefusal`] (the list cannot be built from the
+//! input; nothing is written) or a [`Failure`] of the push (a child that cannot be read or used,
+//! a write or read-back that failed, a tag another push moved).
 
 use std::sync::Arc;
 
@@ -11,7 +11,7 @@ use crate::source::FetchError;
 /// An input the list cannot be built from, with the input named. Always a usage/bad-input
 /// error: nothing has been written when it is returned.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum Refusal {
+pub enum AssembleRefusal {
     /// The input cannot make a list, as the message says.
     #[error("{0}")]
     Input(String),
@@ -33,11 +33,11 @@ pub enum Refusal {
 }
 
 /// Refuses the input, for the reason `msg` gives.
-pub(super) fn refuse<T>(msg: impl Into<String>) -> Result<T, Refusal> {
-    Err(Refusal::Input(msg.into()))
+pub(super) fn refuse<T>(msg: impl Into<String>) -> Result<T, AssembleRefusal> {
+    Err(AssembleRefusal::Input(msg.into()))
 }
 
-crate::error::input_errors!(Refusal);
+crate::error::input_errors!(AssembleRefusal);
 
 /// Why assemble stopped. The first four are bad input ([`Fault::Input`](crate::error::Fault)),
 /// raised before anything is written except for a child whose blobs turn out unreadable while
@@ -47,7 +47,7 @@ crate::error::input_errors!(Refusal);
 pub enum Failure {
     /// The list cannot be built from the children.
     #[error(transparent)]
-    Refused(#[from] Refusal),
+    Refused(#[from] AssembleRefusal),
     /// A child cannot be used, for the reason given.
     #[error("child {origin}: {reason}")]
     Child {

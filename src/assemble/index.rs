@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::failure::{Refusal, refuse};
+use super::failure::{AssembleRefusal, refuse};
 use crate::digest::Digest;
 use crate::manifest::{
     DOCKER_LIST, DOCKER_MANIFEST, Descriptor, ImageConfig, OCI_INDEX, OCI_MANIFEST,
@@ -94,7 +94,10 @@ struct IndexBody<'a> {
 /// The platform to write for a child: its config's, with the command-line os.version filling
 /// a missing one. Refuses a Windows child that would end up without a usable os.version, and a
 /// child whose index entry disagrees with its config.
-pub fn entry_platform(child: &ChildImage, isolation: Isolation) -> Result<Platform, Refusal> {
+pub fn entry_platform(
+    child: &ChildImage,
+    isolation: Isolation,
+) -> Result<Platform, AssembleRefusal> {
     let origin = &child.origin;
     let mut platform = child.config.platform();
     if let Some(given) = &child.os_version {
@@ -239,7 +242,7 @@ pub fn build_index(
     format: Option<IndexFormat>,
     annotations: &BTreeMap<String, String>,
     isolation: Isolation,
-) -> Result<AssembledIndex, Refusal> {
+) -> Result<AssembledIndex, AssembleRefusal> {
     if children.is_empty() {
         return refuse("no child images: give at least one CHILD_REF");
     }
@@ -290,7 +293,7 @@ pub fn build_index(
             media_type: child.media_type.clone(),
             digest: child.digest.to_string(),
             size: i64::try_from(child.size).map_err(|_| {
-                Refusal::Input(format!("child {}: size out of range", child.origin))
+                AssembleRefusal::Input(format!("child {}: size out of range", child.origin))
             })?,
             platform: Some(platform),
             annotations: BTreeMap::new(),
@@ -304,7 +307,7 @@ pub fn build_index(
         annotations,
     };
     let mut bytes =
-        serde_json::to_vec_pretty(&body).map_err(|e| Refusal::Serialise(Arc::new(e)))?;
+        serde_json::to_vec_pretty(&body).map_err(|e| AssembleRefusal::Serialise(Arc::new(e)))?;
     bytes.push(b'\n');
     Ok(AssembledIndex {
         digest: Digest::sha256(&bytes),

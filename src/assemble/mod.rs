@@ -6,11 +6,11 @@
 //! - `index`: the list built from the children's configs, without I/O ([`build_index`]);
 //! - `read`: each child read through the source the session opens for it;
 //! - `copy`: blobs and manifests copied into the target through a
-//!   [`Sink`](crate::source::sink::Sink), and what was copied ([`CopyStats`]);
+//!   [`WriteSink`](crate::source::sink::WriteSink), and what was copied ([`CopyStats`]);
 //! - `push`: the flows, [`push_list`] and [`push_image`]: copy, push by digest, read back,
 //!   verify, and only then move the tag;
 //! - `unpushed`: the list of a dry run as a source, judged as the pushed list is;
-//! - `failure`: why it refuses ([`Refusal`]) or stops ([`Failure`]).
+//! - `failure`: why it refuses ([`AssembleRefusal`]) or stops ([`Failure`]).
 
 mod copy;
 mod failure;
@@ -21,7 +21,7 @@ mod request;
 mod unpushed;
 
 pub use copy::CopyStats;
-pub use failure::{Failure, ReadFailure, Refusal};
+pub use failure::{AssembleRefusal, Failure, ReadFailure};
 pub use index::{AssembledIndex, ChildImage, IndexFormat, build_index, entry_platform};
-pub use push::{Outcome, Tag, push_image, push_list};
+pub use push::{PushOutcome, Tag, push_image, push_list};
 pub use request::{ChildSpec, Request, parse_annotations, target_ref};

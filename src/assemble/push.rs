@@ -13,8 +13,8 @@
 //! [`push_image`] pushes one image under a tag (a per-platform tag of `imgcheck build`), its
 //! base's blobs taken from the base's repository.
 //!
-//! Writes go through [`Sink`](crate::source::sink::Sink) (a registry repository, through the
-//! run's registry client, retried like reads).
+//! Writes go through [`WriteSink`](crate::source::sink::WriteSink) (a registry repository,
+//! through the run's registry client, retried like reads).
 
 use std::collections::HashSet;
 
@@ -48,7 +48,7 @@ pub enum Tag {
 
 /// The result of a run.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub struct PushOutcome {
     /// The list that was (or, with `dry_run`, would be) pushed.
     pub index: AssembledIndex,
     /// What was copied.
@@ -65,7 +65,7 @@ pub struct Outcome {
 /// by digest, verifies it by digest against the policy, and only then moves the tag to it
 /// (when it passes, or with `force`). Nothing is written when a child is refused or the list
 /// cannot be built; the tag is never moved to a list that was not verified (unless `force`).
-pub async fn push_list(session: &Session, request: &Request) -> Result<Outcome, Failure> {
+pub async fn push_list(session: &Session, request: &Request) -> Result<PushOutcome, Failure> {
     let mut sources = Vec::with_capacity(request.children.len());
     let mut pieces = Vec::new();
     for (i, spec) in request.children.iter().enumerate() {
@@ -83,7 +83,7 @@ pub async fn push_list(session: &Session, request: &Request) -> Result<Outcome, 
     let mut copied = CopyStats::default();
     if request.dry_run {
         let report = judge_unpushed(request, &index, &pieces, &sources).await?;
-        return Ok(Outcome {
+        return Ok(PushOutcome {
             index,
             copied,
             report: Some(report),
@@ -123,7 +123,7 @@ pub async fn push_list(session: &Session, request: &Request) -> Result<Outcome, 
     } else if request.force {
         Tag::Forced
     } else {
-        return Ok(Outcome {
+        return Ok(PushOutcome {
             index,
             copied,
             report: Some(report),
@@ -134,7 +134,7 @@ pub async fn push_list(session: &Session, request: &Request) -> Result<Outcome, 
         .put_manifest(&target.reference_part(), &index.bytes, media_type)
         .await?;
     check_tag(&writer.target, target, &index.digest).await?;
-    Ok(Outcome {
+    Ok(PushOutcome {
         index,
         copied,
         report: Some(report),

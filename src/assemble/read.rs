@@ -2,7 +2,7 @@
 //! for it, walked and checked, one [`Piece`] per image (an index child gives one per runnable
 //! entry): its verified manifest bytes, its config, and the blobs to copy.
 
-use super::failure::{Failure, Refusal, unreadable, unusable};
+use super::failure::{AssembleRefusal, Failure, unreadable, unusable};
 use super::index::ChildImage;
 use super::request::ChildSpec;
 use crate::graph::{Content, Image, Node, Problem, WalkOptions, walk};
@@ -128,7 +128,7 @@ pub(super) async fn read_child(
             children,
         } => {
             if spec.os_version.is_some() {
-                return Err(Failure::Refused(Refusal::Input(format!(
+                return Err(Failure::Refused(AssembleRefusal::Input(format!(
                     "child {input} is an index: '=os.version=' applies to a single image; name \
                      the Windows entry by digest instead"
                 ))));

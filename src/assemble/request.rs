@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::failure::{Refusal, refuse};
+use super::failure::{AssembleRefusal, refuse};
 use super::index::IndexFormat;
 use crate::platform::WindowsVersion;
 use crate::policy::Policy;
@@ -25,7 +25,7 @@ const OS_VERSION_SUFFIX: &str = "=os.version=";
 
 impl ChildSpec {
     /// Parses `CHILD_REF` or `CHILD_REF=os.version=10.0.20348.2227`.
-    pub fn parse(input: &str) -> Result<ChildSpec, Refusal> {
+    pub fn parse(input: &str) -> Result<ChildSpec, AssembleRefusal> {
         let (reference, os_version) = match input.rsplit_once(OS_VERSION_SUFFIX) {
             Some((r, v)) => {
                 if WindowsVersion::parse(v).is_none() {
@@ -41,7 +41,7 @@ impl ChildSpec {
         let reference =
             reference
                 .parse::<ImageRef>()
-                .map_err(|source| Refusal::ChildReference {
+                .map_err(|source| AssembleRefusal::ChildReference {
                     input: input.to_string(),
                     source,
                 })?;
@@ -54,9 +54,9 @@ impl ChildSpec {
 }
 
 /// Checks the `--target`: a registry reference naming a tag, not a digest.
-pub fn target_ref(input: &str) -> Result<RegistryRef, Refusal> {
+pub fn target_ref(input: &str) -> Result<RegistryRef, AssembleRefusal> {
     match input.parse::<ImageRef>() {
-        Err(e) => Err(Refusal::TargetReference(e)),
+        Err(e) => Err(AssembleRefusal::TargetReference(e)),
         Ok(ImageRef::Layout(_)) => refuse(format!(
             "--target '{input}': assemble pushes to a registry; give REGISTRY/REPO:TAG"
         )),
@@ -69,7 +69,7 @@ pub fn target_ref(input: &str) -> Result<RegistryRef, Refusal> {
 }
 
 /// Parses `--annotation KEY=VALUE` arguments; a key given twice with different values is refused.
-pub fn parse_annotations(inputs: &[String]) -> Result<BTreeMap<String, String>, Refusal> {
+pub fn parse_annotations(inputs: &[String]) -> Result<BTreeMap<String, String>, AssembleRefusal> {
     let mut out = BTreeMap::new();
     for input in inputs {
         let Some((key, value)) = input.split_once('=') else {

@@ -1,7 +1,7 @@
 //! Whether a probed file can run as the program of an image entry of a given platform.
 
 use super::info::{
-    BinaryInfo, ElfClass, ElfInfo, Endian, Format, GoBuildInfo, PeInfo, pe_machine_name,
+    BinaryFormat, BinaryInfo, ElfClass, ElfInfo, Endian, GoBuildInfo, PeInfo, pe_machine_name,
 };
 
 /// The PE `Machine` a Windows entry of this OCI architecture needs.
@@ -56,10 +56,12 @@ impl BinaryInfo {
     ) -> Option<String> {
         let found = self.describe();
         let format = match (&self.format, os) {
-            (Format::Pe(pe), "windows") => pe_mismatch(pe, architecture),
-            (Format::Script { .. }, "windows") => Some("not a Windows PE executable".to_string()),
-            (Format::Script { .. }, _) => return None,
-            (Format::Elf(elf), "linux") => elf_mismatch(elf, architecture, variant),
+            (BinaryFormat::Pe(pe), "windows") => pe_mismatch(pe, architecture),
+            (BinaryFormat::Script { .. }, "windows") => {
+                Some("not a Windows PE executable".to_string())
+            }
+            (BinaryFormat::Script { .. }, _) => return None,
+            (BinaryFormat::Elf(elf), "linux") => elf_mismatch(elf, architecture, variant),
             (_, "windows") => Some("not a Windows PE executable".to_string()),
             (_, "linux") => Some("not a Linux ELF executable".to_string()),
             _ => None,

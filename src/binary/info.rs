@@ -6,7 +6,7 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BinaryInfo {
     /// The file's executable format.
-    pub format: Format,
+    pub format: BinaryFormat,
     /// The Go build information, when the file is a Go program whose buildinfo blob was read.
     pub go: Option<GoBuildInfo>,
     /// Each thing the probe could not read, in words (a truncated header, an import table past
@@ -16,7 +16,7 @@ pub struct BinaryInfo {
 
 /// An executable format, as far as the file's first bytes and headers tell.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Format {
+pub enum BinaryFormat {
     /// A Windows PE/COFF image (`MZ` … `PE\0\0`).
     Pe(PeInfo),
     /// An ELF file (`\x7fELF`).
@@ -215,10 +215,10 @@ impl BinaryInfo {
     /// "(Go go1.19.8 linux/amd64)".
     pub fn describe(&self) -> String {
         let mut text = match &self.format {
-            Format::Pe(pe) => pe.describe(),
-            Format::Elf(elf) => elf.describe(),
-            Format::Script { interpreter, .. } => format!("script #!{interpreter}"),
-            Format::Other { reason } => format!("not an executable: {reason}"),
+            BinaryFormat::Pe(pe) => pe.describe(),
+            BinaryFormat::Elf(elf) => elf.describe(),
+            BinaryFormat::Script { interpreter, .. } => format!("script #!{interpreter}"),
+            BinaryFormat::Other { reason } => format!("not an executable: {reason}"),
         };
         if let Some(go) = &self.go {
             text.push_str(&format!(" (Go {}", go.go_version));
@@ -237,7 +237,7 @@ impl BinaryInfo {
     /// hand-made program of the tests that judge found programs.
     pub(crate) fn pe_amd64_console(imports: &[&str]) -> BinaryInfo {
         BinaryInfo {
-            format: Format::Pe(PeInfo {
+            format: BinaryFormat::Pe(PeInfo {
                 machine: 0x8664,
                 magic: Some(0x20b),
                 subsystem: Some(3),

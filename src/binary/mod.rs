@@ -15,8 +15,8 @@ mod read;
 mod script;
 
 pub use info::{
-    ArmArch, BinaryInfo, ElfClass, ElfInfo, Endian, Format, GoBuildInfo, PeInfo, elf_machine_name,
-    pe_machine_name,
+    ArmArch, BinaryFormat, BinaryInfo, ElfClass, ElfInfo, Endian, GoBuildInfo, PeInfo,
+    elf_machine_name, pe_machine_name,
 };
 pub use probe::{MAX_KEPT, Probe};
 

@@ -2,7 +2,7 @@
 //! ask for (each range asked for once the headers before it say where it is), at most
 //! [`MAX_KEPT`] bytes per file, and answers a [`BinaryInfo`] that names what it could not keep.
 
-use super::info::{BinaryInfo, ElfInfo, Format, GoBuildInfo, PeInfo};
+use super::info::{BinaryFormat, BinaryInfo, ElfInfo, GoBuildInfo, PeInfo};
 use super::{elf, gobuild, pe, script};
 use std::sync::Arc;
 
@@ -63,7 +63,7 @@ pub struct Probe {
     pos: u64,
     kept: u64,
     windows: Vec<Window>,
-    format: Format,
+    format: BinaryFormat,
     go: Option<GoBuildInfo>,
     incomplete: Vec<String>,
     pe: Option<pe::Headers>,
@@ -78,7 +78,7 @@ impl Probe {
             pos: 0,
             kept: 0,
             windows: Vec::new(),
-            format: Format::Other {
+            format: BinaryFormat::Other {
                 reason: "empty file".to_string(),
             },
             go: None,
@@ -252,7 +252,7 @@ impl Probe {
     }
 
     fn other(&mut self, reason: String) {
-        self.format = Format::Other { reason };
+        self.format = BinaryFormat::Other { reason };
     }
 
     fn head(&mut self, head: &[u8]) {
@@ -280,7 +280,7 @@ impl Probe {
     fn pe_coff(&mut self, lfanew: u64, data: &[u8]) {
         match pe::coff(data) {
             Ok(coff) => {
-                self.format = Format::Pe(PeInfo {
+                self.format = BinaryFormat::Pe(PeInfo {
                     machine: coff.machine,
                     magic: None,
                     subsystem: None,
@@ -295,7 +295,7 @@ impl Probe {
 
     fn pe_headers(&mut self, coff: pe::Coff, data: &[u8]) {
         let headers = pe::headers(data, &coff, &mut self.incomplete);
-        if let Format::Pe(info) = &mut self.format {
+        if let BinaryFormat::Pe(info) = &mut self.format {
             info.magic = headers.magic;
             info.subsystem = headers.subsystem;
         }
@@ -329,7 +329,7 @@ impl Probe {
             return;
         }
         let names = pe::imports(data, sect, rva, &mut self.incomplete);
-        if let Format::Pe(info) = &mut self.format {
+        if let BinaryFormat::Pe(info) = &mut self.format {
             info.imports = names;
         }
     }
@@ -339,7 +339,7 @@ impl Probe {
             Ok(h) => h,
             Err(why) => return self.other(why),
         };
-        self.format = Format::Elf(ElfInfo {
+        self.format = BinaryFormat::Elf(ElfInfo {
             class: h.class,
             endian: h.endian,
             machine: h.machine,
@@ -383,7 +383,7 @@ impl Probe {
         };
         match elf::cpu_arch(attrs, h.endian) {
             Ok(arch) => {
-                if let Format::Elf(info) = &mut self.format {
+                if let BinaryFormat::Elf(info) = &mut self.format {
                     info.arm_arch = arch.map(super::info::ArmArch);
                 }
             }

@@ -38,7 +38,7 @@ fn check(bytes: &[u8], claimed: u64, chunk: usize) -> Result<(), TestCaseError> 
     prop_assert_eq!(&info, &probe(bytes, claimed, bytes.len().max(1))?);
     prop_assert!(info.incomplete.len() <= 16, "{:?}", info.incomplete);
     prop_assert!(!info.describe().is_empty());
-    if let Format::Pe(pe) = &info.format {
+    if let BinaryFormat::Pe(pe) = &info.format {
         prop_assert!(pe.imports.len() <= bytes.len() / 20 + 1);
         prop_assert!(pe.imports.iter().all(|n| n.len() <= 260 * 3));
     }

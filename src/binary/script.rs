@@ -2,13 +2,13 @@
 //! `BINPRM_BUF_SIZE` (256) bytes, spaces and tabs before the interpreter skipped, the
 //! interpreter up to the next space, tab or NUL, and the rest (trimmed) as one argument.
 
-use super::info::Format;
+use super::info::BinaryFormat;
 
 /// Linux's `BINPRM_BUF_SIZE`: the bytes of a file the kernel reads to find `#!`.
 pub(super) const LINE_MAX: usize = 256;
 
 /// The script format of `head` (which starts with `#!`).
-pub(super) fn parse(head: &[u8]) -> Format {
+pub(super) fn parse(head: &[u8]) -> BinaryFormat {
     let buf = &head[..head.len().min(LINE_MAX)];
     let line = match buf.iter().position(|&c| c == b'\n') {
         Some(end) => &buf[2..end],
@@ -23,12 +23,12 @@ pub(super) fn parse(head: &[u8]) -> Format {
         .unwrap_or(line.len());
     let interpreter = &line[..end];
     if interpreter.is_empty() {
-        return Format::Other {
+        return BinaryFormat::Other {
             reason: "#! line names no interpreter".to_string(),
         };
     }
     if end == line.len() && !buf.contains(&b'\n') && head.len() > LINE_MAX {
-        return Format::Other {
+        return BinaryFormat::Other {
             reason: format!("#! interpreter name runs past the kernel's {LINE_MAX}-byte buffer"),
         };
     }
@@ -37,7 +37,7 @@ pub(super) fn parse(head: &[u8]) -> Format {
     let args = String::from_utf8_lossy(rest)
         .trim_matches(|c| c == ' ' || c == '\t')
         .to_string();
-    Format::Script {
+    BinaryFormat::Script {
         interpreter: String::from_utf8_lossy(interpreter).into_owned(),
         args: (!args.is_empty()).then_some(args),
     }

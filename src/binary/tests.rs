@@ -306,7 +306,7 @@ fn script_lines_as_linux_reads_them() {
         (b"#!/bin/sh\0x\n", "/bin/sh", None),
     ];
     for (bytes, interpreter, args) in rows {
-        let want = Format::Script {
+        let want = BinaryFormat::Script {
             interpreter: interpreter.to_string(),
             args: args.map(str::to_string),
         };
@@ -326,7 +326,7 @@ fn pe_imports_are_read_once_each() {
         3,
         &["KERNEL32.dll", "NETAPI32.dll", "kernel32.DLL"],
     ));
-    let Format::Pe(pe) = info.format else {
+    let BinaryFormat::Pe(pe) = info.format else {
         panic!("not PE: {info:?}")
     };
     assert_eq!(pe.imports, ["KERNEL32.dll", "NETAPI32.dll"]);
@@ -411,7 +411,7 @@ fn pe_import_section_over_the_cap_is_cut_and_named() {
         "{:?}",
         info.incomplete
     );
-    let Format::Pe(pe) = info.format else {
+    let BinaryFormat::Pe(pe) = info.format else {
         panic!()
     };
     assert_eq!(pe.imports, ["KERNEL32.dll"]);
@@ -431,7 +431,7 @@ fn arm_attributes_give_the_variant() {
     ];
     for (arch, variant, text) in rows {
         let info = parse(&elf_arm(arch, &[]));
-        let Format::Elf(elf) = &info.format else {
+        let BinaryFormat::Elf(elf) = &info.format else {
             panic!("{info:?}")
         };
         assert_eq!(elf.arm_arch.and_then(ArmArch::variant), variant, "{arch:?}");
@@ -835,7 +835,7 @@ fn dll_names_are_checked_in_linear_time() {
     // The whole path: the PE reader keeps each name once, the check lists each missing once.
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let info = parse(&pe_image(0x8664, 3, &refs));
-    let Format::Pe(pe) = info.format else {
+    let BinaryFormat::Pe(pe) = info.format else {
         panic!("not PE: {:?}", info.incomplete)
     };
     assert_eq!(pe.imports.len(), N, "{:?}", info.incomplete);

@@ -246,7 +246,7 @@ pub fn shell_line(cmd: &[String]) -> String {
 
 /// Progress parsed from a line of `buildah build` output.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Step {
+pub struct BuildahStep {
     /// Stage number and count (`[2/3]`), when the build has several stages.
     pub stage: Option<(u32, u32)>,
     /// Step number within the stage.
@@ -257,7 +257,7 @@ pub struct Step {
     pub instruction: String,
 }
 
-impl fmt::Display for Step {
+impl fmt::Display for BuildahStep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some((s, n)) = self.stage {
             write!(f, "[{s}/{n}] ")?;
@@ -272,7 +272,7 @@ fn fraction(s: &str) -> Option<(u32, u32)> {
 }
 
 /// Parses `[1/2] STEP 3/4: RUN …` or `STEP 3/4: RUN …`.
-pub fn parse_step(line: &str) -> Option<Step> {
+pub fn parse_step(line: &str) -> Option<BuildahStep> {
     let line = line.trim();
     let (stage, rest) = match line.strip_prefix('[') {
         Some(r) => {
@@ -284,7 +284,7 @@ pub fn parse_step(line: &str) -> Option<Step> {
     let rest = rest.strip_prefix("STEP ")?;
     let (counts, instruction) = rest.split_once(':')?;
     let (step, of) = fraction(counts)?;
-    Some(Step {
+    Some(BuildahStep {
         stage,
         step,
         of,

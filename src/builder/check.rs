@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::Path;
 
 use crate::builder::containerfile::{self, AUTOMATIC_ARGS};
-use crate::builder::plan::{Context, ImageSpec, Plan, expand_context};
+use crate::builder::plan::{BuildPlan, Context, ImageSpec, expand_context};
 use crate::error::one_line;
 use crate::policy::{EMBEDDED, Policy, PolicyError};
 use crate::reference::ImageRef;
@@ -48,7 +48,7 @@ impl fmt::Display for CheckFinding {
 }
 
 /// The policy an image names: an embedded name, else a file relative to the plan.
-pub fn image_policy(plan: &Plan, image: &ImageSpec) -> Result<Policy, PolicyError> {
+pub fn image_policy(plan: &BuildPlan, image: &ImageSpec) -> Result<Policy, PolicyError> {
     let name = image.policy.as_str();
     let target = if EMBEDDED.iter().any(|(n, _)| *n == name) {
         name.to_string()
@@ -60,7 +60,7 @@ pub fn image_policy(plan: &Plan, image: &ImageSpec) -> Result<Policy, PolicyErro
 
 /// Checks the selected images of a plan; `env` looks up context variables.
 pub fn check(
-    plan: &Plan,
+    plan: &BuildPlan,
     images: &[&ImageSpec],
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Vec<CheckFinding> {
@@ -114,7 +114,7 @@ impl Findings<'_> {
 
 /// The context: a directory, or variables to set before building (a note).
 fn context(
-    plan: &Plan,
+    plan: &BuildPlan,
     image: &ImageSpec,
     env: &dyn Fn(&str) -> Option<String>,
     found: &mut Findings,
@@ -152,7 +152,7 @@ fn build_args(image: &ImageSpec, found: &mut Findings) {
 }
 
 /// The Containerfile of each OS built, read and linted.
-fn containerfiles(plan: &Plan, image: &ImageSpec, found: &mut Findings) {
+fn containerfiles(plan: &BuildPlan, image: &ImageSpec, found: &mut Findings) {
     let args: Vec<&str> = image.build_args.keys().map(String::as_str).collect();
     let linux = image
         .linux
@@ -178,7 +178,7 @@ fn containerfiles(plan: &Plan, image: &ImageSpec, found: &mut Findings) {
 }
 
 /// Each Windows build has a base, and the base is a reference.
-fn windows_bases(plan: &Plan, image: &ImageSpec, found: &mut Findings) {
+fn windows_bases(plan: &BuildPlan, image: &ImageSpec, found: &mut Findings) {
     let Some(w) = &image.windows else { return };
     if w.hostprocess
         && let Err(e) = plan.hostprocess_base(w).parse::<ImageRef>()

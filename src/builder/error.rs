@@ -1,4 +1,4 @@
-//! Why a build stops: the whole command ([`BuildError`]), the run as a whole ([`RunError`]),
+//! Why a build stops: the whole command ([`BuildError`]), the run as a whole ([`BuildRunError`]),
 //! one job ([`JobError`]) and one step of an image ([`StepError`]). Each keeps its cause as
 //! its `source`; [`crate::error::one_line`] writes an error and its causes on one line for the
 //! build table and the failure lines.
@@ -35,12 +35,12 @@ pub enum BuildError {
     Auth(#[from] AuthError),
     /// The run could not start or finish.
     #[error(transparent)]
-    Run(#[from] RunError),
+    Run(#[from] BuildRunError),
 }
 
 /// Why a run could not start or finish as a whole.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum RunError {
+pub enum BuildRunError {
     /// There is no `buildah` on the PATH.
     #[error(
         "buildah not found: install it (Debian/Ubuntu: apt-get install buildah; \
@@ -189,18 +189,18 @@ impl Blame for BuildError {
     }
 }
 
-impl Blame for RunError {
+impl Blame for BuildRunError {
     fn fault(&self) -> Fault {
         match self {
-            RunError::PushToLayout(_)
-            | RunError::PushReference(_)
-            | RunError::NotComposable { .. }
-            | RunError::StageFile(..) => Fault::Input,
-            RunError::BuildahMissing
-            | RunError::BuildahUnrunnable(_)
-            | RunError::BuildahFailed { .. }
-            | RunError::BuildahVersionUnreadable { .. }
-            | RunError::LogDir { .. } => Fault::Unavailable,
+            BuildRunError::PushToLayout(_)
+            | BuildRunError::PushReference(_)
+            | BuildRunError::NotComposable { .. }
+            | BuildRunError::StageFile(..) => Fault::Input,
+            BuildRunError::BuildahMissing
+            | BuildRunError::BuildahUnrunnable(_)
+            | BuildRunError::BuildahFailed { .. }
+            | BuildRunError::BuildahVersionUnreadable { .. }
+            | BuildRunError::LogDir { .. } => Fault::Unavailable,
         }
     }
 }

@@ -11,13 +11,13 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::builder::buildah::{Version, shell_line, version_command};
-use crate::builder::error::{JobError, RunError};
+use crate::builder::error::{BuildRunError, JobError};
 
 /// Lines of a failed build's log printed with the failure.
 pub const LOG_TAIL_LINES: usize = 25;
 
 /// `buildah version`, parsed. A missing `buildah` names the package to install.
-pub async fn buildah_version() -> Result<Version, RunError> {
+pub async fn buildah_version() -> Result<Version, BuildRunError> {
     let cmd = version_command();
     let out = tokio::process::Command::new(&cmd[0])
         .args(&cmd[1..])
@@ -26,19 +26,19 @@ pub async fn buildah_version() -> Result<Version, RunError> {
         .await
         .map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
-                RunError::BuildahMissing
+                BuildRunError::BuildahMissing
             } else {
-                RunError::BuildahUnrunnable(Arc::new(e))
+                BuildRunError::BuildahUnrunnable(Arc::new(e))
             }
         })?;
     let text = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
-        return Err(RunError::BuildahFailed {
+        return Err(BuildRunError::BuildahFailed {
             status: out.status,
             stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
         });
     }
-    Version::from_output(&text).ok_or_else(|| RunError::BuildahVersionUnreadable {
+    Version::from_output(&text).ok_or_else(|| BuildRunError::BuildahVersionUnreadable {
         output: text.trim().to_string(),
     })
 }

@@ -8,14 +8,16 @@ use std::sync::Arc;
 use crate::builder::buildah::{BuildSpec, Passthrough, push_command, push_layout_command};
 use crate::builder::check::image_policy;
 use crate::builder::compose::stage::StagePlan;
-use crate::builder::plan::{Context, ContextError, ImageSpec, Plan, expand_context, osversion_arg};
+use crate::builder::plan::{
+    BuildPlan, Context, ContextError, ImageSpec, expand_context, osversion_arg,
+};
 use crate::digest::Digest;
-use crate::policy::{Build, Policy, PolicyError};
+use crate::policy::{Policy, PolicyError, WindowsBuild};
 use crate::reference::{ImageRef, ReferenceError, RegistryRef};
 
 /// What one job builds.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
+pub struct BuildTarget {
     /// `linux` or `windows`.
     pub os: &'static str,
     /// CPU architecture.
@@ -28,7 +30,7 @@ pub struct Target {
     pub hostprocess: bool,
 }
 
-impl Target {
+impl BuildTarget {
     /// `linux-amd64`, `windows-amd64-20348`: used in tags and file names.
     pub fn slug(&self) -> String {
         match (self.build, self.hostprocess) {
@@ -59,7 +61,7 @@ pub struct Job {
     /// The image (plan name).
     pub image: String,
     /// What it builds.
-    pub target: Target,
+    pub target: BuildTarget,
     /// The `buildah build` to run.
     pub spec: BuildSpec,
     /// Where the per-platform image is pushed: `REGISTRY/NAMESPACE/IMAGE:TAG-SLUG`.
@@ -134,7 +136,7 @@ pub enum JobsError {
         /// The image.
         image: String,
         /// The build.
-        build: Build,
+        build: WindowsBuild,
     },
     /// `--push` and `--tag` do not make a list reference.
     #[error("--push {push} / --tag {tag}")]
@@ -172,7 +174,7 @@ fn unset_list(unset: &[(String, Vec<String>)]) -> String {
 /// The jobs for `images`. A context whose variables are unset becomes a `${VAR}` placeholder
 /// (fine for a dry run; a real run refuses it first with [`unset_contexts`]).
 pub fn plan_jobs(
-    plan: &Plan,
+    plan: &BuildPlan,
     images: &[&ImageSpec],
     settings: &JobSettings,
     env: &dyn Fn(&str) -> Option<String>,
@@ -194,11 +196,14 @@ pub fn plan_jobs(
 
 /// What an image builds, each with its Containerfile: Linux architectures, then Windows
 /// architectures × builds (or, for a HostProcess image, one per architecture).
-fn targets<'p>(plan: &Plan, image: &'p ImageSpec) -> Result<Vec<(&'p PathBuf, Target)>, JobsError> {
+fn targets<'p>(
+    plan: &BuildPlan,
+    image: &'p ImageSpec,
+) -> Result<Vec<(&'p PathBuf, BuildTarget)>, JobsError> {
     let mut targets = Vec::new();
     if let (Some(l), Some(file)) = (&image.linux, &image.containerfiles.linux) {
         for a in &l.architectures {
-            let target = Target {
+            let target = BuildTarget {
                 os: "linux",
                 arch: a.to_string(),
                 build: None,
@@ -210,7 +215,7 @@ fn targets<'p>(plan: &Plan, image: &'p ImageSpec) -> Result<Vec<(&'p PathBuf, Ta
     }
     if let (Some(w), Some(file)) = (&image.windows, &image.containerfiles.windows) {
         for a in w.architectures.iter().filter(|_| w.hostprocess) {
-            let target = Target {
+            let target = BuildTarget {
                 os: "windows",
                 arch: a.to_string(),
                 build: None,
@@ -225,7 +230,7 @@ fn targets<'p>(plan: &Plan, image: &'p ImageSpec) -> Result<Vec<(&'p PathBuf, Ta
                     image: image.name.to_string(),
                     build: t.build,
                 })?;
-                let target = Target {
+                let target = BuildTarget {
                     os: "windows",
                     arch: a.to_string(),
                     build: Some(t.build.0),
@@ -241,10 +246,10 @@ fn targets<'p>(plan: &Plan, image: &'p ImageSpec) -> Result<Vec<(&'p PathBuf, Ta
 
 /// The job building `target` of `image` from `file`.
 fn job(
-    plan: &Plan,
+    plan: &BuildPlan,
     image: &ImageSpec,
     file: &Path,
-    target: Target,
+    target: BuildTarget,
     context: &str,
     settings: &JobSettings,
 ) -> Job {
@@ -295,7 +300,7 @@ fn job(
 /// The list of each image: its name, its reference `REGISTRY/NAMESPACE/IMAGE:TAG` and the
 /// policy it must pass. `settings.push` is `--push` as given.
 pub fn image_lists(
-    plan: &Plan,
+    plan: &BuildPlan,
     images: &[&ImageSpec],
     settings: &JobSettings,
 ) -> Result<Vec<(String, RegistryRef, Policy)>, JobsError> {
@@ -325,7 +330,7 @@ pub fn image_lists(
 
 /// Images whose context names unset variables, with the variables: a real build needs them.
 pub fn unset_contexts(
-    plan: &Plan,
+    plan: &BuildPlan,
     images: &[&ImageSpec],
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Vec<(String, Vec<String>)> {
@@ -340,7 +345,7 @@ pub fn unset_contexts(
 
 /// Refuses a real build while a context names unset variables.
 pub fn require_contexts(
-    plan: &Plan,
+    plan: &BuildPlan,
     images: &[&ImageSpec],
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(), JobsError> {
@@ -382,7 +387,7 @@ images:
 
     #[test]
     fn one_job_per_platform_and_build() {
-        let plan = Plan::parse(PLAN, Path::new("buildah/images.yaml")).unwrap();
+        let plan = BuildPlan::parse(PLAN, Path::new("buildah/images.yaml")).unwrap();
         let settings = JobSettings {
             push: "reg.example:5000/csi/".into(),
             tag: "v1".into(),
@@ -460,7 +465,7 @@ images:
             "      builds:\n        - build: 17763\n        - build: 20348\n",
             "      hostprocess: true\n",
         );
-        let plan = Plan::parse(&hpc, Path::new("buildah/images.yaml")).unwrap();
+        let plan = BuildPlan::parse(&hpc, Path::new("buildah/images.yaml")).unwrap();
         let images = plan.select(&[]).unwrap();
         let jobs = plan_jobs(&plan, &images, &settings, &env).unwrap();
         let last = jobs.last().unwrap();

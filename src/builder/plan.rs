@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::policy::{Arch, Build, unique};
+use crate::policy::{Arch, WindowsBuild, unique};
 
 /// The plan file `imgcheck build` reads when `--plan` is not given.
 pub const DEFAULT_PLAN: &str = "buildah/images.yaml";
@@ -114,7 +114,7 @@ pub struct LinuxTargets {
 #[serde(deny_unknown_fields)]
 pub struct WindowsTarget {
     /// The Windows build number (17763, 20348, 26100, …).
-    pub build: Build,
+    pub build: WindowsBuild,
     /// Base image for the Windows stage (the `WINDOWS_BASE` build arg); default: the plan's
     /// `windows_bases`, then Microsoft's nanoserver for that build.
     #[serde(default)]
@@ -169,7 +169,7 @@ pub struct ImageSpec {
 #[serde(deny_unknown_fields)]
 struct PlanFile {
     #[serde(default)]
-    windows_bases: BTreeMap<Build, String>,
+    windows_bases: BTreeMap<WindowsBuild, String>,
     #[serde(default)]
     hostprocess_base: Option<String>,
     #[serde(deserialize_with = "non_empty_images")]
@@ -358,22 +358,22 @@ pub enum PlanError {
 
 /// A parsed plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
+pub struct BuildPlan {
     /// The plan file as given.
     pub path: PathBuf,
     /// Its directory: Containerfiles, relative contexts and policy files are relative to it.
     pub dir: PathBuf,
     /// Default Windows base per build.
-    pub windows_bases: BTreeMap<Build, String>,
+    pub windows_bases: BTreeMap<WindowsBuild, String>,
     /// Default base of HostProcess images.
     pub hostprocess_base: Option<String>,
     /// The images, in file order.
     pub images: Vec<ImageSpec>,
 }
 
-impl Plan {
+impl BuildPlan {
     /// Parses plan YAML; `path` names it in errors and anchors relative paths.
-    pub fn parse(text: &str, path: &Path) -> Result<Plan, PlanError> {
+    pub fn parse(text: &str, path: &Path) -> Result<BuildPlan, PlanError> {
         let origin = path.display().to_string();
         crate::yaml::check_yaml(text).map_err(|e| PlanError::Syntax {
             origin: origin.clone(),
@@ -401,7 +401,7 @@ impl Plan {
             .map(Path::to_path_buf)
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or_else(|| PathBuf::from("."));
-        Ok(Plan {
+        Ok(BuildPlan {
             path: path.to_path_buf(),
             dir,
             windows_bases: file.windows_bases,
@@ -411,13 +411,13 @@ impl Plan {
     }
 
     /// Reads (at most `max_bytes`, `--max-input-size`) and parses the plan file.
-    pub fn load(path: &Path, max_bytes: u64) -> Result<Plan, PlanError> {
+    pub fn load(path: &Path, max_bytes: u64) -> Result<BuildPlan, PlanError> {
         let text = crate::input::read_file(path, max_bytes).map_err(|e| PlanError::Read {
             origin: path.display().to_string(),
             reason: e.reason,
             source: e.source.map(Arc::new),
         })?;
-        Plan::parse(&text, path)
+        BuildPlan::parse(&text, path)
     }
 
     /// The images named by `--image` (all when `names` is empty); an unknown name is an error
@@ -512,7 +512,7 @@ pub enum ContextError {
 /// Expands `${VAR}` in an image's `context` with `lookup` (the environment) and anchors a
 /// relative result at the plan's directory.
 pub fn expand_context(
-    plan: &Plan,
+    plan: &BuildPlan,
     context: &str,
     lookup: impl Fn(&str) -> Option<String>,
 ) -> Result<Context, ContextError> {
@@ -574,20 +574,20 @@ images:
 
     #[test]
     fn plan_files_are_read_up_to_the_input_limit() {
-        let err = Plan::load(Path::new("/dev/zero"), 4096)
+        let err = BuildPlan::load(Path::new("/dev/zero"), 4096)
             .unwrap_err()
             .to_string();
         assert!(
             err.contains("plan /dev/zero") && err.contains("larger than the input limit of 4 KiB"),
             "{err}"
         );
-        let err = Plan::load(Path::new("/nonexistent/plan.yaml"), 4096).unwrap_err();
+        let err = BuildPlan::load(Path::new("/nonexistent/plan.yaml"), 4096).unwrap_err();
         assert_eq!(err.to_string(), "plan /nonexistent/plan.yaml: cannot read");
     }
 
     #[test]
     fn parses_a_plan_and_resolves_bases() {
-        let plan = Plan::parse(MINIMAL, Path::new("buildah/images.yaml")).unwrap();
+        let plan = BuildPlan::parse(MINIMAL, Path::new("buildah/images.yaml")).unwrap();
         assert_eq!(plan.dir, Path::new("buildah"));
         let image = &plan.images[0];
         assert_eq!(image.name.as_str(), "driver");
@@ -601,7 +601,7 @@ images:
             Some("mirror.example/nanoserver:ltsc2022")
         );
         let with_default = format!("windows_bases:\n  17763: m.example/ns:1809\n{MINIMAL}");
-        let plan = Plan::parse(&with_default, Path::new("p.yaml")).unwrap();
+        let plan = BuildPlan::parse(&with_default, Path::new("p.yaml")).unwrap();
         assert_eq!(plan.dir, Path::new("."));
         assert_eq!(
             plan.windows_base(&plan.images[0].windows.as_ref().unwrap().builds[0])
@@ -609,7 +609,7 @@ images:
             Some("m.example/ns:1809")
         );
         let odd = WindowsTarget {
-            build: Build(25398),
+            build: WindowsBuild(25398),
             base: None,
         };
         assert_eq!(plan.windows_base(&odd), None);
@@ -677,7 +677,7 @@ images:
         ];
         let mut bad = Vec::new();
         for (text, line, want) in cases {
-            let err = Plan::parse(&text, Path::new("t.yaml"))
+            let err = BuildPlan::parse(&text, Path::new("t.yaml"))
                 .unwrap_err()
                 .to_string();
             if !(err.starts_with("plan t.yaml: ") && err.contains(line) && err.contains(want)) {
@@ -701,19 +701,19 @@ images:
 
     #[test]
     fn hostprocess_images_have_one_base_and_no_builds() {
-        let plan = Plan::parse(HOSTPROCESS, Path::new("p.yaml")).unwrap();
+        let plan = BuildPlan::parse(HOSTPROCESS, Path::new("p.yaml")).unwrap();
         let w = plan.images[0].windows.as_ref().unwrap();
         assert!(w.hostprocess && w.builds.is_empty());
         assert_eq!(plan.hostprocess_base(w), DEFAULT_HOSTPROCESS_BASE);
         let with_plan_base = format!("hostprocess_base: m.example/hpc:1\n{HOSTPROCESS}");
-        let plan = Plan::parse(&with_plan_base, Path::new("p.yaml")).unwrap();
+        let plan = BuildPlan::parse(&with_plan_base, Path::new("p.yaml")).unwrap();
         let w = plan.images[0].windows.as_ref().unwrap();
         assert_eq!(plan.hostprocess_base(w), "m.example/hpc:1");
         let own = with_plan_base.replace(
             "hostprocess: true",
             "hostprocess: true\n      base: own.example/hpc:2",
         );
-        let plan = Plan::parse(&own, Path::new("p.yaml")).unwrap();
+        let plan = BuildPlan::parse(&own, Path::new("p.yaml")).unwrap();
         let w = plan.images[0].windows.as_ref().unwrap();
         assert_eq!(plan.hostprocess_base(w), "own.example/hpc:2");
         let cases = [
@@ -737,7 +737,7 @@ images:
             ),
         ];
         for (text, want) in cases {
-            let err = Plan::parse(&text, Path::new("t.yaml"))
+            let err = BuildPlan::parse(&text, Path::new("t.yaml"))
                 .unwrap_err()
                 .to_string();
             assert!(
@@ -749,7 +749,7 @@ images:
 
     #[test]
     fn selects_images_by_name() {
-        let plan = Plan::parse(MINIMAL, Path::new("p.yaml")).unwrap();
+        let plan = BuildPlan::parse(MINIMAL, Path::new("p.yaml")).unwrap();
         assert_eq!(plan.select(&[]).unwrap().len(), 1);
         assert_eq!(
             plan.select(&["driver".into()]).unwrap()[0].name.as_str(),
@@ -764,7 +764,7 @@ images:
 
     #[test]
     fn expands_context_variables() {
-        let plan = Plan::parse(MINIMAL, Path::new("buildah/images.yaml")).unwrap();
+        let plan = BuildPlan::parse(MINIMAL, Path::new("buildah/images.yaml")).unwrap();
         let env = |k: &str| (k == "SRC").then(|| "/src/driver".to_string());
         let cases: [(&str, Result<Context, &str>); 6] = [
             ("${SRC}", Ok(Context::Path("/src/driver".into()))),

@@ -28,7 +28,7 @@ use crate::reference::{ImageRef, RegistryRef};
 use crate::session::Session;
 
 pub use crate::builder::base::{inspect_base, windows_layers_note};
-pub use crate::builder::error::RunError;
+pub use crate::builder::error::BuildRunError;
 pub use crate::builder::exec::{LOG_TAIL_LINES, buildah_version, log_tail};
 pub use crate::builder::outcome::{ImageOutcome, ImageResult, JobOutcome, overall};
 use crate::builder::rewrite::{StageImage, rewrite_image};
@@ -261,11 +261,11 @@ pub struct Build<'a> {
 }
 
 /// A per-platform push destination as a registry reference.
-fn registry_ref(s: &str) -> Result<RegistryRef, RunError> {
+fn registry_ref(s: &str) -> Result<RegistryRef, BuildRunError> {
     match s.parse::<ImageRef>() {
         Ok(ImageRef::Registry(r)) => Ok(r),
-        Ok(ImageRef::Layout(_)) => Err(RunError::PushToLayout(s.to_string())),
-        Err(e) => Err(RunError::PushReference(Arc::new(e))),
+        Ok(ImageRef::Layout(_)) => Err(BuildRunError::PushToLayout(s.to_string())),
+        Err(e) => Err(BuildRunError::PushReference(Arc::new(e))),
     }
 }
 
@@ -277,7 +277,7 @@ type Done<'a> = (&'a Job, &'a JobOutcome);
 
 impl Build<'_> {
     /// Every registry reference the run touches (for the session's plain-HTTP probing).
-    fn references(&self) -> Result<Vec<ImageRef>, RunError> {
+    fn references(&self) -> Result<Vec<ImageRef>, BuildRunError> {
         let mut refs: Vec<ImageRef> = self
             .images
             .iter()
@@ -296,7 +296,7 @@ impl Build<'_> {
 
     /// Tells the version, the log directory (and creates it), and whether imgcheck writes the
     /// Windows layers itself.
-    fn prepare(&self, version: Version) -> Result<(), RunError> {
+    fn prepare(&self, version: Version) -> Result<(), BuildRunError> {
         let has_windows = self.jobs.iter().any(|j| j.target.os == "windows");
         let note = windows_layers_note(version, has_windows);
         let log_dir = self.jobs.first().and_then(|j| j.log.parent());
@@ -310,7 +310,7 @@ impl Build<'_> {
             self.reporter.line(&format!("imgcheck: note: {n}"));
         }
         if let Some(dir) = log_dir {
-            std::fs::create_dir_all(dir).map_err(|e| RunError::LogDir {
+            std::fs::create_dir_all(dir).map_err(|e| BuildRunError::LogDir {
                 dir: dir.to_path_buf(),
                 source: Arc::new(e),
             })?;
@@ -355,7 +355,7 @@ impl Build<'_> {
 
     /// Decides how each Windows stage is made (of the images whose bases are usable) and says
     /// so.
-    fn choose_stages(&mut self, base_errors: &BaseErrors) -> Result<(), RunError> {
+    fn choose_stages(&mut self, base_errors: &BaseErrors) -> Result<(), BuildRunError> {
         let mode = self.settings.windows_stage;
         for job in &mut self.jobs {
             if base_errors.contains_key(&job.image) {
@@ -377,7 +377,7 @@ impl Build<'_> {
         version: Version,
         session_for: S,
         assembler: &impl Assembler,
-    ) -> Result<Vec<ImageResult>, RunError>
+    ) -> Result<Vec<ImageResult>, BuildRunError>
     where
         S: FnOnce(Vec<ImageRef>) -> F,
         F: std::future::Future<Output = Session>,
@@ -445,7 +445,7 @@ fn bases_outcome(errors: &[StepError]) -> ImageOutcome {
 /// cannot go on.
 enum StepOrRun {
     Step(String, StepError),
-    Run(RunError),
+    Run(BuildRunError),
 }
 
 /// The outcome of an image one of whose steps failed: incomplete when a registry could not be
@@ -539,7 +539,7 @@ impl ListStep<'_> {
         &self,
         mine: &[Done<'_>],
         assembler: &impl Assembler,
-    ) -> Result<ImageOutcome, RunError> {
+    ) -> Result<ImageOutcome, BuildRunError> {
         let mut children = Vec::new();
         for &(job, outcome) in mine {
             if let JobOutcome::Pushed(d) = outcome {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::assemble::{Failure, ReadFailure, push_image};
-use crate::builder::compose::config::ConfigError;
+use crate::builder::compose::config::BaseConfigError;
 use crate::builder::windows_layer::LayerError;
 use crate::digest::Digest;
 use crate::manifest::{MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES, OCI_MANIFEST};
@@ -54,7 +54,7 @@ pub enum StageError {
         image: String,
         /// Why.
         #[source]
-        source: ConfigError,
+        source: BaseConfigError,
     },
     /// The image's first layers are not its base's layers.
     #[error(

@@ -223,13 +223,13 @@ pub enum ReportFormat {
     Junit,
 }
 
-impl From<ReportFormat> for report::Format {
-    fn from(f: ReportFormat) -> report::Format {
+impl From<ReportFormat> for report::OutputFormat {
+    fn from(f: ReportFormat) -> report::OutputFormat {
         match f {
-            ReportFormat::Text => report::Format::Text,
-            ReportFormat::Json => report::Format::Json,
-            ReportFormat::Konflux => report::Format::Konflux,
-            ReportFormat::Junit => report::Format::Junit,
+            ReportFormat::Text => report::OutputFormat::Text,
+            ReportFormat::Json => report::OutputFormat::Json,
+            ReportFormat::Konflux => report::OutputFormat::Konflux,
+            ReportFormat::Junit => report::OutputFormat::Junit,
         }
     }
 }

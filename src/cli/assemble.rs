@@ -5,7 +5,7 @@
 use crate::cli::exit::ExitKind;
 use clap::ValueEnum;
 use imgcheck::assemble::{
-    ChildSpec, IndexFormat, Outcome, Request, Tag, parse_annotations, push_list, target_ref,
+    ChildSpec, IndexFormat, PushOutcome, Request, Tag, parse_annotations, push_list, target_ref,
 };
 use imgcheck::engine::Verdict;
 use imgcheck::policy::{DEFAULT_POLICY, Policy};
@@ -28,7 +28,7 @@ pub struct AssembleArgs {
     children: Vec<String>,
     /// List format; default: docker when every child is a Docker schema2 manifest, else oci.
     #[arg(long, value_enum)]
-    format: Option<ListFormat>,
+    format: Option<ListKind>,
     /// Index annotation (repeatable; OCI format only).
     #[arg(long = "annotation", value_name = "KEY=VALUE")]
     annotations: Vec<String>,
@@ -55,7 +55,7 @@ pub struct AssembleArgs {
 
 /// The kind of list to write (`--format`).
 #[derive(Clone, Copy, ValueEnum)]
-pub enum ListFormat {
+pub enum ListKind {
     /// OCI image index (`application/vnd.oci.image.index.v1+json`); entries may be OCI or
     /// Docker schema2 manifests (the OCI spec lets an index reference other media types).
     Oci,
@@ -63,11 +63,11 @@ pub enum ListFormat {
     Docker,
 }
 
-impl From<ListFormat> for IndexFormat {
-    fn from(f: ListFormat) -> IndexFormat {
+impl From<ListKind> for IndexFormat {
+    fn from(f: ListKind) -> IndexFormat {
         match f {
-            ListFormat::Oci => IndexFormat::Oci,
-            ListFormat::Docker => IndexFormat::Docker,
+            ListKind::Oci => IndexFormat::Oci,
+            ListKind::Docker => IndexFormat::Docker,
         }
     }
 }
@@ -119,7 +119,7 @@ pub async fn run(global: &GlobalArgs, args: &AssembleArgs) -> Result<ExitKind, C
 
 /// Prints the list that would be pushed (stdout), its report and what it is (stderr); the
 /// exit is the verdict the real run would give before moving the tag.
-fn dry_run(request: &Request, outcome: &Outcome) -> Result<ExitKind, CliError> {
+fn dry_run(request: &Request, outcome: &PushOutcome) -> Result<ExitKind, CliError> {
     let index = &outcome.index;
     output::print(&index.bytes)?;
     let verdict = match &outcome.report {
@@ -149,7 +149,7 @@ fn dry_run(request: &Request, outcome: &Outcome) -> Result<ExitKind, CliError> {
 /// tag, and fails unless the list passes.
 fn verdict(
     request: &Request,
-    outcome: &Outcome,
+    outcome: &PushOutcome,
     format: ReportFormat,
 ) -> Result<ExitKind, CliError> {
     let pushed = format!("{}@{}", request.target, outcome.index.digest);

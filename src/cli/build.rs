@@ -12,7 +12,7 @@ use imgcheck::builder::check::{CheckFinding, check};
 use imgcheck::builder::compose::{StageMode, preview};
 use imgcheck::builder::jobs::{Job, JobSettings, image_lists, plan_jobs, require_contexts};
 use imgcheck::builder::outcome::overall;
-use imgcheck::builder::plan::{DEFAULT_PLAN, Plan};
+use imgcheck::builder::plan::{BuildPlan, DEFAULT_PLAN};
 use imgcheck::builder::run::{Build, RunSettings, buildah_version, default_log_dir};
 use imgcheck::reference::ImageRef;
 use imgcheck::report;
@@ -125,7 +125,7 @@ async fn build(
     auth: impl FnOnce() -> Result<AuthStore, AuthError>,
     options: ClientOptions,
 ) -> Result<(String, ExitKind), BuildError> {
-    let plan = Plan::load(&args.plan, max_input)?;
+    let plan = BuildPlan::load(&args.plan, max_input)?;
     let images = plan.select(&args.images)?;
     let findings = check(&plan, &images, &env);
     if args.check {
@@ -190,7 +190,7 @@ fn preview_stages(mut jobs: Vec<Job>, mode: StageMode) -> Result<Vec<Job>, Build
 }
 
 /// `--check`: the findings for standard output; any error is a usage error.
-fn check_only(plan: &Plan, images: usize, findings: &[CheckFinding]) -> (String, ExitKind) {
+fn check_only(plan: &BuildPlan, images: usize, findings: &[CheckFinding]) -> (String, ExitKind) {
     let text = report::build::check(&plan.path, images, findings);
     if report::build::errors(findings).next().is_none() {
         (text, ExitKind::Pass)

@@ -33,7 +33,7 @@ pub enum CliError {
     Auth(#[from] auth::AuthError),
     /// `assemble`'s arguments cannot make a list.
     #[error(transparent)]
-    Refusal(#[from] assemble::Refusal),
+    Refusal(#[from] assemble::AssembleRefusal),
     /// A reference cannot be fetched.
     #[error(transparent)]
     Fetch(#[from] source::FetchError),

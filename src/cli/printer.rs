@@ -1,5 +1,5 @@
 //! The report of `verify` and `mirror-check` printed as the run goes: each image's part on
-//! standard output as soon as its turn comes (the library's [`Sink`]), drawn around the
+//! standard output as soon as its turn comes (the library's [`ReportSink`]), drawn around the
 //! progress bar, then the end of the report; or, when bad input stops the run, what closes
 //! it ([`Printer::stop`]; docs/output.md, "Streamed reports").
 
@@ -8,7 +8,7 @@ use std::time::SystemTime;
 
 use imgcheck::engine::ImageReport;
 use imgcheck::report::{self, RunExtras, Writer};
-use imgcheck::run::{RunError, Sink};
+use imgcheck::run::{ReportSink, RunError};
 
 use super::error::CliError;
 use super::progress::Terminal;
@@ -21,7 +21,7 @@ pub struct Printer<'t> {
 
 impl<'t> Printer<'t> {
     /// A report in `format` for standard output; `terminal`'s bar is cleared while it writes.
-    pub fn new(format: report::Format, terminal: &'t Terminal) -> Printer<'t> {
+    pub fn new(format: report::OutputFormat, terminal: &'t Terminal) -> Printer<'t> {
         Printer {
             writer: Writer::new(format, Stdout::default()),
             terminal,
@@ -50,7 +50,7 @@ impl<'t> Printer<'t> {
     }
 }
 
-impl Sink for Printer<'_> {
+impl ReportSink for Printer<'_> {
     fn report(&mut self, report: ImageReport) -> std::io::Result<()> {
         self.terminal.suspend(|| self.writer.image(&report))
     }

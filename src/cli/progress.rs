@@ -16,7 +16,7 @@ use super::output;
 /// progress bar once the images are counted.
 #[derive(Default)]
 pub struct Terminal {
-    bar: OnceLock<Progress>,
+    bar: OnceLock<ProgressMeter>,
 }
 
 impl Terminal {
@@ -48,7 +48,7 @@ impl run::Progress for Terminal {
     }
 
     fn start(&self, images: usize) {
-        self.bar.get_or_init(|| Progress::new(images as u64));
+        self.bar.get_or_init(|| ProgressMeter::new(images as u64));
     }
 
     fn done(&self, outcome: &Outcome) {
@@ -59,20 +59,20 @@ impl run::Progress for Terminal {
 }
 
 /// Count, rate, ETA and failures so far.
-pub struct Progress {
+pub struct ProgressMeter {
     bar: Option<ProgressBar>,
     failures: Arc<AtomicU64>,
 }
 
-impl Progress {
+impl ProgressMeter {
     /// A bar for `total` images (hidden when stderr is not a terminal or for one image).
-    pub fn new(total: u64) -> Progress {
+    pub fn new(total: u64) -> ProgressMeter {
         let drawn = std::io::stderr().is_terminal() && total > 1;
-        Progress::drawn_to(total, drawn.then(ProgressDrawTarget::stderr))
+        ProgressMeter::drawn_to(total, drawn.then(ProgressDrawTarget::stderr))
     }
 
     /// A bar for `total` images drawn to `target`, or none.
-    fn drawn_to(total: u64, target: Option<ProgressDrawTarget>) -> Progress {
+    fn drawn_to(total: u64, target: Option<ProgressDrawTarget>) -> ProgressMeter {
         let failures = Arc::new(AtomicU64::new(0));
         let bar = target.map(|target| {
             let bar = ProgressBar::with_draw_target(Some(total), target);
@@ -104,7 +104,7 @@ impl Progress {
             );
             bar
         });
-        Progress { bar, failures }
+        ProgressMeter { bar, failures }
     }
 
     /// Records one finished image. The failure is counted before the bar moves, and both
@@ -206,7 +206,7 @@ mod tests {
     fn the_first_frame_has_no_eta() {
         let screen = Screen::default();
         let target = ProgressDrawTarget::term_like(Box::new(screen.clone()));
-        let progress = Progress::drawn_to(27, Some(target));
+        let progress = ProgressMeter::drawn_to(27, Some(target));
         progress.bar.as_ref().unwrap().tick();
         let frames = screen.0.lock().unwrap().clone();
         let first = frames.first().expect("a frame");
@@ -267,7 +267,7 @@ mod tests {
     fn every_frame_shows_no_more_failures_than_images_done() {
         let screen = Screen::default();
         let target = ProgressDrawTarget::term_like(Box::new(screen.clone()));
-        let progress = Progress::drawn_to(3, Some(target));
+        let progress = ProgressMeter::drawn_to(3, Some(target));
         let bad = || Outcome::BadInput(imgcheck::input::InputError::new("x", "not a layout"));
         for outcome in [bad(), bad(), bad()] {
             progress.done(&outcome);

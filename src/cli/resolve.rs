@@ -2,7 +2,7 @@
 //! cluster would pull (`--nodes`).
 
 use imgcheck::cluster::nodes;
-use imgcheck::engine::{Resolution, resolve};
+use imgcheck::engine::{HostResolution, resolve};
 use imgcheck::graph::{Content, Graph, WalkOptions};
 use imgcheck::input::InputError;
 use imgcheck::platform::{Platform, RuntimeProfile};
@@ -159,7 +159,11 @@ fn one(graph: &Graph, host: &Platform, args: &ResolveArgs) -> Result<ExitKind, C
 }
 
 /// The digest the host pulls, or why it pulls nothing usable.
-fn selected<'a>(graph: &Graph, host: &Platform, r: &'a Resolution) -> Result<&'a str, CliError> {
+fn selected<'a>(
+    graph: &Graph,
+    host: &Platform,
+    r: &'a HostResolution,
+) -> Result<&'a str, CliError> {
     match (&r.digest, &r.child_problem) {
         (None, _) => {
             let why = match &graph.root.content {

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer};
 use serde_yaml_ng::{Mapping, Value};
 
-pub use placement::{KNOWN_LABELS, Operator, Placement, Refusal, Requirement, Term};
+pub use placement::{KNOWN_LABELS, Operator, Placement, PlacementRefusal, Requirement, Term};
 
 use crate::cluster::nodes::LABEL_OS;
 use crate::cluster::scheduling::{daemonset_tolerations, default_tolerations};

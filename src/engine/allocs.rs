@@ -11,7 +11,7 @@ use crate::graph::{Graph, WalkOptions, walk};
 use crate::manifest::{ImageConfig, Manifest, OCI_INDEX, OCI_MANIFEST};
 use crate::policy::Policy;
 use crate::reference::LayoutRef;
-use crate::report::{Format, Writer};
+use crate::report::{OutputFormat, Writer};
 use crate::source::layout::LayoutSource;
 
 /// The system allocator, counting the allocations of each thread.
@@ -272,7 +272,7 @@ fn writing_an_image_as_json_allocates_within_budget() {
     let graph = fixture("good");
     let policy = Policy::default_policy();
     let report = judge(&graph, &policy, &policy.runtimes);
-    let mut writer = Writer::new(Format::Json, std::io::sink());
+    let mut writer = Writer::new(OutputFormat::Json, std::io::sink());
     writer.image(&report).unwrap();
     let (written, n) = allocations(|| writer.image(&report));
     written.unwrap();

@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use crate::binary::{BinaryInfo, Format, elf_machine_name, pe_machine_name};
-use crate::graph::{EntryCheck, Image, Node, Outcome};
+use crate::binary::{BinaryFormat, BinaryInfo, elf_machine_name, pe_machine_name};
+use crate::graph::{EntryCheck, Image, LookupOutcome, Node};
 
 /// Labels that name the commit an image was built from, in the order they are read
 /// (OCI image spec annotations; label-schema's `vcs-ref`; OpenShift's build labels).
@@ -129,7 +129,7 @@ pub fn revisions(image: &Image) -> Vec<Revision> {
         }
     }
     for program in image.entry.iter().flat_map(|e| &e.programs) {
-        if let Outcome::Found { path, binary, .. } = &program.outcome
+        if let LookupOutcome::Found { path, binary, .. } = &program.outcome
             && let Some(rev) = binary.go.as_ref().and_then(|g| g.revision.as_ref())
         {
             out.push(Revision {
@@ -143,22 +143,22 @@ pub fn revisions(image: &Image) -> Vec<Revision> {
 
 fn format_name(binary: &BinaryInfo) -> (&'static str, Option<String>) {
     match &binary.format {
-        Format::Pe(pe) => (
+        BinaryFormat::Pe(pe) => (
             "pe",
             Some(
                 pe_machine_name(pe.machine)
                     .map_or_else(|| format!("0x{:x}", pe.machine), str::to_string),
             ),
         ),
-        Format::Elf(elf) => (
+        BinaryFormat::Elf(elf) => (
             "elf",
             Some(
                 elf_machine_name(elf.machine)
                     .map_or_else(|| elf.machine.to_string(), str::to_string),
             ),
         ),
-        Format::Script { interpreter, .. } => ("script", Some(interpreter.clone())),
-        Format::Other { .. } => ("other", None),
+        BinaryFormat::Script { interpreter, .. } => ("script", Some(interpreter.clone())),
+        BinaryFormat::Other { .. } => ("other", None),
     }
 }
 
@@ -176,16 +176,16 @@ fn program_report(program: &crate::graph::Program) -> ProgramReport {
         notes: vec![],
     };
     match &program.outcome {
-        Outcome::Missing => {}
-        Outcome::CannotRun(why) => {
+        LookupOutcome::Missing => {}
+        LookupOutcome::CannotRun(why) => {
             report.status = "cannot-run";
             report.notes.push(why.clone());
         }
-        Outcome::NotChecked(why) => {
+        LookupOutcome::NotChecked(why) => {
             report.status = "not-checked";
             report.notes.push(why.clone());
         }
-        Outcome::Found { path, binary, dlls } => {
+        LookupOutcome::Found { path, binary, dlls } => {
             let (format, machine) = format_name(binary);
             report.status = "found";
             report.path = Some(path.clone());

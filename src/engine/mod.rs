@@ -30,7 +30,7 @@ pub use binaries::{BinaryEntry, GoReport, ProgramReport, REVISION_LABELS, Revisi
 pub use finding::{Finding, HostResult, HostStatus, ImageReport, Origin, Verdict, verdict_of};
 pub use inspect::{EntryView, InspectView, inspect};
 pub use judge::{judge, judge_selection};
-pub use resolve::{CandidateReport, Resolution, resolve};
+pub use resolve::{CandidateReport, HostResolution, resolve};
 pub use rules::Rule;
 pub use severity::Severity;
 pub use signed::{SignatureCheck, judge_signatures, signed_subjects};

@@ -17,7 +17,7 @@ use crate::platform::{
 
 /// The outcome of resolving one host against a graph.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Resolution {
+pub struct HostResolution {
     /// The manifest the host pulls.
     pub digest: Option<String>,
     /// The platform of the selected entry (descriptor, or config for a single image).
@@ -56,7 +56,7 @@ pub(super) fn config_platform(node: Option<&Node>) -> Option<Platform> {
 
 /// Which manifest a node of platform `host` pulls from the graph under `profile`
 /// (see `docs/matching.md`): nested indexes are walked the same way.
-pub fn resolve(graph: &Graph, host: &Platform, profile: RuntimeProfile) -> Resolution {
+pub fn resolve(graph: &Graph, host: &Platform, profile: RuntimeProfile) -> HostResolution {
     pick(graph, host, profile).resolution()
 }
 
@@ -225,7 +225,7 @@ impl<'g> Pick<'g> {
     }
 
     /// The resolution with every candidate's story.
-    pub(crate) fn resolution(&self) -> Resolution {
+    pub(crate) fn resolution(&self) -> HostResolution {
         let config = config_platform(self.image());
         let mut candidates: Vec<CandidateReport> = self
             .steps
@@ -261,7 +261,7 @@ impl<'g> Pick<'g> {
                 },
             });
         }
-        Resolution {
+        HostResolution {
             digest: self.digest().map(Cow::into_owned),
             platform,
             config_platform: config,

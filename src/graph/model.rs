@@ -107,12 +107,12 @@ pub struct Program {
     /// (`C:\app\driver.exe`, `/usr/bin/driver`).
     pub looked_up: Vec<String>,
     /// What was found.
-    pub outcome: Outcome,
+    pub outcome: LookupOutcome,
 }
 
 /// Where a [`Program`] lookup ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum LookupOutcome {
     /// The file, with what its headers say.
     Found {
         /// Its path in the image (`C:\app\driver.exe`, `/usr/bin/driver`).

@@ -31,7 +31,7 @@ mod registries_conf;
 mod scope;
 mod sets;
 
-pub use file::{ConfigError, ConfigProblem};
+pub use file::{ConfigProblem, MirrorConfigError};
 use file::{MAX_DROP_INS, error, read};
 pub use model::{Mirror, MirrorSet, MirrorSetKind, PullFrom, Registry, SourcePolicy};
 pub use scope::{ScopeError, validate_scope};
@@ -65,14 +65,14 @@ impl MirrorConfig {
     }
 
     /// Loads mirror-set YAML (IDMS, ITMS, ICSP; several documents) and merges it in.
-    pub fn add_mirror_sets_file(&mut self, path: &Path) -> Result<(), ConfigError> {
+    pub fn add_mirror_sets_file(&mut self, path: &Path) -> Result<(), MirrorConfigError> {
         let text = read(path)?;
         self.add_mirror_sets(path, &text)
     }
 
     /// Merges mirror-set YAML text read from `path`. An object without entries is a valid
     /// configuration without mirrors; a text without any mirror-set object is refused.
-    pub fn add_mirror_sets(&mut self, path: &Path, text: &str) -> Result<(), ConfigError> {
+    pub fn add_mirror_sets(&mut self, path: &Path, text: &str) -> Result<(), MirrorConfigError> {
         let collected = sets::collect(path, text)?;
         if collected.objects == 0 {
             let none =
@@ -85,7 +85,7 @@ impl MirrorConfig {
     }
 
     /// Loads a registries.conf v2 file and its `<file>.d/*.conf` drop-ins (name order).
-    pub fn add_registries_conf_file(&mut self, path: &Path) -> Result<(), ConfigError> {
+    pub fn add_registries_conf_file(&mut self, path: &Path) -> Result<(), MirrorConfigError> {
         let text = read(path)?;
         self.add_registries_conf(path, &text)?;
         let mut dir = path.as_os_str().to_owned();
@@ -121,7 +121,11 @@ impl MirrorConfig {
 
     /// Merges registries.conf v2 text read from `path`: its entries replace earlier entries
     /// with the same prefix (as a drop-in does).
-    pub fn add_registries_conf(&mut self, path: &Path, text: &str) -> Result<(), ConfigError> {
+    pub fn add_registries_conf(
+        &mut self,
+        path: &Path,
+        text: &str,
+    ) -> Result<(), MirrorConfigError> {
         let entries = registries_conf::parse(path, text)?;
         self.conf.extend(entries);
         self.registries = merge::registries(&self.conf, &self.sets);
@@ -133,7 +137,7 @@ impl MirrorConfig {
 /// `tryUpdatingCache` skips a drop-in that `fs.ErrNotExist` stops); refused, before it is
 /// opened, when it is not a regular file (a FIFO blocks the open, a device never ends, a
 /// directory fails CRI-O's every pull).
-fn drop_in(path: &Path) -> Result<bool, ConfigError> {
+fn drop_in(path: &Path) -> Result<bool, MirrorConfigError> {
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(error(path, None, ConfigProblem::Read(Arc::new(e)))),
@@ -150,19 +154,19 @@ fn drop_in(path: &Path) -> Result<bool, ConfigError> {
     }
 }
 
-crate::error::input_errors!(ConfigError);
+crate::error::input_errors!(MirrorConfigError);
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn sets(text: &str) -> Result<MirrorConfig, ConfigError> {
+    fn sets(text: &str) -> Result<MirrorConfig, MirrorConfigError> {
         let mut c = MirrorConfig::default();
         c.add_mirror_sets(Path::new("sets.yaml"), text)?;
         Ok(c)
     }
 
-    fn conf(text: &str) -> Result<MirrorConfig, ConfigError> {
+    fn conf(text: &str) -> Result<MirrorConfig, MirrorConfigError> {
         let mut c = MirrorConfig::default();
         c.add_registries_conf(Path::new("registries.conf"), text)?;
         Ok(c)
@@ -627,7 +631,13 @@ mod tests {
 
     /// `err`, refusing `text` read as `file`, names the file, says `want` (in its message or a
     /// cause's) and, when given, the line.
-    fn assert_refused(file: &str, text: &str, err: ConfigError, want: &str, line: Option<usize>) {
+    fn assert_refused(
+        file: &str,
+        text: &str,
+        err: MirrorConfigError,
+        want: &str,
+        line: Option<usize>,
+    ) {
         let shown = chain(&err);
         assert!(err.to_string().starts_with(file), "{text}: {shown}");
         assert!(shown.contains(want), "{text}: want '{want}' in: {shown}");

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use futures::StreamExt;
 
-use super::plan::Plan;
+use super::plan::PullPlan;
 use super::pull::{NodeOs, NodePlan};
 use super::resolve::MirrorLocation;
 use crate::digest::Digest;
@@ -26,7 +26,7 @@ pub struct Evidence {
     /// The OS of the nodes that pull it.
     pub os: NodeOs,
     /// How a node pulls it.
-    pub plan: Plan,
+    pub plan: PullPlan,
     /// What the source gave.
     pub source: SourceEvidence,
     /// What each mirror of the plan holds, in plan order, up to the first that holds

@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use super::gather::{BlobPresence, Evidence, Held, Look, SourceEvidence};
-use super::plan::Plan;
+use super::plan::PullPlan;
 use super::pull::NodeOs;
 use crate::digest::Digest;
 use crate::engine::{Finding, ImageReport, Rule, judge_selection, verdict_of};
@@ -458,7 +458,7 @@ fn report(reference: &str, digest: Option<&Digest>, mut findings: Vec<Finding>) 
 /// mirrored — the plan's findings (`mirror-not-configured`, `mirror-tag-ignored`) and the
 /// mirror they will pull from — added to `report` (the source's, judged as `verify` does),
 /// each marked with the OS; the verdict follows.
-pub fn add_plan(report: &mut ImageReport, os: NodeOs, plan: &Plan) {
+pub fn add_plan(report: &mut ImageReport, os: NodeOs, plan: &PullPlan) {
     let os = os.name();
     let found = plan.findings.iter().map(|f| f.clone().for_nodes(os));
     report.findings.extend(found);

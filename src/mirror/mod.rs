@@ -20,7 +20,7 @@ pub mod resolve;
 #[cfg(test)]
 mod testing;
 
-use config::{ConfigError, MirrorConfig};
+use config::{MirrorConfig, MirrorConfigError};
 
 /// Loads every mirror configuration file: registries.conf files (with drop-ins) first, then
 /// IDMS/ITMS files, then ICSP files; each file may hold any of the three mirror-set kinds.
@@ -28,7 +28,7 @@ pub fn load(
     registries_conf: &[PathBuf],
     idms: &[PathBuf],
     icsp: &[PathBuf],
-) -> Result<MirrorConfig, ConfigError> {
+) -> Result<MirrorConfig, MirrorConfigError> {
     let mut config = MirrorConfig::default();
     for p in registries_conf {
         config.add_registries_conf_file(p)?;

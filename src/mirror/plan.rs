@@ -1,15 +1,15 @@
 //! The pull plan: which mirrors a node tries for one reference, by digest or by tag, worked
-//! out from its [`Resolution`] alone (no network), with the findings about the plan itself
+//! out from its [`MirrorResolution`] alone (no network), with the findings about the plan itself
 //! (`mirror-not-configured`, `mirror-tag-ignored`).
 
-use super::resolve::{MirrorLocation, Resolution};
+use super::resolve::{MirrorLocation, MirrorResolution};
 use crate::digest::Digest;
 use crate::engine::{Finding, Rule, Severity};
 use crate::reference::RegistryRef;
 
 /// How a node pulls one reference under the mirror configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
+pub struct PullPlan {
     /// The node asks the mirrors by digest (`false`: by tag).
     pub by_digest: bool,
     /// The mirrors it tries, in order.
@@ -20,7 +20,7 @@ pub struct Plan {
     pub findings: Vec<Finding>,
 }
 
-impl Plan {
+impl PullPlan {
     /// The name a node pulls from `mirror`: its repository at `digest` when pulling by
     /// digest, else at the reference's tag.
     pub fn pulled_name(
@@ -42,10 +42,10 @@ impl Plan {
 
 /// Works out the pull plan for `reference` (no network): which mirrors, by digest or tag,
 /// and the findings `mirror-not-configured` and `mirror-tag-ignored`.
-pub fn plan(reference: &RegistryRef, resolution: Option<&Resolution>) -> Plan {
+pub fn plan(reference: &RegistryRef, resolution: Option<&MirrorResolution>) -> PullPlan {
     let name = format!("{}/{}", reference.registry, reference.repository);
     let Some(res) = resolution else {
-        return Plan {
+        return PullPlan {
             by_digest: reference.digest.is_some(),
             mirrors: vec![],
             source_blocked: false,
@@ -85,7 +85,7 @@ pub fn plan(reference: &RegistryRef, resolution: Option<&Resolution>) -> Plan {
             None,
         ));
     }
-    Plan {
+    PullPlan {
         by_digest,
         mirrors,
         source_blocked: res.source_blocked,
@@ -99,7 +99,7 @@ fn owned(mirrors: Vec<&MirrorLocation>) -> Vec<MirrorLocation> {
 
 /// `mirror-tag-ignored`: a tag reference whose mirrors serve digest pulls only; an error when
 /// the source may not be contacted either.
-fn tag_ignored(reference: &RegistryRef, res: &Resolution) -> Finding {
+fn tag_ignored(reference: &RegistryRef, res: &MirrorResolution) -> Finding {
     let mut f = Finding::new(
         Rule::MirrorTagIgnored,
         format!(

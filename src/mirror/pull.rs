@@ -1,5 +1,5 @@
 //! Per-OS pull plans (no network): the manifest requests a node makes for one reference, in
-//! order, and the [`Plan`] the mirror check follows for it.
+//! order, and the [`PullPlan`] the mirror check follows for it.
 //!
 //! - **Linux** nodes (CRI-O) read registries.conf, which the Machine Config Operator renders
 //!   from IDMS, ITMS and ICSP: containers/image's rules ([`resolve`](super::resolve)).
@@ -13,8 +13,8 @@ use std::fmt;
 use super::config::{MirrorSet, MirrorSetKind, PullFrom};
 use super::hosts::containerd::{Attempt, AttemptKind, attempts, manifest_url, object};
 use super::hosts::model::{Capabilities, ConfiguredBy, HostsConfig, RegistryHost};
-use super::plan::{Plan, plan};
-use super::resolve::{MirrorLocation, Resolution, match_prefix};
+use super::plan::{PullPlan, plan};
+use super::resolve::{MirrorLocation, MirrorResolution, match_prefix};
 use crate::engine::{Finding, Rule, Severity};
 use crate::policy::Policy;
 use crate::reference::RegistryRef;
@@ -103,7 +103,7 @@ pub struct NodePlan {
     /// order.
     pub attempts: Vec<Attempt>,
     /// What the mirror check asks, with the findings about the plan itself.
-    pub plan: Plan,
+    pub plan: PullPlan,
     /// Windows: where the other OS's nodes find their mirrors (Linux rows: empty); when the
     /// Windows places lack the image, `mirror-windows-path` looks there.
     pub elsewhere: Vec<MirrorLocation>,
@@ -111,7 +111,7 @@ pub struct NodePlan {
 
 /// A Linux node's plan: registries.conf resolution ([`plan`]), the requests of its mirrors
 /// serving this kind of pull, then the source unless blocked.
-pub fn linux(reference: &RegistryRef, resolution: Option<&Resolution>) -> NodePlan {
+pub fn linux(reference: &RegistryRef, resolution: Option<&MirrorResolution>) -> NodePlan {
     let by_digest = reference.digest.is_some();
     let object = object(reference);
     let mut requests: Vec<Attempt> = resolution
@@ -237,7 +237,7 @@ pub fn windows(
         reference: reference.clone(),
         os: NodeOs::Windows,
         attempts: requests,
-        plan: Plan {
+        plan: PullPlan {
             by_digest: check_by_digest,
             mirrors: checked,
             source_blocked,

@@ -48,7 +48,7 @@ impl fmt::Display for MirrorLocation {
 
 /// How a node pulls one source reference.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolution {
+pub struct MirrorResolution {
     /// The prefix of the registry entry that applies.
     pub prefix: String,
     /// Where that entry was configured.
@@ -59,7 +59,7 @@ pub struct Resolution {
     pub mirrors: Vec<MirrorLocation>,
 }
 
-impl Resolution {
+impl MirrorResolution {
     /// The mirrors a pull by digest (`true`) or by tag (`false`) tries, in order.
     pub fn mirrors_for(&self, by_digest: bool) -> Vec<&MirrorLocation> {
         self.mirrors
@@ -119,7 +119,7 @@ pub fn find_registry<'a>(config: &'a MirrorConfig, name: &str) -> Option<&'a Reg
 pub fn resolve(
     config: &MirrorConfig,
     reference: &RegistryRef,
-) -> Result<Option<Resolution>, ResolveError> {
+) -> Result<Option<MirrorResolution>, ResolveError> {
     let name = format!("{}/{}", reference.registry, reference.repository);
     let Some(registry) = find_registry(config, &name) else {
         return Ok(None);
@@ -156,7 +156,7 @@ pub fn resolve(
             origin: m.origin.clone(),
         });
     }
-    Ok(Some(Resolution {
+    Ok(Some(MirrorResolution {
         prefix: registry.prefix.clone(),
         origin: registry.origin.clone(),
         source_blocked: registry.blocked,

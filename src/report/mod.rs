@@ -35,7 +35,7 @@ pub use text::{text, text_with};
 
 /// Output formats of `verify` and `mirror-check`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum OutputFormat {
     /// Human-readable matrix and findings.
     Text,
     /// One JSON document.
@@ -63,19 +63,19 @@ pub fn overall(reports: &[ImageReport]) -> Verdict {
 /// Konflux note's `; note: …` parts, the text report's failing placements (its notes are on
 /// standard error).
 pub fn render(
-    format: Format,
+    format: OutputFormat,
     reports: &[ImageReport],
     extras: &RunExtras,
     now: SystemTime,
 ) -> String {
     match format {
-        Format::Text => text_with(reports, extras),
-        Format::Json => json_with(reports, extras) + "\n",
-        Format::Konflux => {
+        OutputFormat::Text => text_with(reports, extras),
+        OutputFormat::Json => json_with(reports, extras) + "\n",
+        OutputFormat::Konflux => {
             let out = konflux_with(reports, &extras.notes, now);
             serde_json::to_string(&out).expect("serialises") + "\n"
         }
-        Format::Junit => junit_with(reports, extras),
+        OutputFormat::Junit => junit_with(reports, extras),
     }
 }
 
@@ -104,12 +104,12 @@ enum Body {
 
 impl<W: Write> Writer<W> {
     /// A report in `format` written to `out`; nothing is written yet.
-    pub fn new(format: Format, out: W) -> Writer<W> {
+    pub fn new(format: OutputFormat, out: W) -> Writer<W> {
         let body = match format {
-            Format::Text => Body::Text(text::Summary::default()),
-            Format::Json => Body::Json(json::Stream::default()),
-            Format::Konflux => Body::Konflux(konflux::Tally::default()),
-            Format::Junit => Body::Junit(junit::Stream::default()),
+            OutputFormat::Text => Body::Text(text::Summary::default()),
+            OutputFormat::Json => Body::Json(json::Stream::default()),
+            OutputFormat::Konflux => Body::Konflux(konflux::Tally::default()),
+            OutputFormat::Junit => Body::Junit(junit::Stream::default()),
         };
         Writer {
             out,
@@ -274,7 +274,7 @@ pub(crate) mod tests {
     }
 
     /// The report written image by image.
-    fn streamed(format: Format, reports: &[ImageReport], extras: &RunExtras) -> String {
+    fn streamed(format: OutputFormat, reports: &[ImageReport], extras: &RunExtras) -> String {
         let mut w = Writer::new(format, Vec::new());
         for r in reports {
             w.image(r).unwrap();
@@ -304,7 +304,8 @@ pub(crate) mod tests {
                 placements: placements.into_iter().map(|(n, ok)| placement(n, ok)).collect(),
                 runtimes: runtimes.into_iter().map(|(v, why)| runtime(v, why)).collect(),
             };
-            for format in [Format::Text, Format::Json, Format::Konflux, Format::Junit] {
+            use OutputFormat::{Json, Junit, Konflux, Text};
+            for format in [Text, Json, Konflux, Junit] {
                 let whole = render(format, &reports, &extras, std::time::UNIX_EPOCH);
                 proptest::prop_assert_eq!(streamed(format, &reports, &extras), whole);
             }
@@ -315,7 +316,7 @@ pub(crate) mod tests {
                 runtimes: &extras.runtimes,
             };
             let whole = serde_json::to_string_pretty(&doc).unwrap() + "\n";
-            proptest::prop_assert_eq!(streamed(Format::Json, &reports, &extras), whole);
+            proptest::prop_assert_eq!(streamed(OutputFormat::Json, &reports, &extras), whole);
         }
     }
 
@@ -349,18 +350,23 @@ pub(crate) mod tests {
         let reports = [report(Verdict::Pass, &[]), report(Verdict::Fail, &[])];
         let notes = ["a note".to_string()];
         let why = "oci:x: not an OCI layout";
-        for format in [Format::Text, Format::Json, Format::Konflux, Format::Junit] {
+        for format in [
+            OutputFormat::Text,
+            OutputFormat::Json,
+            OutputFormat::Konflux,
+            OutputFormat::Junit,
+        ] {
             let untouched = Writer::new(format, Vec::new()).stop(&notes, why).unwrap();
             assert!(untouched.is_empty(), "{format:?}");
         }
-        let mut w = Writer::new(Format::Json, Vec::new());
+        let mut w = Writer::new(OutputFormat::Json, Vec::new());
         reports.iter().for_each(|r| w.image(r).unwrap());
         let out = w.stop(&notes, why).unwrap();
         let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(doc["images"].as_array().unwrap().len(), 2);
         assert_eq!(doc["stopped"], why);
         assert_eq!(doc["notes"][0], "a note");
-        let mut w = Writer::new(Format::Text, Vec::new());
+        let mut w = Writer::new(OutputFormat::Text, Vec::new());
         reports.iter().for_each(|r| w.image(r).unwrap());
         let out = String::from_utf8(w.stop(&notes, why).unwrap()).unwrap();
         assert_eq!(out, text(&reports[..1]) + &text(&reports[1..]));
@@ -372,12 +378,15 @@ pub(crate) mod tests {
         let reports = [report(Verdict::Pass, &[])];
         let now = std::time::UNIX_EPOCH;
         let none = RunExtras::default();
-        assert_eq!(render(Format::Text, &reports, &none, now), text(&reports));
         assert_eq!(
-            render(Format::Json, &reports, &none, now),
+            render(OutputFormat::Text, &reports, &none, now),
+            text(&reports)
+        );
+        assert_eq!(
+            render(OutputFormat::Json, &reports, &none, now),
             json(&reports) + "\n"
         );
-        let konflux = render(Format::Konflux, &reports, &none, now);
+        let konflux = render(OutputFormat::Konflux, &reports, &none, now);
         assert!(konflux.starts_with("{\"result\":\"SUCCESS\""), "{konflux}");
         assert!(konflux.ends_with("}\n"), "{konflux}");
     }

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::engine::{CandidateReport, Resolution};
+use crate::engine::{CandidateReport, HostResolution};
 use crate::platform::{Platform, RuntimeProfile};
 use crate::policy::Host;
 
@@ -28,7 +28,7 @@ pub fn resolve_json(
     reference: &str,
     host: &Platform,
     runtime: RuntimeProfile,
-    resolution: &Resolution,
+    resolution: &HostResolution,
 ) -> String {
     let value = doc(reference, host, runtime, resolution);
     serde_json::to_string_pretty(&value).expect("serialises")
@@ -39,7 +39,7 @@ fn doc(
     reference: &str,
     host: &Platform,
     runtime: RuntimeProfile,
-    resolution: &Resolution,
+    resolution: &HostResolution,
 ) -> serde_json::Value {
     let doc = ResolveDoc {
         reference,
@@ -59,7 +59,7 @@ fn doc(
 /// `nodes` it stands for; pretty-printed, without a final newline.
 pub fn resolve_rows_json(
     reference: &str,
-    rows: &[(Host, Resolution)],
+    rows: &[(Host, HostResolution)],
     runtime: RuntimeProfile,
 ) -> String {
     let docs: Vec<serde_json::Value> = rows

@@ -3,7 +3,7 @@
 use crate::cluster::{manifests::ManifestsError, nodes::NodesError, release::ReleaseError};
 use crate::error::{Blame, Fault};
 use crate::input::InputError;
-use crate::mirror::{check::TargetError, config::ConfigError};
+use crate::mirror::{check::TargetError, config::MirrorConfigError};
 use crate::policy::PolicyError;
 use crate::reference::ReferenceError;
 
@@ -48,7 +48,7 @@ pub enum RunError {
     },
     /// The mirror configuration cannot be used.
     #[error(transparent)]
-    MirrorConfig(#[from] ConfigError),
+    MirrorConfig(#[from] MirrorConfigError),
     /// A reference cannot be checked against the mirror configuration.
     #[error(transparent)]
     MirrorTarget(#[from] TargetError),
@@ -61,7 +61,7 @@ pub enum RunError {
     /// The inputs name no image.
     #[error("no references given (REF..., --from-file or --from-imageset)")]
     NoReferences,
-    /// A report could not be handed on: the run's [`crate::run::Sink`] failed (standard
+    /// A report could not be handed on: the run's [`crate::run::ReportSink`] failed (standard
     /// output cannot be written).
     #[error("cannot write the report")]
     Output(#[source] std::io::Error),

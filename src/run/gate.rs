@@ -1,7 +1,7 @@
 //! The mirror gate's run (`mirror-check`), for any Rust caller: the run's images
 //! ([`Inputs`]), the cluster's mirror configuration ([`MirrorFiles`]) and the node OSes
 //! become, per image, the pull plan of each OS that pulls it, checked through the run's one
-//! session ([`crate::mirror::check`]) into one report per image, handed to a [`Sink`] in
+//! session ([`crate::mirror::check`]) into one report per image, handed to a [`ReportSink`] in
 //! input order. The command line parses flags and prints; [`GateInputs::plans`] are the
 //! pull plans alone (`--plan`, no network).
 
@@ -9,11 +9,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::error::RunError;
-use super::gather::{Connection, Finished, Plan};
+use super::gather::{Connection, Finished, RunPlan};
 use super::inputs::read_within;
 use super::outcome::Outcome;
 use super::progress::Progress;
-use super::sink::Sink;
+use super::sink::ReportSink;
 use super::targets::{Target, sandbox_fetch_hint};
 use super::{Inputs, run_bounded};
 use crate::mirror::check::{
@@ -99,7 +99,7 @@ pub struct GateInputs {
 
 /// The local part of a gate run, read (made by [`GateInputs::plan_within`]): nothing fetched.
 pub struct GatePlan {
-    plan: Plan,
+    plan: RunPlan,
     pulls: Pulls,
     gate: Gate,
 }
@@ -170,7 +170,7 @@ impl GateInputs {
         &self,
         mut connection: Connection,
         progress: &dyn Progress,
-        sink: &mut dyn Sink,
+        sink: &mut dyn ReportSink,
     ) -> Result<Finished, RunError> {
         let options = &mut connection.options;
         let started = *options.clock_start.get_or_insert_with(Instant::now);
@@ -245,7 +245,7 @@ impl GatePlan {
         self,
         connection: Connection,
         progress: &dyn Progress,
-        sink: &mut dyn Sink,
+        sink: &mut dyn ReportSink,
     ) -> Result<Finished, RunError> {
         let GatePlan { plan, pulls, gate } = self;
         let policy = plan.settings.policy.clone();

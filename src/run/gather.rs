@@ -1,4 +1,4 @@
-//! Gathering a run's images ([`Plan::gather`]): the release's components join the typed,
+//! Gathering a run's images ([`RunPlan::gather`]): the release's components join the typed,
 //! listed and templated images, one target per image; the run's one session reads the
 //! release and is told of the targets as they are known;
 //! then verifying them ([`Gathered::verify`]) or handing them to another judge (the mirror
@@ -7,7 +7,7 @@
 use super::error::RunError;
 use super::outcome::Outcome;
 use super::progress::{Note, Progress};
-use super::sink::{Delivery, Sink};
+use super::sink::{Delivery, ReportSink};
 use super::targets::{Target, from_release, merge, name_runtimes};
 use super::verify::{Settings, verify_all};
 use crate::auth::AuthStore;
@@ -21,7 +21,7 @@ use crate::source::registry::{ClientOptions, Stats};
 
 /// The inputs read, before anything is fetched (made by `Inputs::plan`).
 #[derive(Debug)]
-pub struct Plan {
+pub struct RunPlan {
     /// How the images are judged.
     pub settings: Settings,
     /// Notes about the inputs, in the order they arose.
@@ -42,7 +42,7 @@ pub(super) struct ReleasePlan {
     pub(super) components: Vec<String>,
 }
 
-impl Plan {
+impl RunPlan {
     /// The references typed, listed and found in pod templates, then the Windows nodes'
     /// sandbox image when they are in scope (the release's components are not known before it
     /// is fetched), in that order.
@@ -68,7 +68,7 @@ impl Plan {
             .collect()
     }
 
-    /// Gathers the images ([`Plan::gather`]) and verifies them ([`Gathered::verify`]).
+    /// Gathers the images ([`RunPlan::gather`]) and verifies them ([`Gathered::verify`]).
     pub async fn verify(
         self,
         connection: Connection,
@@ -77,13 +77,13 @@ impl Plan {
         self.gather(connection).await?.verify(progress).await
     }
 
-    /// Gathers the images ([`Plan::gather`]) and verifies them, each report handed to `sink`
+    /// Gathers the images ([`RunPlan::gather`]) and verifies them, each report handed to `sink`
     /// as soon as its turn comes ([`Gathered::verify_into`]).
     pub async fn verify_into(
         self,
         connection: Connection,
         progress: &dyn Progress,
-        sink: &mut dyn Sink,
+        sink: &mut dyn ReportSink,
     ) -> Result<Finished, RunError> {
         let gathered = self.gather(connection).await?;
         gathered.verify_into(progress, sink).await
@@ -121,7 +121,7 @@ impl Plan {
     }
 }
 
-/// Every image of a run, ready to be checked (made by [`Plan::gather`]).
+/// Every image of a run, ready to be checked (made by [`RunPlan::gather`]).
 pub struct Gathered {
     /// The images to judge, one per image.
     pub targets: Vec<Target>,
@@ -165,7 +165,7 @@ impl Gathered {
     pub async fn verify_into(
         mut self,
         progress: &dyn Progress,
-        sink: &mut dyn Sink,
+        sink: &mut dyn ReportSink,
     ) -> Result<Finished, RunError> {
         self.expect_targets();
         progress.start(self.targets.len());
@@ -190,7 +190,7 @@ impl Gathered {
     /// The reports of this run's targets on their way to `sink`, for a caller that checks
     /// the targets its own way (the mirror gate): each outcome, in target order, to
     /// [`Delivery::outcome`], then [`Gathered::finish`].
-    pub fn delivery<'s>(&self, sink: &'s mut dyn Sink) -> Delivery<'s> {
+    pub fn delivery<'s>(&self, sink: &'s mut dyn ReportSink) -> Delivery<'s> {
         Delivery::new(&self.targets, sink)
     }
 
@@ -215,7 +215,7 @@ impl Gathered {
     }
 }
 
-/// The end of a run whose reports went to a [`Sink`]: how many, their overall verdict, and
+/// The end of a run whose reports went to a [`ReportSink`]: how many, their overall verdict, and
 /// what the report shows besides the images.
 #[derive(Debug)]
 pub struct Finished {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::error::RunError;
-use super::gather::{Connection, Plan, ReleasePlan, Verified};
+use super::gather::{Connection, ReleasePlan, RunPlan, Verified};
 use super::progress::{Note, Progress};
 use super::targets::{Target, from_manifests, sandbox};
 use super::verify::Settings;
@@ -110,7 +110,7 @@ impl Default for Inputs {
 
 impl Inputs {
     /// Reads the inputs, gathers their images through one session and verifies them:
-    /// [`Inputs::plan_within`], then [`Plan::verify`], all within the connection's
+    /// [`Inputs::plan_within`], then [`RunPlan::verify`], all within the connection's
     /// `--timeout` (counted from its `clock_start`, else from now).
     pub async fn verify(
         &self,
@@ -133,7 +133,7 @@ impl Inputs {
         &self,
         deadline: Option<(Instant, std::time::Duration)>,
         progress: &dyn Progress,
-    ) -> Result<Plan, RunError> {
+    ) -> Result<RunPlan, RunError> {
         let inputs = self.clone();
         let plan = read_within(deadline, progress, move |p| inputs.plan(p))?;
         if deadline.is_some() {
@@ -145,7 +145,7 @@ impl Inputs {
     /// Reads the local inputs, in this order: the policy and the nodes, the references and
     /// their lists, the pod templates, the release's components. Notes are told to
     /// `progress` as they arise. Nothing is fetched yet.
-    pub fn plan(&self, progress: &dyn Progress) -> Result<Plan, RunError> {
+    pub fn plan(&self, progress: &dyn Progress) -> Result<RunPlan, RunError> {
         self.one_stdin()?;
         let mut notes = Vec::new();
         let mut note = |n: Note| {
@@ -187,7 +187,7 @@ impl Inputs {
             deep: self.deep,
             deep_linux: self.deep && policy.deep_linux(),
         };
-        Ok(Plan {
+        Ok(RunPlan {
             settings: Settings {
                 policy,
                 runtimes,

@@ -6,12 +6,12 @@
 //!
 //! The steps, for callers that need them apart (the command line makes its connection after
 //! the local inputs are read; the mirror gate checks the images its own way):
-//! [`Inputs::plan`] reads the local inputs, [`Plan::gather`] reads the release and makes one
+//! [`Inputs::plan`] reads the local inputs, [`RunPlan::gather`] reads the release and makes one
 //! target per image, [`Gathered::verify`] (or the caller, then [`Gathered::finish`]) checks
-//! them; [`Plan::verify`] does the last two.
+//! them; [`RunPlan::verify`] does the last two.
 //!
-//! A whole catalog in constant memory: [`Plan::verify_into`] and [`Gathered::verify_into`]
-//! hand each report to a [`Sink`] in input order as soon as its turn comes (the command line
+//! A whole catalog in constant memory: [`RunPlan::verify_into`] and [`Gathered::verify_into`]
+//! hand each report to a [`ReportSink`] in input order as soon as its turn comes (the command line
 //! writes it out then) and keep none; [`Gathered::verify`] is the same run with a sink that
 //! keeps them all.
 //!
@@ -57,11 +57,11 @@ mod verify;
 pub use bounded::run_bounded;
 pub use error::RunError;
 pub use gate::{GateInputs, GatePlan, MirrorFiles};
-pub use gather::{Connection, Finished, Gathered, Plan, Verified};
+pub use gather::{Connection, Finished, Gathered, RunPlan, Verified};
 pub use inputs::{Inputs, ReleaseInput};
 pub use outcome::Outcome;
 pub use progress::{Note, Progress};
-pub use sink::{Delivery, Sink};
+pub use sink::{Delivery, ReportSink};
 pub use targets::{
     MERGE_CHECK_EVERY, MergeOverdue, Scope, Target, from_manifests, from_release, host_labels,
     merge,

@@ -1,4 +1,4 @@
-//! Where a run's reports go as they are judged ([`Sink`]), and what a run keeps of them
+//! Where a run's reports go as they are judged ([`ReportSink`]), and what a run keeps of them
 //! meanwhile ([`Delivery`]): counts, the overall verdict and the per-node answer, never the
 //! reports themselves.
 
@@ -13,23 +13,23 @@ use crate::report::NodePlacement;
 /// Takes a run's reports one at a time, in input order, each as soon as it and every one
 /// before it are judged (the command line writes each to standard output then; a
 /// `Vec<ImageReport>` keeps them all).
-pub trait Sink {
+pub trait ReportSink {
     /// The next report. An error stops the run ([`RunError::Output`]).
     fn report(&mut self, report: ImageReport) -> std::io::Result<()>;
 }
 
-impl Sink for Vec<ImageReport> {
+impl ReportSink for Vec<ImageReport> {
     fn report(&mut self, report: ImageReport) -> std::io::Result<()> {
         self.push(report);
         Ok(())
     }
 }
 
-/// A run's reports on their way to a [`Sink`], in input order: what the run keeps of each is
+/// A run's reports on their way to a [`ReportSink`], in input order: what the run keeps of each is
 /// its verdict (into the overall one), a count, and — for a target whose pods land on nodes
 /// of `--nodes` — its placements.
 pub struct Delivery<'s> {
-    sink: &'s mut dyn Sink,
+    sink: &'s mut dyn ReportSink,
     /// The landings of the targets that have any, by target index (the per-node answer needs
     /// nothing of the others).
     landings: HashMap<usize, Vec<Landing>>,
@@ -40,7 +40,7 @@ pub struct Delivery<'s> {
 
 impl<'s> Delivery<'s> {
     /// Reports of `targets` (in their order) to `sink`.
-    pub fn new(targets: &[Target], sink: &'s mut dyn Sink) -> Delivery<'s> {
+    pub fn new(targets: &[Target], sink: &'s mut dyn ReportSink) -> Delivery<'s> {
         let landings = (targets.iter().enumerate())
             .filter(|(_, t)| !t.landings.is_empty())
             .map(|(i, t)| (i, t.landings.clone()))

@@ -9,7 +9,7 @@ use std::hash::Hash;
 use std::time::Instant;
 
 use super::progress::Note;
-use crate::cluster::manifests::{ImageUse, ManifestOrigin, Refusal};
+use crate::cluster::manifests::{ImageUse, ManifestOrigin, PlacementRefusal};
 use crate::cluster::nodes::NodeRuntime;
 use crate::cluster::release::Release;
 use crate::cluster::scheduling::NodeFacts;
@@ -288,7 +288,7 @@ impl<'a> Placer<'a> {
 
     /// For `use_` on `host`: the nodes it lands on (a policy host has none: `[""]` when the
     /// pod can land there), and why it does not land on the others.
-    fn place(&self, u: &ImageUse, host: &Host) -> (Vec<String>, Vec<(String, Refusal)>) {
+    fn place(&self, u: &ImageUse, host: &Host) -> (Vec<String>, Vec<(String, PlacementRefusal)>) {
         let Some(cluster) = &self.cluster else {
             let taints = self.policy.taints(host.platform.is_windows());
             return match u.placement.admits_host(&host_labels(host), &taints) {
@@ -411,7 +411,7 @@ impl<'a> Placer<'a> {
         for u in uses {
             for h in &windows {
                 why.extend(self.place(u, h).1.into_iter().map(|(_, r)| match r {
-                    Refusal::Labels => {
+                    PlacementRefusal::Labels => {
                         "its node selector and affinity match no Windows host's labels".to_string()
                     }
                     r => r.to_string(),
@@ -451,7 +451,9 @@ impl<'a> Placer<'a> {
                 for (what, why) in self.place(u, h).1 {
                     let kept = matches!(
                         why,
-                        Refusal::Taint(_) | Refusal::Unschedulable | Refusal::OsLabel(_)
+                        PlacementRefusal::Taint(_)
+                            | PlacementRefusal::Unschedulable
+                            | PlacementRefusal::OsLabel(_)
                     );
                     if kept {
                         let key = (workload.clone(), why.to_string());

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use super::payload::{
-    ATTESTATION_ARTIFACT, DSSE_ENVELOPE, Layer, SIGNATURE_ANNOTATION, SIGNATURE_ARTIFACT,
+    ATTESTATION_ARTIFACT, DSSE_ENVELOPE, PayloadLayer, SIGNATURE_ANNOTATION, SIGNATURE_ARTIFACT,
     SIMPLE_SIGNING, layers, referrers,
 };
 use crate::digest::Digest;
@@ -189,7 +189,7 @@ async fn read_layers(
 }
 
 /// The payload blob of `layer`, under the manifest cap.
-async fn payload(source: &RegistrySource, layer: &Layer) -> Result<Vec<u8>, FetchError> {
+async fn payload(source: &RegistrySource, layer: &PayloadLayer) -> Result<Vec<u8>, FetchError> {
     let digest: Digest = (layer.digest.parse())
         .map_err(|e| FetchError::bad_input(format!("digest {}: {e}", layer.digest)))?;
     if layer.size < 0 || layer.size as u64 > MAX_MANIFEST_BYTES {

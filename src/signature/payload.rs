@@ -28,7 +28,7 @@ const SIGNATURE_TYPE: &str = "cosign container image signature";
 /// A layer of a signature or attestation manifest, as far as this module reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Layer {
+pub struct PayloadLayer {
     /// The layer's media type.
     pub media_type: String,
     /// Its digest, as written.
@@ -45,11 +45,11 @@ pub struct Layer {
 #[derive(Deserialize)]
 struct LayersOnly {
     #[serde(default)]
-    layers: Vec<Layer>,
+    layers: Vec<PayloadLayer>,
 }
 
 /// The layers of the manifest `bytes`.
-pub fn layers(bytes: &[u8]) -> Result<Vec<Layer>, String> {
+pub fn layers(bytes: &[u8]) -> Result<Vec<PayloadLayer>, String> {
     let parsed: LayersOnly =
         serde_json::from_slice(bytes).map_err(|e| format!("not a manifest: {e}"))?;
     Ok(parsed.layers)

@@ -1,6 +1,6 @@
-//! Where image bytes go: the write side of a [`Source`](super::Source). A [`Sink`] takes blobs by
-//! digest and manifests by digest or under a tag; `assemble` writes through it, never naming a
-//! registry's own write calls. A registry repository is one (its writes are those of
+//! Where image bytes go: the write side of a [`Source`](super::Source). A [`WriteSink`] takes
+//! blobs by digest and manifests by digest or under a tag; `assemble` writes through it, never
+//! naming a registry's own write calls. A registry repository is one (its writes are those of
 //! `registry/writes.rs`, retried like reads); an OCI image layout can be one too (blobs at
 //! `blobs/<alg>/<hex>`, manifests by digest the same way, a tag as an `index.json` entry).
 
@@ -14,7 +14,7 @@ use crate::digest::Digest;
 use crate::reference::RegistryRef;
 
 /// A place that takes the blobs and manifests of images.
-pub trait Sink: Send + Sync {
+pub trait WriteSink: Send + Sync {
     /// Does it hold the blob `digest` already?
     fn has_blob(&self, digest: &Digest) -> impl Future<Output = Result<bool, FetchError>> + Send;
 
@@ -49,7 +49,7 @@ pub trait Sink: Send + Sync {
 
 /// A registry repository takes writes through the run's client: a `HEAD`, a cross-repository
 /// mount, a chunked upload and a manifest `PUT`, each retried like a read.
-impl Sink for RegistrySource {
+impl WriteSink for RegistrySource {
     async fn has_blob(&self, digest: &Digest) -> Result<bool, FetchError> {
         self.blob_exists(digest).await
     }

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::lex::{LexError, word};
 use super::paths::{PathError, to_root, to_windows};
-use super::stage::{Command, Edit, StagePlan};
+use super::stage::{Edit, StageCommand, StagePlan};
 use crate::digest::Digest;
 
 /// Docker's shell on Windows for the shell form of `ENTRYPOINT`/`CMD` when the image sets
@@ -17,7 +17,7 @@ pub const WINDOWS_SHELL: [&str; 3] = ["cmd", "/S", "/C"];
 
 /// Why the base's config cannot be made the composed image's.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum ConfigError {
+pub enum BaseConfigError {
     /// The config is not a JSON object, or has no `rootfs.diff_ids` array.
     #[error("the base's config {0}")]
     Shape(&'static str),
@@ -78,8 +78,8 @@ fn set_env(env: &mut Vec<Value>, name: &str, value: &str) {
 
 /// A `WORKDIR` against the current one, as Docker on Windows sets it: `C:\app` whether written
 /// `/app`, `\app`, `c:/app` or `app` in `C:\`.
-fn workdir(current: Option<&str>, dir: &str) -> Result<String, ConfigError> {
-    let failed = |e| ConfigError::Workdir(dir.to_string(), e);
+fn workdir(current: Option<&str>, dir: &str) -> Result<String, BaseConfigError> {
+    let failed = |e| BaseConfigError::Workdir(dir.to_string(), e);
     let cwd = match current.filter(|c| !c.is_empty()) {
         Some(c) => to_root(c, Some("/")).map_err(failed)?,
         None => "/".to_string(),
@@ -93,8 +93,8 @@ fn read(
     raw: &str,
     plan: &StagePlan,
     vars: &BTreeMap<String, String>,
-) -> Result<String, ConfigError> {
-    word(raw, plan.escape, vars).map_err(|source| ConfigError::Word {
+) -> Result<String, BaseConfigError> {
+    word(raw, plan.escape, vars).map_err(|source| BaseConfigError::Word {
         instruction,
         word: raw.to_string(),
         source,
@@ -104,10 +104,10 @@ fn read(
 /// Sets `Entrypoint` or `Cmd` (`field`): a shell form runs in the image's `Shell` (else
 /// Docker's Windows default), its text one argument passed as written (`ArgsEscaped`, as
 /// Docker on Windows sets it); an exec form's arguments are passed each as one.
-fn set_command(run: &mut Map<String, Value>, field: &str, command: &Command) {
+fn set_command(run: &mut Map<String, Value>, field: &str, command: &StageCommand) {
     let (args, escaped) = match command {
-        Command::Exec(v) => (v.clone(), false),
-        Command::Shell(text) => {
+        StageCommand::Exec(v) => (v.clone(), false),
+        StageCommand::Shell(text) => {
             let shell: Vec<String> = run
                 .get("Shell")
                 .and_then(Value::as_array)
@@ -131,7 +131,7 @@ fn set_command(run: &mut Map<String, Value>, field: &str, command: &Command) {
 }
 
 /// Applies the edits to the `config` object of an image config.
-fn apply_edits(run: &mut Map<String, Value>, plan: &StagePlan) -> Result<(), ConfigError> {
+fn apply_edits(run: &mut Map<String, Value>, plan: &StagePlan) -> Result<(), BaseConfigError> {
     let mut cmd_set = false;
     for edit in &plan.edits {
         let mut vars = plan.args.clone();
@@ -219,9 +219,9 @@ pub fn compose_config(
     mut config: Value,
     plan: &StagePlan,
     added: &Added,
-) -> Result<Value, ConfigError> {
+) -> Result<Value, BaseConfigError> {
     if !config.is_object() {
-        return Err(ConfigError::Shape("is not a JSON object"));
+        return Err(BaseConfigError::Shape("is not a JSON object"));
     }
     if !config["config"].is_object() {
         config["config"] = json!({});
@@ -231,7 +231,7 @@ pub fn compose_config(
     }
     let ids = config["rootfs"]["diff_ids"]
         .as_array_mut()
-        .ok_or(ConfigError::Shape("has no rootfs.diff_ids"))?;
+        .ok_or(BaseConfigError::Shape("has no rootfs.diff_ids"))?;
     ids.push(json!(added.diff_id.to_string()));
     let created = rfc3339(added.created);
     let entries = history(plan, &created);

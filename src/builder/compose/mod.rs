@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::builder::error::RunError;
+use crate::builder::error::BuildRunError;
 use crate::builder::jobs::{ComposeJob, Job};
 use crate::builder::stage_image::{
     StageError, config_digest, fetch_error, now, push_written, read_json, same_layer_count,
@@ -47,13 +47,13 @@ pub enum StageMode {
 /// Decides how the Windows stage of `job` is made. For a composed stage, writes the
 /// Containerfile of its files next to the job's log and points the job's `buildah build` at
 /// it. Sets and returns the job's stage note; `None` for a Linux job.
-pub fn choose(job: &mut Job, mode: StageMode) -> Result<Option<String>, RunError> {
+pub fn choose(job: &mut Job, mode: StageMode) -> Result<Option<String>, BuildRunError> {
     let in_registry = job.base_image.is_some();
     let note = preview(job, mode, in_registry)?;
     if let Some(c) = &job.compose {
         let file = &job.spec.containerfile;
         std::fs::write(file, &c.plan.files_containerfile)
-            .map_err(|e| RunError::StageFile(file.clone(), Arc::new(e)))?;
+            .map_err(|e| BuildRunError::StageFile(file.clone(), Arc::new(e)))?;
     }
     Ok(note)
 }
@@ -65,7 +65,7 @@ pub fn preview(
     job: &mut Job,
     mode: StageMode,
     in_registry: bool,
-) -> Result<Option<String>, RunError> {
+) -> Result<Option<String>, BuildRunError> {
     if job.target.os != "windows" {
         return Ok(None);
     }
@@ -74,7 +74,7 @@ pub fn preview(
         (_, true, Some(base)) => {
             let file = &job.spec.containerfile;
             let text = std::fs::read_to_string(file)
-                .map_err(|e| RunError::StageFile(file.clone(), Arc::new(e)))?;
+                .map_err(|e| BuildRunError::StageFile(file.clone(), Arc::new(e)))?;
             decide(&text, base, &job.spec.build_args)
         }
         _ => Decision::Buildah("the Windows base is not in a registry".into()),
@@ -92,7 +92,7 @@ pub fn preview(
                 .to_string()
         }
         Decision::Buildah(reason) if mode == StageMode::Compose => {
-            return Err(RunError::NotComposable {
+            return Err(BuildRunError::NotComposable {
                 image: job.image.clone(),
                 target: job.target.label(),
                 reason,

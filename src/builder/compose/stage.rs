@@ -23,9 +23,9 @@ pub enum Edit {
     /// `USER`.
     User(String),
     /// `ENTRYPOINT`.
-    Entrypoint(Command),
+    Entrypoint(StageCommand),
     /// `CMD`.
-    Cmd(Command),
+    Cmd(StageCommand),
     /// `LABEL`: name/value pairs.
     Labels(Vec<(String, String)>),
     /// `WORKDIR`.
@@ -34,7 +34,7 @@ pub enum Edit {
 
 /// The command of an `ENTRYPOINT` or `CMD`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Command {
+pub enum StageCommand {
     /// The JSON form: the arguments as given.
     Exec(Vec<String>),
     /// The shell form: run by the image's `Shell` (the base's, else Docker's Windows default
@@ -44,7 +44,7 @@ pub enum Command {
 
 /// One instruction of the stage, for the config's history.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Step {
+pub struct HistoryStep {
     /// The instruction as written (`COPY --from=builder /out/csi.exe /csi.exe`).
     pub text: String,
     /// Whether it adds files (`COPY`/`ADD`: the stage's one layer) or only sets config.
@@ -63,7 +63,7 @@ pub struct StagePlan {
     /// The stage's `ARG`s with their values (build arg, else default).
     pub args: BTreeMap<String, String>,
     /// The stage's instructions but `ARG`, for the history.
-    pub steps: Vec<Step>,
+    pub steps: Vec<HistoryStep>,
     /// The Containerfile's escape character.
     pub escape: char,
 }
@@ -117,10 +117,10 @@ fn readable(word: &str, escape: char) -> Result<(), String> {
 }
 
 /// `ENTRYPOINT`/`CMD`: a JSON array as written, else the shell form.
-fn command(args: &str) -> Command {
+fn command(args: &str) -> StageCommand {
     match serde_json::from_str::<Vec<String>>(args) {
-        Ok(v) => Command::Exec(v),
-        Err(_) => Command::Shell(args.to_string()),
+        Ok(v) => StageCommand::Exec(v),
+        Err(_) => StageCommand::Shell(args.to_string()),
     }
 }
 
@@ -297,7 +297,7 @@ struct Body {
     edits: Vec<Edit>,
     files: Vec<String>,
     args: BTreeMap<String, String>,
-    steps: Vec<Step>,
+    steps: Vec<HistoryStep>,
 }
 
 /// One instruction read: its edit and its line in the files stage, if any.
@@ -374,7 +374,7 @@ fn body(
         b.files.extend(line);
         b.edits.extend(edit);
         if ins.keyword != "ARG" {
-            b.steps.push(Step {
+            b.steps.push(HistoryStep {
                 text: format!("{} {args}", ins.keyword),
                 files: matches!(ins.keyword.as_str(), "COPY" | "ADD"),
             });

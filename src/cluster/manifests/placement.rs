@@ -165,7 +165,7 @@ pub struct Placement {
 
 /// Why a pod does not land on a node.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Refusal {
+pub enum PlacementRefusal {
     /// `spec.nodeName` names another node.
     NodeName(String),
     /// The node's labels (or name, for `matchFields`) match no term.
@@ -180,16 +180,16 @@ pub enum Refusal {
     OsLabel(String),
 }
 
-impl fmt::Display for Refusal {
+impl fmt::Display for PlacementRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Refusal::NodeName(n) => write!(f, "spec.nodeName is {n}"),
-            Refusal::Labels => f.write_str("its node selector and affinity do not match"),
-            Refusal::Taint(t) => write!(f, "it does not tolerate the taint {t}"),
-            Refusal::Unschedulable => {
+            PlacementRefusal::NodeName(n) => write!(f, "spec.nodeName is {n}"),
+            PlacementRefusal::Labels => f.write_str("its node selector and affinity do not match"),
+            PlacementRefusal::Taint(t) => write!(f, "it does not tolerate the taint {t}"),
+            PlacementRefusal::Unschedulable => {
                 f.write_str("the node is unschedulable (cordoned) and the pod does not tolerate it")
             }
-            Refusal::OsLabel(os) => write!(
+            PlacementRefusal::OsLabel(os) => write!(
                 f,
                 "the kubelet rejects it: the pod's own label kubernetes.io/os is {os}"
             ),
@@ -211,19 +211,19 @@ impl Placement {
     /// not. Otherwise the scheduler's filters: node affinity (every label,
     /// `matchFields metadata.name`), untolerated `NoSchedule`/`NoExecute` taints, and a
     /// cordoned node; then the kubelet's check of the pod's own OS label.
-    pub fn lands_on(&self, node: &NodeFacts) -> Result<(), Refusal> {
+    pub fn lands_on(&self, node: &NodeFacts) -> Result<(), PlacementRefusal> {
         if let Some(name) = self.node_name.as_ref().filter(|n| **n != node.name) {
-            return Err(Refusal::NodeName(name.clone()));
+            return Err(PlacementRefusal::NodeName(name.clone()));
         }
         if !self.matches_node(node) {
-            return Err(Refusal::Labels);
+            return Err(PlacementRefusal::Labels);
         }
         if let Some(os) = self
             .os_label
             .as_ref()
             .filter(|os| !node.os.is_empty() && **os != node.os)
         {
-            return Err(Refusal::OsLabel(os.clone()));
+            return Err(PlacementRefusal::OsLabel(os.clone()));
         }
         let blocking = node
             .taints
@@ -231,7 +231,7 @@ impl Placement {
             .filter(|t| self.kept_off_by(t.effect))
             .find(|t| !self.tolerations.iter().any(|x| x.tolerates(t)));
         if let Some(t) = blocking {
-            return Err(Refusal::Taint(t.clone()));
+            return Err(PlacementRefusal::Taint(t.clone()));
         }
         let cordon = Taint {
             key: TAINT_UNSCHEDULABLE.to_string(),
@@ -241,7 +241,7 @@ impl Placement {
         let scheduled = !self.bypasses_scheduler();
         if node.unschedulable && scheduled && !self.tolerations.iter().any(|t| t.tolerates(&cordon))
         {
-            return Err(Refusal::Unschedulable);
+            return Err(PlacementRefusal::Unschedulable);
         }
         Ok(())
     }
@@ -284,9 +284,9 @@ impl Placement {
         &self,
         labels: &BTreeMap<&str, String>,
         taints: &[Taint],
-    ) -> Result<(), Refusal> {
+    ) -> Result<(), PlacementRefusal> {
         if !self.admits(labels) {
-            return Err(Refusal::Labels);
+            return Err(PlacementRefusal::Labels);
         }
         let host_os = labels.get(LABEL_OS);
         if let Some(os) = self
@@ -294,7 +294,7 @@ impl Placement {
             .as_ref()
             .filter(|os| host_os.is_some_and(|h| h != *os))
         {
-            return Err(Refusal::OsLabel(os.clone()));
+            return Err(PlacementRefusal::OsLabel(os.clone()));
         }
         let taints: Vec<Taint> = taints
             .iter()
@@ -302,7 +302,7 @@ impl Placement {
             .cloned()
             .collect();
         match untolerated(&taints, &self.tolerations) {
-            Some(t) => Err(Refusal::Taint(t.clone())),
+            Some(t) => Err(PlacementRefusal::Taint(t.clone())),
             None => Ok(()),
         }
     }

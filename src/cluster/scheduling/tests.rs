@@ -1,7 +1,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::cluster::manifests::{Refusal, parse_manifests};
+use crate::cluster::manifests::{PlacementRefusal, parse_manifests};
 
 /// A node named `name` with `labels` (`k=v`), `taints` (`k=v:Effect`) and cordoned or not.
 fn node(name: &str, labels: &[&str], taints: &[&str], unschedulable: bool) -> NodeFacts {
@@ -29,7 +29,7 @@ fn node(name: &str, labels: &[&str], taints: &[&str], unschedulable: bool) -> No
 /// Whether the one pod of a `kind` object whose pod spec holds `spec` (YAML at indent 0,
 /// besides its container) lands on `n`. A line `labels: {…}` of `spec` is the pod's (the
 /// template's) `metadata.labels` instead.
-fn lands(kind: &str, spec: &str, n: &NodeFacts) -> Result<(), Refusal> {
+fn lands(kind: &str, spec: &str, n: &NodeFacts) -> Result<(), PlacementRefusal> {
     let (labels, spec): (Vec<&str>, Vec<&str>) =
         spec.lines().partition(|l| l.starts_with("labels:"));
     let labels = labels.concat();
@@ -495,11 +495,11 @@ fn placement_follows_kubernetes() {
         let (name, labels, taints, cordoned) = r.node;
         let want = match r.want.split_once(':') {
             _ if r.want == "ok" => Ok(()),
-            _ if r.want == "labels" => Err(Refusal::Labels),
-            _ if r.want == "unschedulable" => Err(Refusal::Unschedulable),
-            Some(("taint", t)) => Err(Refusal::Taint(t.parse().unwrap())),
-            Some(("node-name", n)) => Err(Refusal::NodeName(n.to_string())),
-            Some(("os-label", os)) => Err(Refusal::OsLabel(os.to_string())),
+            _ if r.want == "labels" => Err(PlacementRefusal::Labels),
+            _ if r.want == "unschedulable" => Err(PlacementRefusal::Unschedulable),
+            Some(("taint", t)) => Err(PlacementRefusal::Taint(t.parse().unwrap())),
+            Some(("node-name", n)) => Err(PlacementRefusal::NodeName(n.to_string())),
+            Some(("os-label", os)) => Err(PlacementRefusal::OsLabel(os.to_string())),
             _ => panic!("bad row {}", r.why),
         };
         let got = lands(r.kind, r.spec, &node(name, labels, taints, cordoned));

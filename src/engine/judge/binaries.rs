@@ -8,7 +8,7 @@ use crate::engine::binaries::{Revision, entry_label, revisions};
 use crate::engine::finding::Finding;
 use crate::engine::rules::Rule;
 use crate::engine::severity::Severity;
-use crate::graph::{Content, Graph, Image, Node, Outcome, Program};
+use crate::graph::{Content, Graph, Image, LookupOutcome, Node, Program};
 use crate::policy::{Policy, SkewSeverity};
 
 /// Findings about the programs of every image read with `--deep`, then the list's sources.
@@ -35,7 +35,7 @@ fn program_findings(node: &Node, image: &Image, program: &Program) -> Vec<Findin
     let who = subject(node, image);
     let digest = Some(&node.digest);
     match &program.outcome {
-        Outcome::Missing => vec![Finding::new(
+        LookupOutcome::Missing => vec![Finding::new(
             Rule::EntrypointMissing,
             format!(
                 "{who} runs {}, which none of its layers holds (looked up: {})",
@@ -44,7 +44,7 @@ fn program_findings(node: &Node, image: &Image, program: &Program) -> Vec<Findin
             ),
             digest,
         )],
-        Outcome::CannotRun(why) => vec![Finding::new(
+        LookupOutcome::CannotRun(why) => vec![Finding::new(
             Rule::EntrypointMissing,
             format!(
                 "{who} runs {}, which cannot be started: {why}",
@@ -52,12 +52,12 @@ fn program_findings(node: &Node, image: &Image, program: &Program) -> Vec<Findin
             ),
             digest,
         )],
-        Outcome::NotChecked(why) => vec![Finding::new(
+        LookupOutcome::NotChecked(why) => vec![Finding::new(
             Rule::LayerNotChecked,
             format!("{who} runs {}, which was not checked: {why}", program.name),
             digest,
         )],
-        Outcome::Found { path, binary, dlls } => {
+        LookupOutcome::Found { path, binary, dlls } => {
             let mut out = Vec::new();
             let Ok(config) = &image.config else {
                 return out;

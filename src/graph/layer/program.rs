@@ -11,9 +11,9 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 
 use super::fetch::read_blob;
-use super::resolve::{LayerState, MAX_PROGRAMS, Plan, Step, resolve};
+use super::resolve::{LayerState, LookupPlan, LookupStep, MAX_PROGRAMS, resolve};
 use super::scan::{Targets, scan_linux_layer, scan_windows_layer};
-use crate::graph::model::{EntryCheck, LayerFormat, Outcome, Problem, Program};
+use crate::graph::model::{EntryCheck, LayerFormat, LookupOutcome, Problem, Program};
 use crate::manifest::{Descriptor, RunConfig};
 use crate::source::Source;
 
@@ -83,7 +83,7 @@ pub(crate) async fn read_image<S: Source>(
     run: &RunConfig,
     jobs: usize,
 ) -> DeepImage {
-    let plan = Plan::new(os, run);
+    let plan = LookupPlan::new(os, run);
     let targets = Arc::new(plan.targets());
     let pending: Vec<BoxFuture<'_, (Option<LayerFormat>, LayerState)>> = layers
         .iter()
@@ -99,8 +99,8 @@ pub(crate) async fn read_image<S: Source>(
     // chain holds at most MAX_PROGRAMS programs: the bound is never reached in practice.
     for _ in 0..=2 * MAX_PROGRAMS {
         let (layer, key) = match resolve(&plan, &states, &probed) {
-            Step::Done(entry) => return DeepImage { formats, entry },
-            Step::Need { layer, key } => (layer, key),
+            LookupStep::Done(entry) => return DeepImage { formats, entry },
+            LookupStep::Need { layer, key } => (layer, key),
         };
         let targets = Targets {
             windows: plan.windows,
@@ -127,7 +127,7 @@ pub(crate) async fn read_image<S: Source>(
         programs: vec![Program {
             name: plan.command.first().cloned().unwrap_or_default(),
             looked_up: vec![],
-            outcome: Outcome::NotChecked("the lookup did not settle".to_string()),
+            outcome: LookupOutcome::NotChecked("the lookup did not settle".to_string()),
         }],
     };
     DeepImage { formats, entry }

@@ -28,9 +28,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::scan::{Targets, parent};
 pub use super::view::LayerState;
-use super::view::{Node, View, Walked};
-use crate::binary::{BinaryInfo, Format, dll};
-use crate::graph::model::{EntryCheck, Outcome, Program};
+use super::view::{FsNode, View, Walked};
+use crate::binary::{BinaryFormat, BinaryInfo, dll};
+use crate::graph::model::{EntryCheck, LookupOutcome, Program};
 use crate::manifest::RunConfig;
 
 /// containerd's `PATH` for a Linux container whose image sets no environment
@@ -46,7 +46,7 @@ pub const MAX_PROGRAMS: usize = 16;
 
 /// How the program of one image is looked up: from its config, before any layer is read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
+pub struct LookupPlan {
     /// Windows rules (else Linux).
     pub windows: bool,
     /// `Entrypoint` then `Cmd`.
@@ -70,7 +70,7 @@ struct Candidate {
 
 /// The next thing the lookup needs, or its end.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
+pub enum LookupStep {
     /// The headers of the file `key` of layer `layer` (it was not a target when that layer
     /// was read: a link's target, a script's interpreter).
     Need {
@@ -147,9 +147,9 @@ fn expand_windows(entry: &str) -> Option<String> {
     (!out.contains('%')).then_some(out)
 }
 
-impl Plan {
+impl LookupPlan {
     /// The plan for an image of `os` with these run settings.
-    pub fn new(os: &str, run: &RunConfig) -> Plan {
+    pub fn new(os: &str, run: &RunConfig) -> LookupPlan {
         let windows = os.eq_ignore_ascii_case("windows");
         let command = run.argv();
         if windows {
@@ -164,7 +164,7 @@ impl Plan {
                     .filter_map(expand_windows)
                     .filter_map(|p| windows_key(&p)),
             );
-            Plan {
+            LookupPlan {
                 windows,
                 command,
                 working_dir,
@@ -184,7 +184,7 @@ impl Plan {
                 .as_deref()
                 .map(|p| p.split(':').map(str::to_string).collect())
                 .unwrap_or_default();
-            Plan {
+            LookupPlan {
                 windows,
                 command,
                 working_dir,
@@ -327,7 +327,7 @@ enum Lookup {
 }
 
 /// Where `c` leads, and whether it can be run.
-fn lookup(plan: &Plan, view: &View, c: &Candidate) -> Lookup {
+fn lookup(plan: &LookupPlan, view: &View, c: &Candidate) -> Lookup {
     let walked = if plan.windows {
         view.get(&c.path)
     } else {
@@ -350,17 +350,19 @@ fn lookup(plan: &Plan, view: &View, c: &Candidate) -> Lookup {
     }
     let shown = plan.shown(&at);
     match node {
-        Node::File { layer, key, mode } if plan.windows || mode & 0o111 != 0 => Lookup::Found {
+        FsNode::File { layer, key, mode } if plan.windows || mode & 0o111 != 0 => Lookup::Found {
             at,
             layer: *layer,
             key: key.clone(),
         },
         _ if plan.windows => Lookup::Missing,
-        Node::File { mode, .. } => Lookup::CannotRun(format!(
+        FsNode::File { mode, .. } => Lookup::CannotRun(format!(
             "{shown} has mode {mode:04o}, no execute bit: execve fails with EACCES (even for \
              root, fs/namei.c generic_permission)"
         )),
-        Node::Dir => Lookup::CannotRun(format!("{shown} is a directory: execve fails with EACCES")),
+        FsNode::Dir => {
+            Lookup::CannotRun(format!("{shown} is a directory: execve fails with EACCES"))
+        }
         _ => Lookup::CannotRun(format!(
             "{shown} is not a regular file: execve fails with EACCES"
         )),
@@ -370,7 +372,7 @@ fn lookup(plan: &Plan, view: &View, c: &Candidate) -> Lookup {
 /// The lookup of one program by `caller`: for a `PATH` search, the first candidate that
 /// can run (Go's `LookPath` and `execvp` skip the others); an unknown candidate before it
 /// makes the whole lookup unknown.
-fn find(plan: &Plan, view: &View, name: &str, caller: Caller) -> (Vec<String>, Lookup) {
+fn find(plan: &LookupPlan, view: &View, name: &str, caller: Caller) -> (Vec<String>, Lookup) {
     let candidates = plan.candidates(name, caller);
     let looked_up = candidates.iter().map(|c| c.shown.clone()).collect();
     if let [only] = candidates.as_slice()
@@ -407,12 +409,12 @@ fn find(plan: &Plan, view: &View, name: &str, caller: Caller) -> (Vec<String>, L
 
 /// The DLLs the PE program `key` imports that no directory of the loader's search holds.
 fn missing_dlls(
-    plan: &Plan,
+    plan: &LookupPlan,
     view: &View,
     key: &str,
     binary: &BinaryInfo,
 ) -> Option<Result<Vec<String>, String>> {
-    let Format::Pe(pe) = &binary.format else {
+    let BinaryFormat::Pe(pe) = &binary.format else {
         return None;
     };
     if let Some(why) = view.unread_above(None) {
@@ -444,8 +446,9 @@ enum Next {
 }
 
 impl Chain {
-    fn next(&mut self, plan: &Plan, binary: &BinaryInfo) -> Next {
-        if let (Format::Script { interpreter, args }, false) = (&binary.format, plan.windows) {
+    fn next(&mut self, plan: &LookupPlan, binary: &BinaryInfo) -> Next {
+        if let (BinaryFormat::Script { interpreter, args }, false) = (&binary.format, plan.windows)
+        {
             if self.scripts == MAX_SCRIPTS {
                 return Next::Refused(
                     interpreter.clone(),
@@ -477,10 +480,10 @@ impl Chain {
 /// One step of the lookup over the layers read so far and the extra headers read
 /// (`probed`: layer index and key).
 pub fn resolve(
-    plan: &Plan,
+    plan: &LookupPlan,
     layers: &[LayerState],
     probed: &BTreeMap<(usize, String), BinaryInfo>,
-) -> Step {
+) -> LookupStep {
     let view = View::new(layers, plan.windows);
     let mut programs: Vec<Program> = Vec::new();
     let mut next = plan
@@ -498,7 +501,7 @@ pub fn resolve(
                 programs.push(Program {
                     name,
                     looked_up: vec![],
-                    outcome: Outcome::CannotRun(why),
+                    outcome: LookupOutcome::CannotRun(why),
                 });
                 break;
             }
@@ -506,9 +509,9 @@ pub fn resolve(
         };
         let (looked_up, found) = find(plan, &view, &current, caller);
         let outcome = match found {
-            Lookup::Missing => Outcome::Missing,
-            Lookup::CannotRun(why) => Outcome::CannotRun(why),
-            Lookup::Unknown(why) => Outcome::NotChecked(why),
+            Lookup::Missing => LookupOutcome::Missing,
+            Lookup::CannotRun(why) => LookupOutcome::CannotRun(why),
+            Lookup::Unknown(why) => LookupOutcome::NotChecked(why),
             Lookup::Found { at, layer, key } => {
                 let binary = match layers.get(layer) {
                     Some(LayerState::Read(scan)) => scan.probed.get(&key),
@@ -516,10 +519,10 @@ pub fn resolve(
                 }
                 .or_else(|| probed.get(&(layer, key.clone())));
                 let Some(binary) = binary else {
-                    return Step::Need { layer, key };
+                    return LookupStep::Need { layer, key };
                 };
                 next = chain.next(plan, binary);
-                Outcome::Found {
+                LookupOutcome::Found {
                     path: plan.shown(&at),
                     dlls: missing_dlls(plan, &view, &at, binary),
                     binary: Box::new(binary.clone()),
@@ -532,7 +535,7 @@ pub fn resolve(
             outcome,
         });
     }
-    Step::Done(EntryCheck {
+    LookupStep::Done(EntryCheck {
         command: plan.command.clone(),
         programs,
     })

@@ -41,7 +41,7 @@ pub enum LayerState {
 
 /// One name of the image's file system.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Node {
+pub enum FsNode {
     /// A directory (one a layer names, or one that holds a name).
     Dir,
     /// A regular file: the entry whose data it is (layer index, key; for a hard link, the
@@ -61,12 +61,12 @@ pub enum Node {
 }
 
 /// A directory implied by the names below it.
-static IMPLIED_DIR: (usize, Node) = (0, Node::Dir);
+static IMPLIED_DIR: (usize, FsNode) = (0, FsNode::Dir);
 
 /// The image's files as the layers leave them.
 pub struct View {
     /// Each name: the layer that put it there, and what it is.
-    files: BTreeMap<String, (usize, Node)>,
+    files: BTreeMap<String, (usize, FsNode)>,
     /// Layers not read: index and why.
     unread: Vec<(usize, String)>,
     windows: bool,
@@ -75,7 +75,7 @@ pub struct View {
 /// Where a walk ended.
 pub enum Walked<'v> {
     /// At this name (key), which is this node (never a symbolic link).
-    At(String, &'v (usize, Node)),
+    At(String, &'v (usize, FsNode)),
     /// No such name (`ENOENT`, `ENOTDIR`).
     Absent,
     /// The kernel refuses the path (`ELOOP`, `ENAMETOOLONG`), and why.
@@ -146,25 +146,25 @@ impl View {
             }
             Kind::Dir => {
                 // A directory over a directory merges; over anything else it replaces it.
-                if !matches!(self.files.get(key), Some((_, Node::Dir))) {
-                    self.files.insert(key.clone(), (layer, Node::Dir));
+                if !matches!(self.files.get(key), Some((_, FsNode::Dir))) {
+                    self.files.insert(key.clone(), (layer, FsNode::Dir));
                 }
                 return;
             }
-            Kind::File => Node::File {
+            Kind::File => FsNode::File {
                 layer,
                 key: key.clone(),
                 mode: seen.mode,
             },
-            Kind::Special => Node::Special,
-            Kind::Symlink(_) if self.windows => Node::Special,
-            Kind::Symlink(target) => Node::Symlink(target.clone()),
+            Kind::Special => FsNode::Special,
+            Kind::Symlink(_) if self.windows => FsNode::Special,
+            Kind::Symlink(target) => FsNode::Symlink(target.clone()),
             Kind::Hardlink(target) => match self.files.get(target) {
-                Some((_, Node::Dir)) => return,
+                Some((_, FsNode::Dir)) => return,
                 Some((_, node)) => node.clone(),
                 // A Windows scan lists only the directories the lookup reads: the target is
                 // in this layer, in a folder not listed; its headers are asked for.
-                None if self.windows => Node::File {
+                None if self.windows => FsNode::File {
                     layer,
                     key: target.clone(),
                     mode: seen.mode,
@@ -179,7 +179,7 @@ impl View {
 
     /// The node at `key`: a name some layer put there, or a directory the names below it
     /// imply.
-    fn node(&self, key: &str) -> Option<&(usize, Node)> {
+    fn node(&self, key: &str) -> Option<&(usize, FsNode)> {
         if let Some(found) = self.files.get(key) {
             return Some(found);
         }
@@ -199,7 +199,7 @@ impl View {
         self.files
             .iter()
             .filter(|(k, (_, node))| {
-                matches!(node, Node::File { .. }) && dirs.contains(super::scan::parent(k))
+                matches!(node, FsNode::File { .. }) && dirs.contains(super::scan::parent(k))
             })
             .map(|(k, _)| k.as_str())
     }
@@ -226,7 +226,7 @@ impl View {
     /// name.
     pub fn working_dir(&self, path: &str) -> String {
         match self.walk("", path) {
-            Walked::At(key, (_, Node::Dir)) => key,
+            Walked::At(key, (_, FsNode::Dir)) => key,
             _ => path
                 .split('/')
                 .filter(|p| !p.is_empty() && *p != ".")
@@ -276,7 +276,7 @@ impl View {
                 return Walked::Absent;
             };
             match &found.1 {
-                Node::Symlink(target) => {
+                FsNode::Symlink(target) => {
                     hops += 1;
                     if hops > MAX_LINK_HOPS {
                         return Walked::Refused(format!(
@@ -290,7 +290,7 @@ impl View {
                     pending.extend(target.split('/').rev().map(str::to_string));
                 }
                 _ if pending.is_empty() => return Walked::At(here, found),
-                Node::Dir => done.push(part),
+                FsNode::Dir => done.push(part),
                 // ENOTDIR: the path goes on below a file.
                 _ => return Walked::Absent,
             }

@@ -1,5 +1,5 @@
 //! Reading a configuration file within its limits, and what can be wrong with one
-//! ([`ConfigError`], [`ConfigProblem`]).
+//! ([`MirrorConfigError`], [`ConfigProblem`]).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -9,7 +9,7 @@ use super::scope::ScopeError;
 
 /// A mirror configuration file that cannot be used, naming the file (and line when known).
 #[derive(Debug, Clone)]
-pub struct ConfigError {
+pub struct MirrorConfigError {
     /// The file.
     pub path: PathBuf,
     /// The line, when known.
@@ -18,7 +18,7 @@ pub struct ConfigError {
     pub problem: Box<ConfigProblem>,
 }
 
-impl fmt::Display for ConfigError {
+impl fmt::Display for MirrorConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.path.display())?;
         if let Some(line) = self.line {
@@ -28,7 +28,7 @@ impl fmt::Display for ConfigError {
     }
 }
 
-impl std::error::Error for ConfigError {
+impl std::error::Error for MirrorConfigError {
     /// The problem's cause: the problem itself is part of this error's message.
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         std::error::Error::source(&*self.problem)
@@ -86,9 +86,9 @@ pub enum ConfigProblem {
     Invalid(String),
 }
 
-/// A [`ConfigError`] about `path` (at `line`, when known).
-pub(super) fn error(path: &Path, line: Option<usize>, problem: ConfigProblem) -> ConfigError {
-    ConfigError {
+/// A [`MirrorConfigError`] about `path` (at `line`, when known).
+pub(super) fn error(path: &Path, line: Option<usize>, problem: ConfigProblem) -> MirrorConfigError {
+    MirrorConfigError {
         path: path.to_path_buf(),
         line,
         problem: Box::new(problem),
@@ -103,7 +103,7 @@ pub(super) const MAX_DROP_INS: usize = 1000;
 /// The text of a configuration file, refused past `MAX_CONFIG_FILE_BYTES` (16 MiB) however
 /// long its metadata says it is (a pipe, `/dev/zero`): read through the one capped input
 /// reader.
-pub(super) fn read(path: &Path) -> Result<String, ConfigError> {
+pub(super) fn read(path: &Path) -> Result<String, MirrorConfigError> {
     crate::input::read_file(path, MAX_CONFIG_FILE_BYTES).map_err(|e| {
         let problem = match e.source {
             Some(e) => ConfigProblem::Read(Arc::new(e)),

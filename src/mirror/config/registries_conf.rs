@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::file::{ConfigError, ConfigProblem, error};
+use super::file::{ConfigProblem, MirrorConfigError, error};
 use super::model::{Mirror, PullFrom, Registry};
 use super::scope::{ScopeError, validate_scope};
 
@@ -52,7 +52,10 @@ struct TomlMirror {
 
 /// The registry entries of registries.conf `text` read from `path`, by prefix; within one
 /// file the first entry of a prefix wins (containers/image).
-pub(super) fn parse(path: &Path, text: &str) -> Result<BTreeMap<String, Registry>, ConfigError> {
+pub(super) fn parse(
+    path: &Path,
+    text: &str,
+) -> Result<BTreeMap<String, Registry>, MirrorConfigError> {
     crate::yaml::check_nesting(text)
         .map_err(|e| error(path, Some(e.line), ConfigProblem::Invalid(e.to_string())))?;
     let conf: RegistriesConf = toml::from_str(text).map_err(|e| {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_yaml_ng::Value;
 
-use super::file::{ConfigError, ConfigProblem, error};
+use super::file::{ConfigProblem, MirrorConfigError, error};
 use super::model::{MirrorSet, MirrorSetKind, SourcePolicy};
 use super::scope::validate_scope;
 
@@ -90,7 +90,7 @@ const SET_KINDS: [SetKind; 3] = [
 const MAX_LIST_DEPTH: usize = 4;
 
 /// Every mirror-set entry of the YAML `text` read from `path`, in document order.
-pub(super) fn collect(path: &Path, text: &str) -> Result<Collected, ConfigError> {
+pub(super) fn collect(path: &Path, text: &str) -> Result<Collected, MirrorConfigError> {
     crate::yaml::check_yaml(text)
         .map_err(|e| error(path, e.line(), ConfigProblem::Invalid(e.to_string())))?;
     let mut collected = Collected::default();
@@ -116,7 +116,7 @@ pub(super) fn collect(path: &Path, text: &str) -> Result<Collected, ConfigError>
 }
 
 /// A problem at `at` in the file, said in full.
-fn invalid(path: &Path, at: &str, message: String) -> ConfigError {
+fn invalid(path: &Path, at: &str, message: String) -> MirrorConfigError {
     error(
         path,
         None,
@@ -130,7 +130,7 @@ fn collect_document(
     value: Value,
     depth: usize,
     out: &mut Collected,
-) -> Result<(), ConfigError> {
+) -> Result<(), MirrorConfigError> {
     let bad = |m: String| invalid(path, at, m);
     let map = match value {
         Value::Null => return Ok(()), // an empty document (trailing `---`)
@@ -214,7 +214,7 @@ fn set_entry(
     set: &SetKind,
     entry: &Value,
     origin: &str,
-) -> Result<MirrorSet, ConfigError> {
+) -> Result<MirrorSet, MirrorConfigError> {
     let malformed = |e| {
         let source = Arc::new(e);
         error(

@@ -27,7 +27,7 @@ use toml::de::{DeTable, DeValue};
 
 use super::containerd::join_path;
 use super::model::{Capabilities, ConfiguredBy, HostsConfig, HostsFile, RegistryHost};
-use crate::mirror::config::{ConfigError, ConfigProblem};
+use crate::mirror::config::{ConfigProblem, MirrorConfigError};
 use crate::secret::redact_location;
 
 /// Largest hosts.toml read.
@@ -35,16 +35,16 @@ const MAX_HOSTS_FILE_BYTES: u64 = 1024 * 1024;
 /// Most folders read from the directory.
 const MAX_FOLDERS: usize = 10_000;
 
-fn refuse(path: &Path, line: Option<usize>, message: String) -> ConfigError {
-    ConfigError {
+fn refuse(path: &Path, line: Option<usize>, message: String) -> MirrorConfigError {
+    MirrorConfigError {
         path: path.to_path_buf(),
         line,
         problem: Box::new(ConfigProblem::Invalid(message)),
     }
 }
 
-fn unreadable(path: &Path, e: std::io::Error) -> ConfigError {
-    ConfigError {
+fn unreadable(path: &Path, e: std::io::Error) -> MirrorConfigError {
+    MirrorConfigError {
         path: path.to_path_buf(),
         line: None,
         problem: Box::new(ConfigProblem::Read(Arc::new(e))),
@@ -52,7 +52,7 @@ fn unreadable(path: &Path, e: std::io::Error) -> ConfigError {
 }
 
 /// Reads every folder of `dir` a Windows node may look up, with its `hosts.toml`.
-pub fn read(dir: &Path) -> Result<HostsConfig, ConfigError> {
+pub fn read(dir: &Path) -> Result<HostsConfig, MirrorConfigError> {
     let entries = std::fs::read_dir(dir).map_err(|e| unreadable(dir, e))?;
     let mut config = HostsConfig::new(ConfiguredBy::Directory);
     for (n, entry) in entries.enumerate() {
@@ -80,7 +80,7 @@ pub fn read(dir: &Path) -> Result<HostsConfig, ConfigError> {
 
 /// The hosts.toml of the folder `path` (named `name`) as containerd loads it; `None` when it
 /// does not exist (a dangling link: `os.Stat` says so, and the next folder is looked up).
-fn folder(path: &Path, name: &str) -> Result<Option<HostsFile>, ConfigError> {
+fn folder(path: &Path, name: &str) -> Result<Option<HostsFile>, MirrorConfigError> {
     let fails = |what: String| {
         format!(
             "{what}: containerd cannot read it and fails every pull from the registry host \
@@ -142,7 +142,7 @@ fn line_of(text: &str, at: usize) -> usize {
 }
 
 /// One hosts.toml read from `path`.
-pub fn parse(path: &Path, text: &str) -> Result<HostsFile, ConfigError> {
+pub fn parse(path: &Path, text: &str) -> Result<HostsFile, MirrorConfigError> {
     crate::yaml::check_nesting(text).map_err(|e| refuse(path, Some(e.line), e.to_string()))?;
     let root = DeTable::parse(text).map_err(|e| {
         let line = e.span().map(|s| line_of(text, s.start));
@@ -196,7 +196,7 @@ fn host_config(
     at: &str,
     url: &str,
     entry: &DeTable,
-) -> Result<RegistryHost, ConfigError> {
+) -> Result<RegistryHost, MirrorConfigError> {
     let bad = |m: String| refuse(path, line, format!("{at}: {m}"));
     let shown = redact_location(url);
     let (override_path, capabilities) = fields(entry).map_err(bad)?;

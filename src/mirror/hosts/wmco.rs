@@ -28,7 +28,9 @@ use std::collections::btree_map::Entry;
 use std::path::PathBuf;
 
 use super::model::{Capabilities, ConfiguredBy, HostsConfig, HostsFile, RegistryHost};
-use crate::mirror::config::{ConfigError, ConfigProblem, MirrorSet, MirrorSetKind, SourcePolicy};
+use crate::mirror::config::{
+    ConfigProblem, MirrorConfigError, MirrorSet, MirrorSetKind, SourcePolicy,
+};
 
 /// One merged mirror: its truncated location and whether it resolves tags.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,7 +67,7 @@ impl Merged {
     }
 
     /// Adds the set's truncated mirrors (`mergeMirrors`: once each, tag resolution winning).
-    fn add(&mut self, set: &MirrorSet) -> Result<(), ConfigError> {
+    fn add(&mut self, set: &MirrorSet) -> Result<(), MirrorConfigError> {
         if !self.origins.contains(&set.origin) {
             self.origins.push(set.origin.clone());
         }
@@ -126,9 +128,9 @@ fn host_entry(location: &str, capabilities: Capabilities) -> RegistryHost {
 }
 
 /// A mirror that truncates to nothing (the source ends with the whole mirror location).
-fn empty_mirror(set: &MirrorSet, mirror: &str) -> ConfigError {
+fn empty_mirror(set: &MirrorSet, mirror: &str) -> MirrorConfigError {
     let at = set.origin.split(": ").next().unwrap_or(&set.origin);
-    ConfigError {
+    MirrorConfigError {
         path: PathBuf::from(at),
         line: None,
         problem: Box::new(ConfigProblem::Invalid(format!(
@@ -142,7 +144,7 @@ fn empty_mirror(set: &MirrorSet, mirror: &str) -> ConfigError {
 /// The hosts.toml tree WMCO writes for `sets`: the IDMS entries, then the ITMS entries (ICSP
 /// entries are skipped: WMCO does not read them). Refuses a mirror that truncates to nothing,
 /// naming the file, entry and field.
-pub fn render(sets: &[MirrorSet]) -> Result<HostsConfig, ConfigError> {
+pub fn render(sets: &[MirrorSet]) -> Result<HostsConfig, MirrorConfigError> {
     let of = |kind| sets.iter().filter(move |s| s.kind == kind);
     let mut merged: BTreeMap<String, Merged> = BTreeMap::new();
     for set in of(MirrorSetKind::Idms).chain(of(MirrorSetKind::Itms)) {

@@ -123,7 +123,7 @@ async fn pre_check_adds_the_plan_to_the_verify_verdict() {
 }
 
 /// `--pre` for Linux nodes: the source judged as `verify` does, then the plan's findings.
-fn pre_check(g: &Graph, policy: &Policy, p: Option<&Plan>) -> ImageReport {
+fn pre_check(g: &Graph, policy: &Policy, p: Option<&PullPlan>) -> ImageReport {
     let mut report = crate::engine::judge(g, policy, &policy.runtimes);
     if let Some(p) = p {
         add_plan(&mut report, NodeOs::Linux, p);

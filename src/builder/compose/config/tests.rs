@@ -1,10 +1,10 @@
 use serde_json::json;
 
 use super::*;
-use crate::builder::compose::stage::{Command, Edit, StagePlan, Step};
+use crate::builder::compose::stage::{Edit, HistoryStep, StageCommand, StagePlan};
 
-fn step(text: &str, files: bool) -> Step {
-    Step {
+fn step(text: &str, files: bool) -> HistoryStep {
+    HistoryStep {
         text: text.into(),
         files,
     }
@@ -69,12 +69,12 @@ fn each_edit_changes_the_base_config_as_buildah_would() {
         // The shell form: Docker's Windows shell when the base sets none, one argument,
         // passed as written.
         (
-            vec![Edit::Cmd(Command::Shell(s("app.exe --serve")))],
+            vec![Edit::Cmd(StageCommand::Shell(s("app.exe --serve")))],
             "Cmd",
             json!(["cmd", "/S", "/C", "app.exe --serve"]),
         ),
         (
-            vec![Edit::Cmd(Command::Shell(s("app.exe --serve")))],
+            vec![Edit::Cmd(StageCommand::Shell(s("app.exe --serve")))],
             "ArgsEscaped",
             json!(true),
         ),
@@ -149,19 +149,19 @@ fn workdir_and_commands_change_the_base_config_as_docker_on_windows_does() {
             json!("C:\\b"),
         ),
         (
-            vec![Edit::Entrypoint(Command::Exec(vec![s("/a.exe")]))],
+            vec![Edit::Entrypoint(StageCommand::Exec(vec![s("/a.exe")]))],
             "Cmd",
             Value::Null,
         ),
         (
-            vec![Edit::Entrypoint(Command::Exec(vec![s("/a.exe")]))],
+            vec![Edit::Entrypoint(StageCommand::Exec(vec![s("/a.exe")]))],
             "Entrypoint",
             json!(["/a.exe"]),
         ),
         (
             vec![
-                Edit::Cmd(Command::Exec(vec![s("--x")])),
-                Edit::Entrypoint(Command::Exec(vec![s("/a.exe")])),
+                Edit::Cmd(StageCommand::Exec(vec![s("--x")])),
+                Edit::Entrypoint(StageCommand::Exec(vec![s("/a.exe")])),
             ],
             "Cmd",
             json!(["--x"]),
@@ -205,15 +205,15 @@ fn the_layer_history_and_times_are_added_and_os_version_kept() {
 fn the_shell_form_runs_in_the_base_shell() {
     let mut shelled = base();
     shelled["config"]["Shell"] = json!(["powershell", "-Command"]);
-    let edits = vec![Edit::Entrypoint(Command::Shell("C:\\app.ps1".into()))];
+    let edits = vec![Edit::Entrypoint(StageCommand::Shell("C:\\app.ps1".into()))];
     let config = compose_config(shelled, &plan(edits), &added()).expect("composes");
     assert_eq!(
         config["config"]["Entrypoint"],
         json!(["powershell", "-Command", "C:\\app.ps1"])
     );
     let edits = vec![
-        Edit::Cmd(Command::Shell("a".into())),
-        Edit::Cmd(Command::Exec(vec!["b".into()])),
+        Edit::Cmd(StageCommand::Shell("a".into())),
+        Edit::Cmd(StageCommand::Exec(vec!["b".into()])),
     ];
     assert_eq!(composed(edits)["config"]["ArgsEscaped"], Value::Null);
 }

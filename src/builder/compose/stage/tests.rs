@@ -158,13 +158,13 @@ fn the_files_stage_keeps_the_stages_before_and_the_copies_on_scratch() {
             Edit::Workdir("/data".into()),
             Edit::User("ContainerUser".into()),
             Edit::Env(vec![("MODE".into(), "node".into())]),
-            Edit::Entrypoint(Command::Exec(vec!["/app.exe".into()])),
+            Edit::Entrypoint(StageCommand::Exec(vec!["/app.exe".into()])),
         ]
     );
     assert_eq!(plan.args["TARGETARCH"], "amd64");
     assert_eq!(
         plan.steps[0],
-        Step {
+        HistoryStep {
             text: "COPY --from=builder /out/app-${TARGETARCH}.exe /app.exe".into(),
             files: true
         }
@@ -242,7 +242,7 @@ fn words_are_kept_as_written_and_read_with_the_escape_directive() {
         [
             Edit::Env(vec![(s("P"), s("\"C:\\app\"")), (s("Q"), s("1"))]),
             Edit::Labels(vec![(s("a"), s(r"C:\x"))]),
-            Edit::Cmd(Command::Shell(s("app.exe --serve"))),
+            Edit::Cmd(StageCommand::Shell(s("app.exe --serve"))),
         ]
     );
     let base = serde_json::json!({"config": {}, "rootfs": {"diff_ids": []}});

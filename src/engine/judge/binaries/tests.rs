@@ -1,7 +1,7 @@
 //! Findings from hand-made `--deep` results.
 
 use super::*;
-use crate::binary::{BinaryInfo, ElfClass, ElfInfo, Endian, Format, GoBuildInfo};
+use crate::binary::{BinaryFormat, BinaryInfo, ElfClass, ElfInfo, Endian, GoBuildInfo};
 use crate::digest::Digest;
 use crate::graph::{EntryCheck, Image};
 use crate::manifest::{ImageConfig, Index, Manifest};
@@ -16,7 +16,7 @@ fn config(os: &str, arch: &str, labels: &str) -> ImageConfig {
 
 fn elf(machine: u16, go_revision: Option<&str>) -> BinaryInfo {
     BinaryInfo {
-        format: Format::Elf(ElfInfo {
+        format: BinaryFormat::Elf(ElfInfo {
             class: ElfClass::Elf64,
             endian: Endian::Little,
             machine,
@@ -30,7 +30,7 @@ fn elf(machine: u16, go_revision: Option<&str>) -> BinaryInfo {
     }
 }
 
-fn program(outcome: Outcome) -> Program {
+fn program(outcome: LookupOutcome) -> Program {
     Program {
         name: "driver".into(),
         looked_up: vec!["/driver".into()],
@@ -38,8 +38,8 @@ fn program(outcome: Outcome) -> Program {
     }
 }
 
-fn found(binary: BinaryInfo, dlls: Option<Result<Vec<String>, String>>) -> Outcome {
-    Outcome::Found {
+fn found(binary: BinaryInfo, dlls: Option<Result<Vec<String>, String>>) -> LookupOutcome {
+    LookupOutcome::Found {
         path: "/driver".into(),
         binary: Box::new(binary),
         dlls,
@@ -109,7 +109,7 @@ fn pe(imports: &[&str]) -> BinaryInfo {
 
 #[test]
 fn each_program_outcome_gives_its_finding() {
-    let rows: Vec<(&str, &str, Outcome, Vec<Rule>, &str)> = vec![
+    let rows: Vec<(&str, &str, LookupOutcome, Vec<Rule>, &str)> = vec![
         ("linux", "amd64", found(elf(62, None), None), vec![], ""),
         (
             "linux",
@@ -149,7 +149,7 @@ fn each_program_outcome_gives_its_finding() {
         (
             "linux",
             "amd64",
-            Outcome::Missing,
+            LookupOutcome::Missing,
             vec![Rule::EntrypointMissing],
             "looked up: /driver",
         ),
@@ -157,14 +157,14 @@ fn each_program_outcome_gives_its_finding() {
         (
             "linux",
             "amd64",
-            Outcome::CannotRun("/driver has mode 0644, no execute bit".into()),
+            LookupOutcome::CannotRun("/driver has mode 0644, no execute bit".into()),
             vec![Rule::EntrypointMissing],
             "cannot be started: /driver has mode 0644",
         ),
         (
             "windows",
             "amd64",
-            Outcome::NotChecked("layer 1 was not read".into()),
+            LookupOutcome::NotChecked("layer 1 was not read".into()),
             vec![Rule::LayerNotChecked],
             "was not checked: layer 1",
         ),
@@ -282,7 +282,7 @@ fn abbreviated_revisions_are_the_same() {
 #[test]
 fn each_interpreter_is_judged_for_the_platform() {
     let script = BinaryInfo {
-        format: Format::Script {
+        format: BinaryFormat::Script {
             interpreter: "/bin/sh".into(),
             args: None,
         },
@@ -292,7 +292,7 @@ fn each_interpreter_is_judged_for_the_platform() {
     let found_at = |path: &str, binary: BinaryInfo| Program {
         name: path.into(),
         looked_up: vec![path.into()],
-        outcome: Outcome::Found {
+        outcome: LookupOutcome::Found {
             path: path.into(),
             binary: Box::new(binary),
             dlls: None,

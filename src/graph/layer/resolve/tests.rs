@@ -6,7 +6,7 @@ use crate::graph::layer::scan::{Kind, LayerScan, Seen};
 
 fn elf() -> BinaryInfo {
     BinaryInfo {
-        format: Format::Elf(ElfInfo {
+        format: BinaryFormat::Elf(ElfInfo {
             class: ElfClass::Elf64,
             endian: Endian::Little,
             machine: 62,
@@ -19,7 +19,7 @@ fn elf() -> BinaryInfo {
 
 fn script(interpreter: &str, args: Option<&str>) -> BinaryInfo {
     BinaryInfo {
-        format: Format::Script {
+        format: BinaryFormat::Script {
             interpreter: interpreter.into(),
             args: args.map(Into::into),
         },
@@ -69,10 +69,10 @@ fn run(entrypoint: &[&str], env: &[&str], wd: &str) -> RunConfig {
     }
 }
 
-fn done(step: Step) -> EntryCheck {
+fn done(step: LookupStep) -> EntryCheck {
     match step {
-        Step::Done(check) => check,
-        Step::Need { layer, key } => panic!("needs {key} of layer {layer}"),
+        LookupStep::Done(check) => check,
+        LookupStep::Need { layer, key } => panic!("needs {key} of layer {layer}"),
     }
 }
 
@@ -80,10 +80,10 @@ fn done(step: Step) -> EntryCheck {
 /// `not-checked: WHY`.
 fn outcome(program: &Program) -> String {
     match &program.outcome {
-        Outcome::Found { path, .. } => format!("found {path}"),
-        Outcome::Missing => "missing".into(),
-        Outcome::CannotRun(why) => format!("cannot-run: {why}"),
-        Outcome::NotChecked(why) => format!("not-checked: {why}"),
+        LookupOutcome::Found { path, .. } => format!("found {path}"),
+        LookupOutcome::Missing => "missing".into(),
+        LookupOutcome::CannotRun(why) => format!("cannot-run: {why}"),
+        LookupOutcome::NotChecked(why) => format!("not-checked: {why}"),
     }
 }
 
@@ -178,7 +178,7 @@ fn layers_of(layers: &[&[&str]], info: &BinaryInfo) -> Vec<LayerState> {
 
 fn check_rows(os: &str, rows: &[Row], info: &BinaryInfo) {
     for row in rows {
-        let plan = Plan::new(os, &run(row.entrypoint, row.env, row.wd));
+        let plan = LookupPlan::new(os, &run(row.entrypoint, row.env, row.wd));
         let layers = layers_of(row.layers, info);
         let check = done(resolve(&plan, &layers, &BTreeMap::new()));
         assert_chain(row.what, &check, row.want);
@@ -559,7 +559,7 @@ fn link_chains_and_long_names_end_where_the_kernel_ends_them() {
     ] {
         let entries = chain(links);
         let refs: Vec<&str> = entries.iter().map(String::as_str).collect();
-        let plan = Plan::new("linux", &run(&["/l0"], &[], ""));
+        let plan = LookupPlan::new("linux", &run(&["/l0"], &[], ""));
         let check = done(resolve(
             &plan,
             &layers_of(&[&refs], &elf()),
@@ -576,7 +576,7 @@ fn link_chains_and_long_names_end_where_the_kernel_ends_them() {
         (deep(4094), "cannot-run: /"),
     ] {
         let key = path.trim_start_matches('/').to_string();
-        let plan = Plan::new(
+        let plan = LookupPlan::new(
             "linux",
             &RunConfig {
                 entrypoint: vec![path.clone()],
@@ -714,7 +714,7 @@ fn windows_lookups() {
 /// A layer not read (a foreign base) leaves a program below or in it unknown, never missing.
 #[test]
 fn unread_layers_leave_the_program_unknown() {
-    let plan = Plan::new("windows", &run(&["cmd", "/S", "/C", "x"], &[], ""));
+    let plan = LookupPlan::new("windows", &run(&["cmd", "/S", "/C", "x"], &[], ""));
     let foreign = LayerState::NotRead("foreign layer".into());
     let top = layer(
         &[("app/driver.exe", Kind::File)],
@@ -730,7 +730,7 @@ fn unread_layers_leave_the_program_unknown() {
         "{got}"
     );
     // Found above every unread layer: judged.
-    let plan = Plan::new("windows", &run(&["C:\\app\\driver.exe"], &[], ""));
+    let plan = LookupPlan::new("windows", &run(&["C:\\app\\driver.exe"], &[], ""));
     let check = done(resolve(
         &plan,
         &[foreign.clone(), top.clone()],
@@ -739,7 +739,10 @@ fn unread_layers_leave_the_program_unknown() {
     assert_eq!(first(&check), "found C:\\app\\driver.exe");
     // …but its DLLs could be in the unread layer: no DLL verdict.
     assert!(
-        matches!(&check.programs[0].outcome, Outcome::Found { dlls: Some(Err(why)), .. } if why.contains("not read")),
+        matches!(
+            &check.programs[0].outcome,
+            LookupOutcome::Found { dlls: Some(Err(why)), .. } if why.contains("not read")
+        ),
         "{check:?}"
     );
     // An unread layer above the file could replace it.
@@ -752,7 +755,7 @@ fn unread_layers_leave_the_program_unknown() {
 /// files (binary::dll::is_api_set).
 #[test]
 fn dlls_are_looked_for_where_the_loader_looks() {
-    let plan = Plan::new("windows", &run(&["C:\\app\\driver.exe"], &[], ""));
+    let plan = LookupPlan::new("windows", &run(&["C:\\app\\driver.exe"], &[], ""));
     let imports = [
         "KERNEL32.dll",
         "NETAPI32.dll",
@@ -790,7 +793,7 @@ fn dlls_are_looked_for_where_the_loader_looks() {
             &BTreeMap::new(),
         ));
         match &check.programs[0].outcome {
-            Outcome::Found {
+            LookupOutcome::Found {
                 dlls: Some(Ok(missing)),
                 ..
             } => assert_eq!(missing, &want, "{files:?}"),
@@ -801,10 +804,10 @@ fn dlls_are_looked_for_where_the_loader_looks() {
 
 /// A script's interpreter is the next program (Linux `binfmt_script`: the `#!` path, taken
 /// as it is); `/usr/bin/env NAME` goes on to NAME, searched in `PATH`. A file that was not a
-/// target of the first read is asked for (`Step::Need`).
+/// target of the first read is asked for (`LookupStep::Need`).
 #[test]
 fn scripts_lead_to_their_interpreter() {
-    let plan = Plan::new("linux", &run(&["/entry.sh"], &[], ""));
+    let plan = LookupPlan::new("linux", &run(&["/entry.sh"], &[], ""));
     let mut scan = LayerScan::default();
     for key in ["entry.sh", "usr/bin/env", "usr/bin/python3"] {
         scan.seen.push(Seen {
@@ -821,7 +824,7 @@ fn scripts_lead_to_their_interpreter() {
     let mut probed = BTreeMap::new();
     assert_eq!(
         resolve(&plan, &layers, &probed),
-        Step::Need {
+        LookupStep::Need {
             layer: 0,
             key: "usr/bin/env".into()
         }
@@ -829,7 +832,7 @@ fn scripts_lead_to_their_interpreter() {
     probed.insert((0, "usr/bin/env".to_string()), elf());
     assert_eq!(
         resolve(&plan, &layers, &probed),
-        Step::Need {
+        LookupStep::Need {
             layer: 0,
             key: "usr/bin/python3".into()
         }
@@ -844,7 +847,7 @@ fn scripts_lead_to_their_interpreter() {
 /// lookup and the DLL search list.
 #[test]
 fn targets_name_the_candidates() {
-    let plan = Plan::new("windows", &run(&["driver"], &["PATH=C:\\bin"], "C:\\app"));
+    let plan = LookupPlan::new("windows", &run(&["driver"], &["PATH=C:\\bin"], "C:\\app"));
     let t = plan.targets();
     let probe: Vec<&str> = t.probe.iter().map(String::as_str).collect();
     assert_eq!(
@@ -859,7 +862,7 @@ fn targets_name_the_candidates() {
     );
     assert!(t.dirs.contains("windows/system32") && t.dirs.contains("app"));
     assert!(
-        Plan::new("linux", &RunConfig::default())
+        LookupPlan::new("linux", &RunConfig::default())
             .targets()
             .probe
             .is_empty()
@@ -872,7 +875,7 @@ fn targets_name_the_candidates() {
 /// found under the link's name.
 #[test]
 fn a_windows_hard_link_into_a_folder_not_read_is_found() {
-    let plan = Plan::new("windows", &run(&["cmd", "/S", "/C", "x"], &[], ""));
+    let plan = LookupPlan::new("windows", &run(&["cmd", "/S", "/C", "x"], &[], ""));
     let layers = layers_of(
         &[&["windows/system32/cmd.exe => windows/winsxs/amd64_cmd/cmd.exe"]],
         &BinaryInfo::pe_amd64_console(&[]),
@@ -880,7 +883,7 @@ fn a_windows_hard_link_into_a_folder_not_read_is_found() {
     let wanted = (0, "windows/winsxs/amd64_cmd/cmd.exe".to_string());
     assert_eq!(
         resolve(&plan, &layers, &BTreeMap::new()),
-        Step::Need {
+        LookupStep::Need {
             layer: wanted.0,
             key: wanted.1.clone()
         }
@@ -918,10 +921,10 @@ fn an_entrypoint_of_one_empty_string_runs_the_cmd() {
         ),
     ];
     for (os, entrypoint, cmd, want) in rows {
-        let plan = Plan::new(os, &config(entrypoint, cmd));
+        let plan = LookupPlan::new(os, &config(entrypoint, cmd));
         assert_eq!(plan.command, want, "{entrypoint:?} {cmd:?}");
     }
-    let plan = Plan::new("windows", &config(&[""], &["C:\\app\\driver.exe"]));
+    let plan = LookupPlan::new("windows", &config(&[""], &["C:\\app\\driver.exe"]));
     let layers = layers_of(&[&["app/driver.exe"]], &BinaryInfo::pe_amd64_console(&[]));
     let check = done(resolve(&plan, &layers, &BTreeMap::new()));
     assert_chain("[\"\"] + Cmd", &check, "found C:\\app\\driver.exe");

@@ -84,7 +84,7 @@ fn a_linux_layer_keeps_links_whiteouts_and_probes_targets() {
     assert_eq!(probed, ["usr/bin/driver"]);
     assert!(matches!(
         scan.probed["usr/bin/driver"].format,
-        crate::binary::Format::Elf(_)
+        crate::binary::BinaryFormat::Elf(_)
     ));
 }
 
