@@ -14,7 +14,7 @@
 use super::config::MirrorConfig;
 use super::gather::gather;
 use super::hosts::model::HostsConfig;
-use super::judge::{add_plan, judge};
+use super::judge::{add_plan, judge, unread_source};
 use super::ocmirror::judge_copy;
 use super::pull::{self, NodeOs, NodePlan};
 use super::resolve::{ResolveError, resolve};
@@ -220,10 +220,7 @@ async fn before_mirroring(
             report
         }
         Err(e @ FetchError::BadInput(_)) => return Err(e),
-        Err(e @ FetchError::NotFound(_)) => {
-            ImageReport::not_found(&r.to_string(), &crate::error::one_line(&e))
-        }
-        Err(e) => ImageReport::unavailable(&r.to_string(), &crate::error::one_line(&e)),
+        Err(e) => unread_source(&r.to_string(), &e, &crate::error::one_line(&e)),
     };
     for p in image.plans {
         add_plan(&mut report, p.os, &p.plan);

@@ -33,11 +33,7 @@ pub fn judge(evidence: &Evidence, policy: &Policy, runtimes: &[RuntimeProfile]) 
         SourceEvidence::Pinned { digest, .. } => digest,
         SourceEvidence::Unavailable(e) => {
             let message = format!("the source could not be fetched: {}", one_line(e));
-            // A source that does not exist cannot be mirrored: asking again cannot fix it.
-            let mut report = match e {
-                crate::source::FetchError::NotFound(_) => ImageReport::not_found(&name, &message),
-                _ => ImageReport::unavailable(&name, &message),
-            };
+            let mut report = unread_source(&name, e, &message);
             report
                 .findings
                 .extend(evidence.plan.findings.iter().cloned());
@@ -79,6 +75,16 @@ pub fn judge(evidence: &Evidence, policy: &Policy, runtimes: &[RuntimeProfile]) 
     let mut report = report(&name, Some(digest), findings);
     report.hosts = hosts;
     report
+}
+
+/// The report of a source `e` kept from being read, saying `message`: `fail` (`not-found`)
+/// when it does not exist — a source that does not exist cannot be mirrored, asking again
+/// cannot fix it — else `error` (`fetch-error`).
+pub fn unread_source(name: &str, e: &crate::source::FetchError, message: &str) -> ImageReport {
+    match e {
+        crate::source::FetchError::NotFound(_) => ImageReport::not_found(name, message),
+        _ => ImageReport::unavailable(name, message),
+    }
 }
 
 /// Of `mirrors`, those that do not hold the image and those that could not be reached.
