@@ -14,8 +14,8 @@ use crate::auth::AuthStore;
 use crate::cluster::nodes::NodeRuntime;
 use crate::cluster::release::{Release, ReleaseError, read_release};
 use crate::engine::{ImageReport, Verdict};
+use crate::engine::{NodePlacement, RunExtras};
 use crate::reference::ImageRef;
-use crate::report::{NodePlacement, RunExtras};
 use crate::session::Session;
 use crate::source::registry::{ClientOptions, Stats};
 

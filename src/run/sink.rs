@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use super::error::RunError;
 use super::outcome::Outcome;
 use super::targets::{Landing, Target, placements_of};
+use crate::engine::NodePlacement;
 use crate::engine::{ImageReport, Verdict};
-use crate::report::NodePlacement;
 
 /// Takes a run's reports one at a time, in input order, each as soon as it and every one
 /// before it are judged (the command line writes each to standard output then; a
