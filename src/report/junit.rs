@@ -24,7 +24,7 @@ const HEAD: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name
 const TAIL: &str = "</testsuites>\n";
 
 /// The whole JUnit document for `reports`, with the placements of `extras` as a last suite:
-/// the same bytes as the report written image by image ([`super::Writer`]).
+/// the same bytes as the report written image by image (`report::Writer`).
 pub fn junit_with(reports: &[ImageReport], extras: &RunExtras) -> String {
     let mut stream = Stream::default();
     let mut out = String::new();

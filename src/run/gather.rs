@@ -221,7 +221,7 @@ impl Gathered {
 pub struct Finished {
     /// The reports handed to the sink.
     pub images: usize,
-    /// Their overall verdict ([`crate::report::overall`]).
+    /// Their overall verdict (the worst: `Fail`, else `Error`, else `Pass`).
     pub verdict: Verdict,
     /// The per-node answer (`--nodes` with pod templates): each container on each node its
     /// pods land on, in target order.

@@ -77,7 +77,7 @@ impl<'s> Delivery<'s> {
         self.sink.report(report).map_err(RunError::Output)
     }
 
-    /// The reports handed on so far, their overall verdict (as [`crate::report::overall`])
+    /// The reports handed on so far, their overall verdict (the worst of them)
     /// and the per-node answer, in target order.
     pub fn end(self) -> (usize, Verdict, Vec<NodePlacement>) {
         (self.reports, self.verdict, self.placements)
