@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cluster::scheduling::Taint;
 use crate::platform::{Platform, RuntimeProfile, WindowsVersion, build_name};
+use crate::scheduling::Taint;
 
 /// Policies compiled into the binary, by name.
 pub const EMBEDDED: [(&str, &str); 4] = [

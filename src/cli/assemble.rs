@@ -8,9 +8,10 @@ use imgcheck::assemble::{
     ChildSpec, IndexFormat, PushOutcome, Request, Tag, parse_annotations, push_list, target_ref,
 };
 use imgcheck::engine::Verdict;
+use imgcheck::escape::escape;
 use imgcheck::policy::{DEFAULT_POLICY, Policy};
 use imgcheck::reference::ImageRef;
-use imgcheck::report::{self, escape};
+use imgcheck::report;
 
 use super::args::ReportFormat;
 use super::{CliError, GlobalArgs, output};
@@ -162,7 +163,7 @@ fn verdict(
     output::print(report::render(
         format.into(),
         std::slice::from_ref(report),
-        &report::RunExtras::default(),
+        &imgcheck::engine::RunExtras::default(),
         std::time::SystemTime::now(),
     ))?;
     if outcome.tag == Tag::Forced {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::output;
 use imgcheck::builder::progress::{JobProgress, Reporter};
-use imgcheck::report::escape;
+use imgcheck::escape::escape;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Draws a run's progress. The bars exist only while builds run: lines told before or after

@@ -7,14 +7,14 @@
 //! (a full disk behind `>`) is a [`CliError::Stdout`]: the report was not delivered.
 //! Messages on standard error are best effort: a closed standard error loses them, silently.
 //! Every message is one line with what inputs and registries said escaped
-//! ([`imgcheck::report::escape`]): a node name, a label or a registry's message cannot clear
+//! ([`imgcheck::escape::escape`]): a node name, a label or a registry's message cannot clear
 //! the screen or forge a line (docs/output.md).
 
 use std::error::Error as _;
 use std::io::{ErrorKind, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use imgcheck::report::escape;
+use imgcheck::escape::escape;
 
 use super::error::CliError;
 

@@ -7,7 +7,8 @@ use std::io::{ErrorKind, Write};
 use std::time::SystemTime;
 
 use imgcheck::engine::ImageReport;
-use imgcheck::report::{self, RunExtras, Writer};
+use imgcheck::engine::RunExtras;
+use imgcheck::report::{self, Writer};
 use imgcheck::run::{ReportSink, RunError};
 
 use super::error::CliError;

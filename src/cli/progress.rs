@@ -43,7 +43,7 @@ impl run::Progress for Terminal {
             true => "warning",
             false => "note",
         };
-        let note = imgcheck::report::escape(&note.to_string()).into_owned();
+        let note = imgcheck::escape::escape(&note.to_string()).into_owned();
         output::eprintln(format_args!("imgcheck: {kind}: {note}"));
     }
 

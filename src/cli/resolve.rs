@@ -3,11 +3,12 @@
 
 use imgcheck::cluster::nodes;
 use imgcheck::engine::{HostResolution, resolve};
+use imgcheck::escape::escape;
 use imgcheck::graph::{Content, Graph, WalkOptions};
 use imgcheck::input::InputError;
 use imgcheck::platform::{Platform, RuntimeProfile};
 use imgcheck::policy::Host;
-use imgcheck::report::{self, escape};
+use imgcheck::report;
 
 use super::args::{GlobalArgs, RuntimeParser, SimpleFormat, parse_refs};
 use super::error::CliError;

@@ -24,8 +24,8 @@ use serde_yaml_ng::{Mapping, Value};
 pub use placement::{KNOWN_LABELS, Operator, Placement, PlacementRefusal, Requirement, Term};
 
 use crate::cluster::nodes::LABEL_OS;
-use crate::cluster::scheduling::{daemonset_tolerations, default_tolerations};
 use crate::reference::{ImageRef, ReferenceError, RegistryRef};
+use crate::scheduling::{daemonset_tolerations, default_tolerations};
 
 /// How deep `kind: List` may nest.
 const MAX_LIST_DEPTH: usize = 4;

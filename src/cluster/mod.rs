@@ -6,11 +6,10 @@
 //! - [`manifests`]: the container images of pod templates (DaemonSets, Deployments, …), with
 //!   where each pod can land and whether it runs as a Windows HostProcess container.
 //! - [`release`]: an OpenShift release image's component images (`--from-release`).
-//! - [`scheduling`]: taints, tolerations and the node facts placement reads.
 //!
-//! A run (`imgcheck::run`) makes these images its targets.
+//! A run (`imgcheck::run`) makes these images its targets. Taints, tolerations and the node
+//! facts placement reads are [`crate::scheduling`]'s, below the policy that names taints too.
 
 pub mod manifests;
 pub mod nodes;
 pub mod release;
-pub mod scheduling;

@@ -20,9 +20,9 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_yaml_ng::Value;
 
-use crate::cluster::scheduling::{Effect, NodeFacts, Taint};
 use crate::platform::{Platform, RuntimeChoice, RuntimeProfile, WindowsVersion};
 use crate::policy::{Host, is_known_arch};
+use crate::scheduling::{Effect, NodeFacts, Taint};
 use model::{Node, nodes_of_kind};
 pub use model::{NodesCause, NodesError};
 

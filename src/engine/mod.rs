@@ -9,7 +9,9 @@
 //! - [`judge`]: the findings of one graph (content, host matrix, entries, layers);
 //! - [`BinaryEntry`]: the `binaries` block of a report (`--deep`);
 //! - [`inspect`]: the entries of a graph as `inspect` shows them (rendered by `report`);
-//! - [`judge_signatures`]: the release check of signatures and attestations (`--signatures`).
+//! - [`judge_signatures`]: the release check of signatures and attestations (`--signatures`);
+//! - [`NodePlacement`], [`RunExtras`]: what a run's report carries besides its images (the
+//!   per-node answer, notes, the nodes' runtimes), made by `run`, rendered by `report`.
 //!
 //! This file only declares and re-exports: the files below import each other, never it.
 
@@ -20,6 +22,7 @@ mod finding;
 mod inspect;
 mod judge;
 mod memo;
+mod placement;
 mod resolve;
 mod rules;
 mod severity;
@@ -30,6 +33,7 @@ pub use binaries::{BinaryEntry, GoReport, ProgramReport, REVISION_LABELS, Revisi
 pub use finding::{Finding, HostResult, HostStatus, ImageReport, Origin, Verdict, verdict_of};
 pub use inspect::{EntryView, InspectView, inspect};
 pub use judge::{judge, judge_selection};
+pub use placement::{NodePlacement, RunExtras};
 pub use resolve::{CandidateReport, HostResolution, resolve};
 pub use rules::Rule;
 pub use severity::Severity;

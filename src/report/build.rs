@@ -13,7 +13,7 @@ use crate::engine::{ImageReport, Severity, Verdict};
 use crate::policy::Policy;
 use crate::reference::RegistryRef;
 
-use super::escape;
+use crate::escape::escape;
 
 /// `--check`: every finding, then the count line.
 pub fn check(plan: &Path, images: usize, findings: &[CheckFinding]) -> String {

@@ -3,8 +3,8 @@
 use crate::engine::InspectView;
 use crate::platform::Platform;
 
-use super::escape::escape;
 use super::labels::short;
+use crate::escape::escape;
 
 /// The text form of an [`InspectView`]: a header line, then one row per entry.
 pub fn inspect_text(view: &InspectView) -> String {

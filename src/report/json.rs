@@ -4,9 +4,9 @@
 use serde::Serialize;
 use serde_json::ser::{Formatter, PrettyFormatter};
 
-use super::placement::{NodePlacement, RunExtras};
 use crate::cluster::nodes::NodeRuntime;
 use crate::engine::ImageReport;
+use crate::engine::{NodePlacement, RunExtras};
 
 #[derive(Serialize)]
 struct JsonDoc<'a> {

@@ -13,10 +13,10 @@
 
 use std::fmt::Write as _;
 
-use super::escape::escape;
 use super::labels::{HostRow, host_rows, node_text};
-use super::placement::{NodePlacement, RunExtras};
 use crate::engine::{Finding, HostResult, HostStatus, ImageReport, Rule, Severity, Verdict};
+use crate::engine::{NodePlacement, RunExtras};
+use crate::escape::escape;
 
 /// The start of the document, written before the first suite.
 const HEAD: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"imgcheck\">\n";
@@ -24,7 +24,7 @@ const HEAD: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name
 const TAIL: &str = "</testsuites>\n";
 
 /// The whole JUnit document for `reports`, with the placements of `extras` as a last suite:
-/// the same bytes as the report written image by image ([`super::Writer`]).
+/// the same bytes as the report written image by image (`report::Writer`).
 pub fn junit_with(reports: &[ImageReport], extras: &RunExtras) -> String {
     let mut stream = Stream::default();
     let mut out = String::new();

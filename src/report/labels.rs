@@ -1,8 +1,8 @@
 //! Short labels every renderer uses: a digest cut for tables, a report's failing rules, the
 //! rows of the host matrix and the nodes a row stands for.
 
-use super::escape::escape;
 use crate::engine::{HostResult, ImageReport, Origin, Severity};
+use crate::escape::escape;
 
 /// A report's reference for summaries and notes, with the release components it is
 /// (`--from-release`): `quay.io/…@sha256:… (azure-file-csi-driver)`.

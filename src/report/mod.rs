@@ -2,33 +2,30 @@
 //! ([`text`]), JSON (schema in docs/json-schema.md, [`json`]), a Konflux `TEST_OUTPUT` object
 //! ([`konflux`]), the `inspect` view ([`inspect_text`], [`inspect_json`]) and `resolve`'s
 //! document ([`resolve_json`], [`resolve_rows_json`]), `mirror-check --plan`'s pull plans
-//! ([`plans_json`], [`plans_text`]). Text shows every input-derived string through [`escape`].
+//! ([`plans_json`], [`plans_text`]). Text shows every input-derived string through
+//! [`crate::escape::escape`].
 //! [`Writer`] writes the verify report as its images come, in every format, keeping none of
 //! them: the same bytes as [`render`].
 
 use std::io::Write;
 use std::time::SystemTime;
 
-use crate::engine::{ImageReport, Verdict};
+use crate::engine::{ImageReport, RunExtras, Verdict};
 
 pub mod build;
-mod escape;
 mod inspect;
 mod json;
 mod junit;
 mod konflux;
 mod labels;
-mod placement;
 mod plans;
 mod resolve;
 mod text;
 
-pub use escape::escape;
 pub use inspect::{inspect_json, inspect_text};
 pub use json::{json, json_with};
 pub use junit::junit_with;
 pub use konflux::{TestOutput, konflux, konflux_with};
-pub use placement::{NodePlacement, RunExtras};
 pub use plans::{plans_json, plans_text};
 pub use resolve::{resolve_json, resolve_rows_json};
 pub use text::{text, text_with};
@@ -189,8 +186,8 @@ impl<W: Write> Writer<W> {
 pub(crate) mod tests {
     use super::*;
     use crate::cluster::nodes::NodeRuntime;
+    use crate::engine::NodePlacement;
     use crate::engine::{Finding, HostResult, HostStatus, Severity, Verdict};
-    use crate::report::placement::NodePlacement;
 
     /// A report with one host row and one finding per severity.
     pub(crate) fn report(verdict: Verdict, severities: &[Severity]) -> ImageReport {

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::escape::escape;
+use crate::escape::escape;
 use crate::mirror::pull::NodePlan;
 
 #[derive(Serialize)]

@@ -5,9 +5,9 @@ use std::fmt::Write as _;
 
 use crate::engine::{BinaryEntry, HostResult, ImageReport, Severity, Verdict};
 
-use super::escape::escape;
 use super::labels::{HostRow, error_rules, host_rows, node_text, short};
-use super::placement::{NodePlacement, RunExtras};
+use crate::engine::{NodePlacement, RunExtras};
+use crate::escape::escape;
 
 /// The text report: per image a verdict line, the host matrix, and the findings; then, for
 /// more than one image, the summary.

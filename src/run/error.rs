@@ -61,7 +61,7 @@ pub enum RunError {
     /// The inputs name no image.
     #[error("no references given (REF..., --from-file or --from-imageset)")]
     NoReferences,
-    /// A report could not be handed on: the run's [`crate::run::ReportSink`] failed (standard
+    /// A report could not be handed on: the run's `ReportSink` failed (standard
     /// output cannot be written).
     #[error("cannot write the report")]
     Output(#[source] std::io::Error),

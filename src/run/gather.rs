@@ -14,8 +14,8 @@ use crate::auth::AuthStore;
 use crate::cluster::nodes::NodeRuntime;
 use crate::cluster::release::{Release, ReleaseError, read_release};
 use crate::engine::{ImageReport, Verdict};
+use crate::engine::{NodePlacement, RunExtras};
 use crate::reference::ImageRef;
-use crate::report::{NodePlacement, RunExtras};
 use crate::session::Session;
 use crate::source::registry::{ClientOptions, Stats};
 
@@ -221,7 +221,7 @@ impl Gathered {
 pub struct Finished {
     /// The reports handed to the sink.
     pub images: usize,
-    /// Their overall verdict ([`crate::report::overall`]).
+    /// Their overall verdict (the worst: `Fail`, else `Error`, else `Pass`).
     pub verdict: Verdict,
     /// The per-node answer (`--nodes` with pod templates): each container on each node its
     /// pods land on, in target order.

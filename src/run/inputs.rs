@@ -13,14 +13,14 @@ use super::targets::{Target, from_manifests, sandbox};
 use super::verify::Settings;
 use crate::cluster::manifests;
 use crate::cluster::nodes::{self, NodeRuntime, OddNodes};
-use crate::cluster::scheduling::NodeFacts;
 use crate::engine::{Origin, SignatureCheck};
+use crate::escape::escape;
 use crate::graph::WalkOptions;
 use crate::input::{DEFAULT_MAX_INPUT_BYTES, read_imageset, read_reference_list};
 use crate::platform::RuntimeProfile;
 use crate::policy::{DEFAULT_POLICY, Policy};
 use crate::reference::ImageRef;
-use crate::report::escape;
+use crate::scheduling::NodeFacts;
 use crate::signature::PublicKey;
 
 /// The images a run verifies and how: every input the command line's `verify` takes.

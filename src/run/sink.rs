@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use super::error::RunError;
 use super::outcome::Outcome;
 use super::targets::{Landing, Target, placements_of};
+use crate::engine::NodePlacement;
 use crate::engine::{ImageReport, Verdict};
-use crate::report::NodePlacement;
 
 /// Takes a run's reports one at a time, in input order, each as soon as it and every one
 /// before it are judged (the command line writes each to standard output then; a
@@ -77,7 +77,7 @@ impl<'s> Delivery<'s> {
         self.sink.report(report).map_err(RunError::Output)
     }
 
-    /// The reports handed on so far, their overall verdict (as [`crate::report::overall`])
+    /// The reports handed on so far, their overall verdict (the worst of them)
     /// and the per-node answer, in target order.
     pub fn end(self) -> (usize, Verdict, Vec<NodePlacement>) {
         (self.reports, self.verdict, self.placements)

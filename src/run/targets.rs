@@ -12,13 +12,13 @@ use super::progress::Note;
 use crate::cluster::manifests::{ImageUse, ManifestOrigin, PlacementRefusal};
 use crate::cluster::nodes::NodeRuntime;
 use crate::cluster::release::Release;
-use crate::cluster::scheduling::NodeFacts;
+use crate::engine::NodePlacement;
 use crate::engine::{Finding, HostStatus, ImageReport, Origin, Rule, judge};
 use crate::graph::Graph;
 use crate::platform::RuntimeProfile;
 use crate::policy::{Host, Isolation, Policy};
 use crate::reference::ImageRef;
-use crate::report::NodePlacement;
+use crate::scheduling::NodeFacts;
 
 /// An image a run verifies: its reference, where it was found, and — for an image whose pods
 /// land on fewer hosts than the run judges — its own scope.

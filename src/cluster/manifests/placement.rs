@@ -9,9 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::cluster::nodes::{LABEL_ARCH, LABEL_OS, LABEL_WINDOWS_BUILD};
-use crate::cluster::scheduling::{
-    Effect, NodeFacts, TAINT_UNSCHEDULABLE, Taint, Toleration, untolerated,
-};
+use crate::scheduling::{Effect, NodeFacts, TAINT_UNSCHEDULABLE, Taint, Toleration, untolerated};
 
 /// The node labels imgcheck knows for a host row; requirements on other keys are undecided.
 pub const KNOWN_LABELS: [&str; 3] = [LABEL_OS, LABEL_ARCH, LABEL_WINDOWS_BUILD];

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use super::labels;
-use crate::cluster::scheduling::{Effect, Toleration, TolerationOp};
+use crate::scheduling::{Effect, Toleration, TolerationOp};
 
 /// One toleration as written (`null` fields read as absent).
 #[derive(Deserialize, Default)]

@@ -1,4 +1,4 @@
-//! Registry writes for [`crate::assemble`], through the same client as reads (docs/decisions.md
+//! Registry writes for `assemble`, through the same client as reads (docs/decisions.md
 //! says why not oci-client): a cross-repository mount, a blob upload, a manifest PUT. Each
 //! is retried like a read (backoff, `Retry-After`, the request timeout, the deadline),
 //! authenticated like a read (a failing credential helper fails the write the same way;

@@ -5,8 +5,9 @@
 
 use serde::Serialize;
 
+use super::finding::HostStatus;
+use super::rules::Rule;
 use crate::cluster::nodes::NodeRuntime;
-use crate::engine::{HostStatus, Rule};
 use crate::platform::RuntimeProfile;
 
 /// One container of one workload on one node: the image it pulls there and what the node's
