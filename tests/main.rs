@@ -31,6 +31,7 @@ mod nodes;
 mod ocmirror;
 mod output;
 mod placement;
+mod realpull;
 mod release;
 mod rules;
 mod sandbox;

@@ -19,11 +19,14 @@ use serde_json::{Value, json};
 use crate::common::{Registry, fixture, imgcheck, sha256_digest};
 
 /// The attestation fixture's entries, by digest.
-const LINUX_AMD64: &str = "sha256:6fcf813d4eb7845e239cee66bcb6de35e33e1f69ea98eb8ff7b48dbe7de7ab00";
+pub(crate) const LINUX_AMD64: &str =
+    "sha256:6fcf813d4eb7845e239cee66bcb6de35e33e1f69ea98eb8ff7b48dbe7de7ab00";
 pub(crate) const WS2019: &str =
     "sha256:a41a56813feb41490c49d16e773932b1b976e7ea274765a1ba60d9676e655d9f";
-const WS2022: &str = "sha256:8888abdb127247b9029b295a056efda3ab86a1b275850c397f6d51b1be2b1b58";
-const ATTESTATION: &str = "sha256:bc67b1f6f93daede32030a10b7992b82d0c0a07f7f6b7b426dc359bf0230f43c";
+pub(crate) const WS2022: &str =
+    "sha256:8888abdb127247b9029b295a056efda3ab86a1b275850c397f6d51b1be2b1b58";
+pub(crate) const ATTESTATION: &str =
+    "sha256:bc67b1f6f93daede32030a10b7992b82d0c0a07f7f6b7b426dc359bf0230f43c";
 
 /// Copies the `attestation` layout to `tmp/layouts/NAME` with its inner index's entries
 /// replaced by `edit` of them, and returns the new layout's path.
@@ -358,14 +361,11 @@ fn refused(layout: &Path, platform: &str, runtime: &str) -> (i32, String, Vec<St
     (out.status.code().expect("exit code"), stderr, bad)
 }
 
-/// Issue 33, item 7 (a): CRI-O (containers/image) takes one list level: an entry it selects
-/// that is itself an index is refused ("Unexpectedly received a manifest list instead of a
-/// manifest for a single image"), where containerd descends into it.
-#[test]
-fn cri_o_refuses_a_nested_list_that_containerd_descends_into() {
-    let tmp = tempfile::tempdir().unwrap();
+/// The `attestation` layout with its linux/amd64 entry wrapped in an index of its own: the
+/// outer descriptor names an index whose one entry is the linux/amd64 image.
+pub(crate) fn nested_layout(tmp: &Path, name: &str) -> PathBuf {
     let nested = std::cell::RefCell::new(Vec::new());
-    let layout = edited_layout(tmp.path(), "nested", |e| {
+    let layout = edited_layout(tmp, name, |e| {
         let linux = entry(e, LINUX_AMD64).clone();
         let inner = json!({"schemaVersion": 2,
             "mediaType": "application/vnd.oci.image.index.v1+json", "manifests": [linux]});
@@ -382,6 +382,16 @@ fn cri_o_refuses_a_nested_list_that_containerd_descends_into() {
         .join("blobs/sha256")
         .join(name.trim_start_matches("sha256:"));
     fs::write(blob, &bytes).unwrap();
+    layout
+}
+
+/// Issue 33, item 7 (a): CRI-O (containers/image) takes one list level: an entry it selects
+/// that is itself an index is refused ("Unexpectedly received a manifest list instead of a
+/// manifest for a single image"), where containerd descends into it.
+#[test]
+fn cri_o_refuses_a_nested_list_that_containerd_descends_into() {
+    let tmp = tempfile::tempdir().unwrap();
+    let layout = nested_layout(tmp.path(), "nested");
     let (code, stderr, bad) = refused(&layout, "linux/amd64", "cri-o");
     assert_ne!(code, 0, "{stderr}");
     assert!(

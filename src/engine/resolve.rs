@@ -117,7 +117,8 @@ pub(crate) fn pick<'g>(graph: &'g Graph, host: &Platform, profile: RuntimeProfil
         let Some(i) = selected else {
             break End::Nothing;
         };
-        match children[i].as_ref() {
+        // CRI-O reads the entry by the type the registry serves; containerd by the list's.
+        match children[i].as_ref().map(|c| c.read_by(profile)) {
             // containers/image takes one list level only (copy's `determineManifestConversion`
             // → `manifest.FromBlob` of the instance: "Unexpectedly received a manifest list
             // instead of a manifest for a single image").
@@ -148,17 +149,21 @@ fn select_in(
     let candidates: Vec<Candidate> = index
         .manifests
         .iter()
-        .zip(children)
+        .zip(
+            children
+                .iter()
+                .map(|c| c.as_ref().map(|c| c.read_by(profile))),
+        )
         .map(|(d, child)| Candidate {
             platform: d.platform.as_ref().map(Cow::Borrowed),
             // Read only for an entry without platform (`platform::consider`).
             config_platform: d
                 .platform
                 .is_none()
-                .then(|| config_platform(child.as_ref()))
+                .then(|| config_platform(child))
                 .flatten(),
             zstd: d.annotations.get(ANNOTATION_ZSTD).map(String::as_str) == Some("true"),
-            nested: is_nested(d, child.as_ref()),
+            nested: is_nested(d, child),
         })
         .collect();
     memo::selection(

@@ -162,9 +162,23 @@ pub struct Node {
     pub media_type: String,
     /// What it is.
     pub content: Content,
+    /// When the referrer's claimed media type names another kind than the body's own (the
+    /// content is then that problem, as containerd refuses it): the object read by its own
+    /// type, as a runtime that takes the type from the registry's answer reads it
+    /// (containers/image, `docker_image_src.go` `GetManifest`).
+    pub served: Option<Box<Node>>,
 }
 
 impl Node {
+    /// The node as `profile`'s runtime reads it: the object by its own media type
+    /// ([`Node::served`]) for a runtime that reads the type from the registry's answer.
+    pub fn read_by(&self, profile: crate::platform::RuntimeProfile) -> &Node {
+        match &self.served {
+            Some(served) if profile.reads_served_type() => served,
+            _ => self,
+        }
+    }
+
     /// The image at this node, if it is one with a usable config.
     pub fn image(&self) -> Option<&Image> {
         match &self.content {

@@ -93,6 +93,7 @@ pub async fn walk<S: Source>(source: &S, options: WalkOptions) -> Result<Graph, 
                     digest: pinned,
                     media_type: String::new(),
                     content: Content::Problem(Problem::DigestMismatch(e.to_string())),
+                    served: None,
                 },
             });
         }
@@ -121,6 +122,7 @@ pub async fn walk<S: Source>(source: &S, options: WalkOptions) -> Result<Graph, 
             digest,
             media_type,
             content,
+            served: None,
         },
     })
 }
@@ -137,25 +139,15 @@ fn walk_child<'a, S: Source>(
             Err(e) => unreachable!("digests are validated at parse time: {e}"),
         };
         let size = u64::try_from(descriptor.size).ok();
-        let content = if depth > MAX_DEPTH {
-            Content::Problem(Problem::Bad(format!(
-                "indexes nested more than {MAX_DEPTH} deep"
-            )))
+        let (content, served) = if depth > MAX_DEPTH {
+            let nested = format!("indexes nested more than {MAX_DEPTH} deep");
+            (Content::Problem(Problem::Bad(nested)), None)
         } else {
             match source.manifest(&digest, MAX_MANIFEST_BYTES).await {
-                Err(e) => Content::Problem(Problem::from_fetch(e)),
+                Err(e) => (Content::Problem(Problem::from_fetch(e)), None),
                 Ok(bytes) => match verify_from(source, &bytes, &digest, size) {
-                    Err(p) => Content::Problem(p),
-                    Ok(()) => {
-                        parse_and_descend(
-                            source,
-                            options,
-                            &bytes,
-                            Some(&descriptor.media_type),
-                            depth,
-                        )
-                        .await
-                    }
+                    Err(p) => (Content::Problem(p), None),
+                    Ok(()) => read_child(source, options, &bytes, &digest, descriptor, depth).await,
                 },
             }
         };
@@ -163,8 +155,39 @@ fn walk_child<'a, S: Source>(
             digest,
             media_type: descriptor.media_type.clone(),
             content,
+            served,
         }
     })
+}
+
+/// A child's content as its descriptor's media type reads it and, when that claim is what
+/// makes it unusable, the child read by its body's own type ([`Node::served`]).
+async fn read_child<S: Source>(
+    source: &S,
+    options: WalkOptions,
+    bytes: &[u8],
+    digest: &Digest,
+    descriptor: &Descriptor,
+    depth: usize,
+) -> (Content, Option<Box<Node>>) {
+    let claimed = Some(descriptor.media_type.as_str());
+    let content = parse_and_descend(source, options, bytes, claimed, depth).await;
+    if !matches!(content, Content::Problem(_)) || descriptor.media_type.is_empty() {
+        return (content, None);
+    }
+    // Unusable by the claim alone when the body reads well by its own type.
+    let own_type = match Manifest::parse(bytes, None) {
+        Ok(Manifest::Index(index)) => index.media_type,
+        Ok(Manifest::Image(image)) => image.media_type,
+        Ok(Manifest::Schema1) | Err(_) => return (content, None),
+    };
+    let served = Node {
+        digest: digest.clone(),
+        media_type: own_type.unwrap_or_default(),
+        content: parse_and_descend(source, options, bytes, None, depth).await,
+        served: None,
+    };
+    (content, Some(Box::new(served)))
 }
 
 async fn parse_and_descend<S: Source>(
@@ -473,5 +496,49 @@ mod tests {
             matches!(problem, Some(Problem::DigestMismatch(_))),
             "{problem:?}"
         );
+    }
+
+    /// Issue 33, item 7 (b): a child the descriptor calls an index whose body is an image
+    /// manifest is unusable as the list claims it (containerd), and kept as its body reads
+    /// (containers/image); a body unusable whatever the claim keeps no second reading.
+    #[tokio::test]
+    async fn a_child_of_another_kind_than_claimed_is_kept_as_served() {
+        let config = br#"{"os":"linux","architecture":"amd64"}"#;
+        let manifest = format!(
+            r#"{{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"{}","size":{}}},"layers":[]}}"#,
+            Digest::sha256(config),
+            config.len()
+        );
+        let list = br#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]}"#;
+        let rows: [(&[u8], bool, bool); 3] = [
+            // (child body, unusable as claimed, an image as served)
+            (manifest.as_bytes(), true, true),
+            (list, false, false),
+            (b"{}", true, false),
+        ];
+        for (body, unusable, served_image) in rows {
+            let source = MapSource {
+                top: index_of(body),
+                objects: [
+                    (Digest::sha256(body).to_string(), body.to_vec()),
+                    (Digest::sha256(config).to_string(), config.to_vec()),
+                ]
+                .into(),
+                fallback: None,
+            };
+            let graph = walk(&source, WalkOptions::default()).await.unwrap();
+            let Content::Index { children, .. } = &graph.root.content else {
+                panic!("{:?}", graph.root.content);
+            };
+            let child = children[0].as_ref().unwrap();
+            let text = String::from_utf8_lossy(body);
+            assert_eq!(
+                matches!(child.content, Content::Problem(_)),
+                unusable,
+                "{text}"
+            );
+            let served = child.served.as_ref().and_then(|n| n.image());
+            assert_eq!(served.is_some(), served_image, "{text}");
+        }
     }
 }

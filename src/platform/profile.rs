@@ -531,6 +531,15 @@ impl RuntimeProfile {
         self.info().runtime == Runtime::CriO
     }
 
+    /// Whether the runtime reads a selected entry's media type from the registry's answer
+    /// (the body's own) rather than from the list's descriptor, so a descriptor naming another
+    /// kind than the body is no refusal (CRI-O: containers/image `docker_image_src.go`
+    /// `GetManifest`, then `manifest.FromBlob` with that type); containerd checks the body
+    /// against the descriptor (`images/image.go` `validateMediaType`).
+    pub fn reads_served_type(self) -> bool {
+        self.info().runtime == Runtime::CriO
+    }
+
     /// Whether the runtime runs Windows nodes (every containerd generation and Docker Engine
     /// row; not CRI-O).
     pub fn runs_windows(self) -> bool {

@@ -106,6 +106,7 @@ mod tests {
             digest: D.parse().unwrap(),
             media_type: String::new(),
             content,
+            served: None,
         };
         let cases = [
             (

@@ -87,6 +87,7 @@ mod tests {
             digest: D.parse().unwrap(),
             media_type: String::new(),
             content: Content::Schema1,
+            served: None,
         }
     }
 

@@ -66,6 +66,7 @@ fn image_node(n: u8, config: ImageConfig, programs: Vec<Program>) -> Node {
                 programs,
             }),
         })),
+        served: None,
     }
 }
 
@@ -87,6 +88,7 @@ fn list(children: Vec<Node>) -> Graph {
                 index,
                 children: children.into_iter().map(Some).collect(),
             },
+            served: None,
         },
     }
 }
