@@ -9,8 +9,8 @@
 //! it. Before mirroring (`--pre`), each source
 //! is judged as `verify` does, with what the configuration and the ImageSet will cover
 //! ([`judge_copy`]: what oc-mirror will copy). On the Linux nodes' row, the signatures and
-//! attestations that did not travel to the mirror ([`travelled`]). The rows of one image become one report
-//! ([`combine`]), each finding of one OS's pull marked with it.
+//! attestations that did not travel to the mirror ([`travelled`]). The rows of one image
+//! become one report ([`combine`]), each finding of one OS's pull marked with it.
 
 use super::config::MirrorConfig;
 use super::gather::gather;
