@@ -9,8 +9,8 @@
 //!
 //! A signature travelled when the mirror holds one with the same payload and the same
 //! `dev.cosignproject.cosign/signature` annotation (an attestation: the same DSSE envelope),
-//! under the `.sig`/`.att` tags or OCI referrers, whatever the manifest holding it: containers/image
-//! rewrites the `.sig` manifest in the destination (`docker/docker_image_dest.go`
+//! under the `.sig`/`.att` tags or OCI referrers, whatever the manifest holding it:
+//! containers/image rewrites the `.sig` manifest in the destination (`docker/docker_image_dest.go`
 //! `putSignaturesToSigstoreAttachments`: the payload blobs and annotations kept, a new config),
 //! so its digest differs from the source's while every signature is intact.
 //!
