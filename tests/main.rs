@@ -27,6 +27,7 @@ mod harness;
 mod hostile;
 mod junit;
 mod mirror;
+mod mirror_signatures;
 mod nodes;
 mod ocmirror;
 mod output;

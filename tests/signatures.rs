@@ -30,11 +30,11 @@ const IN_TOTO: &str = "application/vnd.in-toto+json";
 
 /// A cosign key pair on disk: the encrypted private key skopeo signs with, its passphrase
 /// file, the public key imgcheck verifies with, and the key itself to sign attestations.
-struct KeyPair {
+pub(crate) struct KeyPair {
     _dir: TempDir,
     private: PathBuf,
     passphrase: PathBuf,
-    public: PathBuf,
+    pub(crate) public: PathBuf,
     key: lc::EcdsaKeyPair,
 }
 
@@ -42,7 +42,7 @@ struct KeyPair {
 /// PEM `ENCRYPTED SIGSTORE PRIVATE KEY` around the JSON of go-securesystemslib's `encrypted`
 /// package (scrypt N=32768 r=8 p=1 over a 32-byte salt, then NaCl secretbox with a 24-byte
 /// nonce) sealing the key's PKCS#8 DER (sigstore `pkg/cryptoutils`, cosign `pkg/cosign/keys.go`).
-fn key_pair(passphrase: &str) -> KeyPair {
+pub(crate) fn key_pair(passphrase: &str) -> KeyPair {
     use crypto_secretbox::aead::{Aead, KeyInit};
     let dir = tempfile::tempdir().unwrap();
     let key = lc::EcdsaKeyPair::generate(&lc::ECDSA_P256_SHA256_ASN1_SIGNING).unwrap();
@@ -163,7 +163,7 @@ fn push_attachment(registry: &Registry, repo: &str, tag: &str, layers: Vec<Value
 /// Signs `digest` of `repo` with `keys` as containers/image's sigstore signer writes it: a
 /// simple-signing payload naming the digest and `identity`, ECDSA over its SHA-256 (ASN.1),
 /// in the `dev.cosignproject.cosign/signature` annotation of a layer of the `.sig` tag.
-fn sign(registry: &Registry, repo: &str, digest: &str, identity: &str, keys: &KeyPair) {
+pub(crate) fn sign(registry: &Registry, repo: &str, digest: &str, identity: &str, keys: &KeyPair) {
     let payload = json!({
         "critical": {
             "identity": {"docker-reference": identity},
@@ -228,7 +228,7 @@ fn skopeo_admits(reference: &str, public: &Path) -> Result<(), String> {
 /// Attests `digest` of `repo` as cosign does: a DSSE envelope around an in-toto statement
 /// whose subject is `subject` (the digest itself, or another to make a wrong one), signed by
 /// `keys` over its pre-authentication encoding, as a layer of the `.att` tag.
-fn attest(registry: &Registry, repo: &str, digest: &str, subject: &str, keys: &KeyPair) {
+pub(crate) fn attest(registry: &Registry, repo: &str, digest: &str, subject: &str, keys: &KeyPair) {
     let (alg, hex) = subject.split_once(':').unwrap();
     let statement = json!({
         "_type": "https://in-toto.io/Statement/v0.1",

@@ -52,6 +52,12 @@ pub struct MirrorCheckArgs {
     /// alone fails it.)
     #[arg(long, conflicts_with = "pre")]
     disconnected: bool,
+    /// Signatures are required (also the policy's `signatures.required`): a cosign signature
+    /// the source holds for the index or an entry Linux nodes pull that is not in the mirror
+    /// they pull from fails the check (a warning otherwise); with --disconnected, the mirror
+    /// must hold a signature of each.
+    #[arg(long, conflicts_with_all = ["pre", "plan"])]
+    signatures: bool,
     /// Embedded policy name or policy file (the supported Windows builds).
     #[arg(long, default_value = DEFAULT_POLICY)]
     policy: String,
@@ -116,6 +122,7 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
             policy: args.policy.clone(),
             jobs,
             max_input_bytes: global.max_input_size,
+            signatures: args.signatures,
             ..args.input.inputs()
         },
         mirrors: MirrorFiles {

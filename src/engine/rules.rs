@@ -99,6 +99,9 @@ pub enum Rule {
     /// An ImageSetConfiguration's `targetRepo`/`targetTag` puts the image where the nodes will
     /// not look for it (mirror-check --pre --from-imageset).
     MirrorTargetMoved,
+    /// A cosign signature or attestation the source holds for the index or an entry Linux
+    /// nodes pull is not in the mirror they pull from (mirror-check).
+    MirrorSignatureMissing,
 }
 
 /// Which command reports a rule.
@@ -393,6 +396,13 @@ const RULES: &[RuleInfo] = &[
         command: Command::MirrorCheck,
         hint: "drop targetRepo/targetTag from the ImageSetConfiguration entry, or end targetRepo with the source repository path: Windows nodes (WMCO) ask each mirror registry for the source's own path, and a pull by tag asks for the source's tag",
     },
+    RuleInfo {
+        rule: Rule::MirrorSignatureMissing,
+        id: "mirror-signature-missing",
+        severity: Severity::Warning,
+        command: Command::MirrorCheck,
+        hint: "copy the signatures with the image: oc-mirror v2 does unless --remove-signatures (.sig only); 'skopeo copy --all' does with a registries.d that sets use-sigstore-attachments: true (.sig only); 'cosign copy SRC DST' copies signatures and attestations",
+    },
 ];
 
 // Row `i` describes the rule declared `i`-th, so a rule finds its row by its discriminant.
@@ -543,6 +553,7 @@ mod tests {
             Rule::ForeignLayerNotMirrored => 35,
             Rule::MirrorResolved => 36,
             Rule::MirrorTargetMoved => 37,
+            Rule::MirrorSignatureMissing => 38,
         };
         for (i, r) in Rule::ALL.iter().enumerate() {
             assert_eq!(position(*r), i, "{r:?}");
@@ -558,7 +569,7 @@ mod tests {
     #[test]
     fn the_table_has_one_row_per_rule_with_a_kebab_case_id_and_a_hint() {
         assert_eq!(RULES.len(), Rule::ALL.len());
-        assert_eq!(Rule::ALL.len(), 38);
+        assert_eq!(Rule::ALL.len(), 39);
         for (i, row) in RULES.iter().enumerate() {
             assert_eq!(row.rule as usize, i, "{row:?}");
             assert_eq!(row.rule.info().id, row.id);
@@ -583,6 +594,7 @@ mod tests {
                 | Rule::MirrorTagIgnored
                 | Rule::NoHostInScope
                 | Rule::SourceSkew
+                | Rule::MirrorSignatureMissing
                 | Rule::OsVersionNotInConfig => Severity::Warning,
                 Rule::UnsupportedBuild
                 | Rule::Attestation

@@ -8,8 +8,9 @@
 //! configuration alone, without asking the source: a disconnected node cannot fall back to
 //! it. Before mirroring (`--pre`), each source
 //! is judged as `verify` does, with what the configuration and the ImageSet will cover
-//! ([`judge_copy`]: what oc-mirror will copy). The rows of one image become one report
-//! ([`combine`]), each finding of one OS's pull marked with it.
+//! ([`judge_copy`]: what oc-mirror will copy). On the Linux nodes' row, the signatures and
+//! attestations that did not travel to the mirror ([`travelled`]). The rows of one image
+//! become one report ([`combine`]), each finding of one OS's pull marked with it.
 
 use super::config::MirrorConfig;
 use super::gather::gather;
@@ -18,6 +19,7 @@ use super::judge::{add_plan, judge, unread_source};
 use super::ocmirror::judge_copy;
 use super::pull::{self, NodeOs, NodePlan};
 use super::resolve::{ResolveError, resolve};
+use super::signatures::travelled;
 use crate::engine::{Finding, ImageReport, Origin, Rule, judge as verify, verdict_of};
 use crate::graph::WalkOptions;
 use crate::platform::RuntimeProfile;
@@ -75,6 +77,10 @@ pub struct Gate {
     /// source. (A pull no mirror serves is never asked of its source: the configuration
     /// alone fails it.)
     pub disconnected: bool,
+    /// Signatures are required (`--signatures`, or the policy's `signatures.required`): a
+    /// signature that did not travel to the mirror Linux nodes pull from is an error, and
+    /// under `disconnected` the mirror must hold signatures of its own.
+    pub signatures: bool,
     /// Walk options (per image).
     pub walk: WalkOptions,
     /// `--pre` with ImageSetConfigurations: the images they name, which oc-mirror will copy
@@ -142,7 +148,10 @@ pub async fn check_image(
             false => {
                 let ask_pinned_source = !gate.disconnected;
                 let evidence = gather(session, plan, gate.walk, ask_pinned_source).await?;
-                judge(&evidence, image.policy, &gate.runtimes)
+                let mut report = judge(&evidence, image.policy, &gate.runtimes);
+                let required = gate.signatures || image.policy.signatures_required();
+                travelled(session, &evidence, &mut report, required).await;
+                report
             }
         };
         rows.push((plan.os, report));

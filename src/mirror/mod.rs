@@ -3,8 +3,8 @@
 //! registries.conf ([`resolve`], [`plan`]), a Windows node by the hosts.toml files WMCO
 //! renders or a directory holds ([`hosts`]), both in [`pull`] — and check the mirror holds the
 //! source image byte for byte ([`check`]: the evidence is gathered by [`gather`] and judged by
-//! [`judge`]); before mirroring with oc-mirror, what it will copy of an ImageSetConfiguration
-//! entry ([`ocmirror`]).
+//! [`judge`]), with the signatures that travelled with it ([`signatures`]); before mirroring
+//! with oc-mirror, what it will copy of an ImageSetConfiguration entry ([`ocmirror`]).
 
 use std::path::PathBuf;
 
@@ -17,6 +17,7 @@ pub mod ocmirror;
 pub mod plan;
 pub mod pull;
 pub mod resolve;
+pub mod signatures;
 #[cfg(test)]
 mod testing;
 

@@ -149,6 +149,7 @@ impl GateInputs {
             runtimes: plan.settings.runtimes.clone(),
             pre: self.pre,
             disconnected: self.disconnected,
+            signatures: plan.settings.signatures.is_some(),
             walk: plan.settings.walk,
             imageset,
         };
