@@ -7,6 +7,7 @@
 //!   where each pod can land and whether it runs as a Windows HostProcess container.
 //! - [`release`]: an OpenShift release image's component images (`--from-release`).
 //! - [`scheduling`]: taints, tolerations and the node facts placement reads.
+//! - [`upgrade`]: the runtime each node runs after an upgrade (`verify --upgrade`).
 //!
 //! A run (`imgcheck::run`) makes these images its targets.
 
@@ -14,3 +15,4 @@ pub mod manifests;
 pub mod nodes;
 pub mod release;
 pub mod scheduling;
+pub mod upgrade;
