@@ -42,6 +42,7 @@ mod stream;
 mod synopsis;
 mod tekton;
 mod transport;
+mod upgrade;
 mod verify;
 mod wmco;
 

@@ -166,7 +166,10 @@ impl UpgradeTarget {
         if let Some(c) = &self.containerd {
             what.push_str(&format!(": containerd {c}"));
         }
-        format!("{what} → {} ({}; {})", self.profile, self.from, self.reason)
+        match what == self.profile.name() {
+            true => format!("{what} ({})", self.from),
+            false => format!("{what} → {} ({}; {})", self.profile, self.from, self.reason),
+        }
     }
 }
 

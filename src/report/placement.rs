@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use crate::cluster::nodes::NodeRuntime;
+use crate::cluster::upgrade::UpgradeReport;
 use crate::engine::{HostStatus, Rule};
 use crate::platform::RuntimeProfile;
 
@@ -92,4 +93,7 @@ pub struct RunExtras {
     pub placements: Vec<NodePlacement>,
     /// The runtimes the nodes report (`--nodes`), each with its profile and why.
     pub runtimes: Vec<NodeRuntime>,
+    /// The upgrade gate (`--upgrade`): the runtime after the upgrade, the Windows rows before
+    /// and after, and the rows whose verdict it changes.
+    pub upgrade: Option<UpgradeReport>,
 }
