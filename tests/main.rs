@@ -44,6 +44,7 @@ mod stream;
 mod synopsis;
 mod tekton;
 mod transport;
+mod upgrade;
 mod verify;
 mod wmco;
 

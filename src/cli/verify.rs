@@ -2,6 +2,7 @@
 //! [`imgcheck::run`]; this turns the flags into its inputs and prints what it returns).
 
 use imgcheck::cluster::nodes::OddNodes;
+use imgcheck::cluster::upgrade::UpgradeTo;
 use imgcheck::platform::RuntimeProfile;
 use imgcheck::policy::DEFAULT_POLICY;
 use imgcheck::run::{Finished, Inputs};
@@ -59,6 +60,15 @@ pub struct VerifyArgs {
         conflicts_with = "nodes"
     )]
     runtimes: Vec<RuntimeProfile>,
+    /// Also judge the nodes of --nodes as the upgrade leaves them: each Windows node under the
+    /// containerd its new WMCO installs (its build unchanged), next to the nodes as they are
+    /// (WMCO upgrades them one at a time); the version upgraded to is --from-release's.
+    #[arg(long, requires = "nodes")]
+    upgrade: bool,
+    /// --upgrade to this version: OpenShift (4.19, 4.19.3), WMCO (10.19.1), or the runtime
+    /// itself (containerd://2.1.4, or a profile such as containerd-2.2).
+    #[arg(long = "upgrade-to", value_name = "VERSION", requires = "nodes")]
+    upgrade_to: Option<String>,
     /// Registry requests (and images) in flight at once.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=256))]
     jobs: u16,
@@ -79,6 +89,11 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
         keys: args.keys.clone(),
         jobs,
         max_input_bytes: global.max_input_size,
+        upgrade: match (&args.upgrade_to, args.upgrade) {
+            (Some(v), _) => Some(UpgradeTo::Version(v.clone())),
+            (None, true) => Some(UpgradeTo::Release),
+            (None, false) => None,
+        },
         ..args.input.inputs()
     };
     let terminal = Terminal::default();

@@ -6,6 +6,7 @@
 //! - [`manifests`]: the container images of pod templates (DaemonSets, Deployments, …), with
 //!   where each pod can land and whether it runs as a Windows HostProcess container.
 //! - [`release`]: an OpenShift release image's component images (`--from-release`).
+//! - [`upgrade`]: the runtime each node runs after an upgrade (`verify --upgrade`).
 //!
 //! A run (`imgcheck::run`) makes these images its targets. Taints, tolerations and the node
 //! facts placement reads are [`crate::scheduling`]'s, below the policy that names taints too.
@@ -13,3 +14,4 @@
 pub mod manifests;
 pub mod nodes;
 pub mod release;
+pub mod upgrade;

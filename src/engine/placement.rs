@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::finding::HostStatus;
 use super::rules::Rule;
 use crate::cluster::nodes::NodeRuntime;
+use crate::cluster::upgrade::UpgradeReport;
 use crate::platform::RuntimeProfile;
 
 /// One container of one workload on one node: the image it pulls there and what the node's
@@ -93,4 +94,7 @@ pub struct RunExtras {
     pub placements: Vec<NodePlacement>,
     /// The runtimes the nodes report (`--nodes`), each with its profile and why.
     pub runtimes: Vec<NodeRuntime>,
+    /// The upgrade gate (`--upgrade`): the runtime after the upgrade, the Windows rows before
+    /// and after, and the rows whose verdict it changes.
+    pub upgrade: Option<UpgradeReport>,
 }

@@ -5,6 +5,7 @@ use serde::Serialize;
 use serde_json::ser::{Formatter, PrettyFormatter};
 
 use crate::cluster::nodes::NodeRuntime;
+use crate::cluster::upgrade::UpgradeReport;
 use crate::engine::ImageReport;
 use crate::engine::{NodePlacement, RunExtras};
 
@@ -17,6 +18,8 @@ struct JsonDoc<'a> {
     placements: &'a [NodePlacement],
     #[serde(skip_serializing_if = "<[NodeRuntime]>::is_empty")]
     runtimes: &'a [NodeRuntime],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    upgrade: Option<&'a UpgradeReport>,
 }
 
 /// The JSON document `{"images":[…]}`, pretty-printed, without a final newline.
@@ -32,6 +35,7 @@ pub fn json_with(reports: &[ImageReport], extras: &RunExtras) -> String {
         notes: &extras.notes,
         placements: &extras.placements,
         runtimes: &extras.runtimes,
+        upgrade: extras.upgrade.as_ref(),
     };
     serde_json::to_string_pretty(&doc).expect("reports serialise")
 }
@@ -65,6 +69,9 @@ impl Stream {
         member(&mut out, "notes", &extras.notes);
         member(&mut out, "placements", &extras.placements);
         member(&mut out, "runtimes", &extras.runtimes);
+        if let Some(upgrade) = &extras.upgrade {
+            member(&mut out, "upgrade", upgrade);
+        }
         out + "\n}\n"
     }
 

@@ -300,6 +300,7 @@ pub(crate) mod tests {
                 notes,
                 placements: placements.into_iter().map(|(n, ok)| placement(n, ok)).collect(),
                 runtimes: runtimes.into_iter().map(|(v, why)| runtime(v, why)).collect(),
+                upgrade: None,
             };
             use OutputFormat::{Json, Junit, Konflux, Text};
             for format in [Text, Json, Konflux, Junit] {

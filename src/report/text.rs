@@ -39,6 +39,15 @@ pub(super) fn extras_lines(out: &mut String, extras: &RunExtras) {
             let _ = writeln!(out, "  {}", escape(&r.line()));
         }
     }
+    if let Some(u) = &extras.upgrade {
+        let _ = writeln!(out, "\nupgrade: {}", escape(&u.target.line()));
+        for c in &u.nodes {
+            let _ = writeln!(out, "  {}", escape(&c.line()));
+        }
+        for v in &u.images {
+            let _ = writeln!(out, "  verdict changes: {}", escape(&v.line()));
+        }
+    }
     failing_placements(out, &extras.placements);
 }
 

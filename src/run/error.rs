@@ -58,6 +58,10 @@ pub enum RunError {
         "mirror-check needs --idms, --icsp, --registries-conf or --hosts-dir (or --pre for a plain verify)"
     )]
     NoMirrorConfig,
+    /// The upgrade gate cannot know the runtime after the upgrade (`--upgrade`,
+    /// `--upgrade-to`): what is wrong, naming the flag and the version.
+    #[error("{0}")]
+    Upgrade(String),
     /// The inputs name no image.
     #[error("no references given (REF..., --from-file or --from-imageset)")]
     NoReferences,
@@ -81,6 +85,7 @@ impl Blame for RunError {
             RunError::StdinTwice(_)
             | RunError::NoReleaseComponents(_)
             | RunError::NoReferences
+            | RunError::Upgrade(_)
             | RunError::NoMirrorConfig => Fault::Input,
             RunError::Timeout { .. } => Fault::Unavailable,
             RunError::Output(_) => Fault::Output,

@@ -9,10 +9,12 @@ use super::outcome::Outcome;
 use super::progress::{Note, Progress};
 use super::sink::{Delivery, ReportSink};
 use super::targets::{Target, from_release, merge, name_runtimes};
+use super::upgrade::{self, UpgradePlan, Watch};
 use super::verify::{Settings, verify_all};
 use crate::auth::AuthStore;
 use crate::cluster::nodes::NodeRuntime;
 use crate::cluster::release::{Release, ReleaseError, read_release};
+use crate::cluster::upgrade::UpgradeReport;
 use crate::engine::{ImageReport, Verdict};
 use crate::engine::{NodePlacement, RunExtras};
 use crate::reference::ImageRef;
@@ -33,6 +35,8 @@ pub struct RunPlan {
     pub(super) sandbox: Option<Target>,
     /// The runtimes the nodes of `--nodes` report, with their profile and why.
     pub(super) runtimes: Vec<NodeRuntime>,
+    /// The upgrade gate, when asked for (`--upgrade`).
+    pub(super) upgrade: Option<UpgradePlan>,
 }
 
 /// The release to read and the components to take from it.
@@ -98,22 +102,38 @@ impl RunPlan {
         let (deadline, limit) = (connection.options.ends_at(), connection.options.deadline);
         let mut all: Vec<Target> = self.listed;
         let mut missing = Vec::new();
+        let mut payload = None;
         if let Some(plan) = &self.release {
-            let payload = link.read_release(&plan.reference).await?;
-            let (found, lacking) = from_release(&payload, &plan.components);
+            let read = link.read_release(&plan.reference).await?;
+            let (found, lacking) = from_release(&read, &plan.components);
             all.extend(found);
             missing = lacking;
+            payload = Some(read);
         }
         all.extend(self.from_manifests);
         all.extend(self.sandbox);
-        let targets = merge(all, deadline).map_err(|overdue| RunError::Timeout {
+        let mut targets = merge(all, deadline).map_err(|overdue| RunError::Timeout {
             what: overdue.to_string(),
             limit: limit.unwrap_or_default(),
         })?;
+        let mut settings = self.settings;
+        let upgrade = match self.upgrade {
+            Some(plan) => {
+                let target = plan.target(payload.as_ref())?;
+                Some(upgrade::apply(
+                    target,
+                    &mut settings,
+                    &mut targets,
+                    &self.runtimes,
+                ))
+            }
+            None => None,
+        };
         Ok(Gathered {
             targets,
             missing,
-            settings: self.settings,
+            upgrade,
+            settings,
             notes: self.notes,
             runtimes: self.runtimes,
             link,
@@ -133,6 +153,9 @@ pub struct Gathered {
     pub notes: Vec<Note>,
     /// The runtimes the nodes of `--nodes` report, with their profile and why.
     pub runtimes: Vec<NodeRuntime>,
+    /// The upgrade gate (`--upgrade`): the runtime after the upgrade and the Windows rows
+    /// before and after.
+    pub upgrade: Option<UpgradeReport>,
     link: Link,
 }
 
@@ -170,11 +193,24 @@ impl Gathered {
         self.expect_targets();
         progress.start(self.targets.len());
         let done = |o: &Outcome| progress.done(o);
-        let mut delivery = Delivery::new(&self.targets, sink);
+        let mut upgrade = self.upgrade.take();
+        let nodes = upgrade.as_ref().map_or(&[][..], |u| &u.nodes[..]);
+        let mut watch = Watch {
+            sink,
+            nodes,
+            found: Vec::new(),
+        };
+        let mut delivery = Delivery::new(&self.targets, &mut watch);
         let (session, targets) = (&self.link.session, &self.targets);
         let mut each = |o| delivery.outcome(o);
         verify_all(session, targets, &self.settings, &done, &mut each).await?;
-        self.finish(delivery)
+        let mut finished = self.finish(delivery)?;
+        let found = watch.found;
+        if let Some(u) = &mut upgrade {
+            u.images = found;
+        }
+        finished.upgrade = upgrade;
+        Ok(finished)
     }
 
     /// Tells the session of the targets' references, a slice at a time (a whole catalog's
@@ -209,6 +245,7 @@ impl Gathered {
             placements,
             notes: self.notes,
             runtimes: self.runtimes,
+            upgrade: self.upgrade,
             stats: self.link.stats(),
             release_stats: self.link.release_stats(),
         })
@@ -230,6 +267,9 @@ pub struct Finished {
     pub notes: Vec<Note>,
     /// The runtimes the nodes of `--nodes` report, with their profile and why.
     pub runtimes: Vec<NodeRuntime>,
+    /// The upgrade gate (`--upgrade`): the runtime after, the Windows rows before and after,
+    /// the rows whose verdict the upgrade changes.
+    pub upgrade: Option<UpgradeReport>,
     /// Request counters of checking the images, the release's reading left out (`None`: no
     /// image is in a registry).
     pub stats: Option<String>,
@@ -242,16 +282,27 @@ impl Finished {
     /// What the report shows besides the images: the notes, one line each, and the per-node
     /// answer.
     pub fn extras(&self) -> RunExtras {
-        extras(&self.notes, &self.placements, &self.runtimes)
+        extras(
+            &self.notes,
+            &self.placements,
+            &self.runtimes,
+            self.upgrade.as_ref(),
+        )
     }
 }
 
 /// The notes, one line each, the per-node answer and the nodes' runtimes.
-fn extras(notes: &[Note], placements: &[NodePlacement], runtimes: &[NodeRuntime]) -> RunExtras {
+fn extras(
+    notes: &[Note],
+    placements: &[NodePlacement],
+    runtimes: &[NodeRuntime],
+    upgrade: Option<&UpgradeReport>,
+) -> RunExtras {
     RunExtras {
         notes: notes.iter().map(ToString::to_string).collect(),
         placements: placements.to_vec(),
         runtimes: runtimes.to_vec(),
+        upgrade: upgrade.cloned(),
     }
 }
 
@@ -268,6 +319,9 @@ pub struct Verified {
     pub notes: Vec<Note>,
     /// The runtimes the nodes of `--nodes` report, with their profile and why.
     pub runtimes: Vec<NodeRuntime>,
+    /// The upgrade gate (`--upgrade`): the runtime after, the Windows rows before and after,
+    /// the rows whose verdict the upgrade changes.
+    pub upgrade: Option<UpgradeReport>,
     /// Request counters of checking the images, the release's reading left out (`None`: no
     /// image is in a registry).
     pub stats: Option<String>,
@@ -284,6 +338,7 @@ impl Verified {
             placements: finished.placements,
             notes: finished.notes,
             runtimes: finished.runtimes,
+            upgrade: finished.upgrade,
             stats: finished.stats,
             release_stats: finished.release_stats,
         }
@@ -292,7 +347,12 @@ impl Verified {
     /// What the report shows besides the images: the notes, one line each, and the per-node
     /// answer.
     pub fn extras(&self) -> RunExtras {
-        extras(&self.notes, &self.placements, &self.runtimes)
+        extras(
+            &self.notes,
+            &self.placements,
+            &self.runtimes,
+            self.upgrade.as_ref(),
+        )
     }
 }
 

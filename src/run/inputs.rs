@@ -10,9 +10,11 @@ use super::error::RunError;
 use super::gather::{Connection, ReleasePlan, RunPlan, Verified};
 use super::progress::{Note, Progress};
 use super::targets::{Target, from_manifests, sandbox};
+use super::upgrade::UpgradePlan;
 use super::verify::Settings;
 use crate::cluster::manifests;
 use crate::cluster::nodes::{self, NodeRuntime, OddNodes};
+use crate::cluster::upgrade::UpgradeTo;
 use crate::engine::{Origin, SignatureCheck};
 use crate::escape::escape;
 use crate::graph::WalkOptions;
@@ -65,6 +67,9 @@ pub struct Inputs {
     /// The images stand for what a whole cluster pulls (the mirror gate): the Windows nodes'
     /// sandbox image is one of them whenever the policy has Windows hosts.
     pub cluster_wide: bool,
+    /// Judge the nodes as they are and as WMCO's upgrade to this version leaves them
+    /// (`--upgrade`, `--upgrade-to`; needs `nodes`).
+    pub upgrade: Option<UpgradeTo>,
 }
 
 /// What a run keeps of its node list besides the host rows.
@@ -104,6 +109,7 @@ impl Default for Inputs {
             max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
             sandbox_image: None,
             cluster_wide: false,
+            upgrade: None,
         }
     }
 }
@@ -177,6 +183,9 @@ impl Inputs {
             None => Vec::new(),
         };
         let release = self.release_plan(&policy)?;
+        let upgrade = (self.upgrade.as_ref())
+            .map(|to| UpgradePlan::new(to, self.nodes.is_some(), release.is_some()))
+            .transpose()?;
         if release.is_none() && listed.is_empty() && from_manifests.is_empty() {
             return Err(RunError::NoReferences);
         }
@@ -201,6 +210,7 @@ impl Inputs {
             from_manifests,
             sandbox,
             runtimes: node_runtimes,
+            upgrade,
         })
     }
 

@@ -52,6 +52,7 @@ mod outcome;
 mod progress;
 mod sink;
 mod targets;
+mod upgrade;
 mod verify;
 
 pub use bounded::run_bounded;
