@@ -5,11 +5,13 @@
 //!   runtime profile and the nodes each row stands for).
 //! - [`manifests`]: the container images of pod templates (DaemonSets, Deployments, …), with
 //!   where each pod can land and whether it runs as a Windows HostProcess container.
+//! - [`drivers`]: the Linux and Windows halves of one CSI driver, paired.
 //! - [`release`]: an OpenShift release image's component images (`--from-release`).
 //! - [`scheduling`]: taints, tolerations and the node facts placement reads.
 //!
 //! A run (`imgcheck::run`) makes these images its targets.
 
+pub mod drivers;
 pub mod manifests;
 pub mod nodes;
 pub mod release;

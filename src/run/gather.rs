@@ -4,6 +4,9 @@
 //! then verifying them ([`Gathered::verify`]) or handing them to another judge (the mirror
 //! gate) through the same session.
 
+use std::collections::HashMap;
+
+use super::drivers::{self, PlannedDriver};
 use super::error::RunError;
 use super::outcome::Outcome;
 use super::progress::{Note, Progress};
@@ -11,6 +14,7 @@ use super::sink::{Delivery, ReportSink};
 use super::targets::{Target, from_release, merge, name_runtimes};
 use super::verify::{Settings, verify_all};
 use crate::auth::AuthStore;
+use crate::cluster::drivers::WorkloadPair;
 use crate::cluster::nodes::NodeRuntime;
 use crate::cluster::release::{Release, ReleaseError, read_release};
 use crate::engine::{ImageReport, Verdict};
@@ -33,6 +37,8 @@ pub struct RunPlan {
     pub(super) sandbox: Option<Target>,
     /// The runtimes the nodes of `--nodes` report, with their profile and why.
     pub(super) runtimes: Vec<NodeRuntime>,
+    /// The pairs of DaemonSets that are the Linux and Windows halves of one CSI driver.
+    pub(super) pairs: Vec<WorkloadPair>,
 }
 
 /// The release to read and the components to take from it.
@@ -98,9 +104,19 @@ impl RunPlan {
         let (deadline, limit) = (connection.options.ends_at(), connection.options.deadline);
         let mut all: Vec<Target> = self.listed;
         let mut missing = Vec::new();
+        let drivers_policy = &self.settings.policy.drivers;
+        let (mut drivers, _) = drivers::plan(&self.pairs, None, &[], drivers_policy);
         if let Some(plan) = &self.release {
             let payload = link.read_release(&plan.reference).await?;
-            let (found, lacking) = from_release(&payload, &plan.components);
+            let (planned, extra) = drivers::plan(
+                &self.pairs,
+                Some(&payload),
+                &plan.components,
+                drivers_policy,
+            );
+            drivers = planned;
+            let components: Vec<String> = plan.components.iter().cloned().chain(extra).collect();
+            let (found, lacking) = from_release(&payload, &components);
             all.extend(found);
             missing = lacking;
         }
@@ -110,9 +126,11 @@ impl RunPlan {
             what: overdue.to_string(),
             limit: limit.unwrap_or_default(),
         })?;
+        let watched = drivers::watched(&drivers, &targets);
         Ok(Gathered {
             targets,
             missing,
+            drivers: (drivers, watched),
             settings: self.settings,
             notes: self.notes,
             runtimes: self.runtimes,
@@ -127,6 +145,8 @@ pub struct Gathered {
     pub targets: Vec<Target>,
     /// Failing reports of the release components the payload lacks.
     pub missing: Vec<ImageReport>,
+    /// The CSI drivers whose halves the run holds, and the target index of each half's image.
+    drivers: (Vec<PlannedDriver>, HashMap<String, usize>),
     /// How the images are judged.
     pub settings: Settings,
     /// Notes about the inputs.
@@ -170,7 +190,8 @@ impl Gathered {
         self.expect_targets();
         progress.start(self.targets.len());
         let done = |o: &Outcome| progress.done(o);
-        let mut delivery = Delivery::new(&self.targets, sink);
+        let mut delivery = self.delivery(sink);
+        delivery.keep_sources(self.drivers.1.values().copied().collect());
         let (session, targets) = (&self.link.session, &self.targets);
         let mut each = |o| delivery.outcome(o);
         verify_all(session, targets, &self.settings, &done, &mut each).await?;
@@ -200,6 +221,12 @@ impl Gathered {
     pub fn finish(self, mut delivery: Delivery<'_>) -> Result<Finished, RunError> {
         for r in self.missing {
             delivery.report(r)?;
+        }
+        let (planned, watched) = &self.drivers;
+        if let Some(sources) = delivery.sources() {
+            for r in drivers::reports(planned, watched, sources) {
+                delivery.report(r)?;
+            }
         }
         let (images, verdict, mut placements) = delivery.end();
         name_runtimes(&mut placements, &self.runtimes);

@@ -163,6 +163,7 @@ impl Inputs {
         };
         let listed = self.listed(&policy, progress, &mut note)?;
         // Local input first: a bad manifest is bad input even when the release cannot be read.
+        let mut pairs = Vec::new();
         let from_manifests = match &self.manifests {
             Some(path) => {
                 progress.reading(&format!("reading --from-manifests {}", path.display()));
@@ -170,6 +171,8 @@ impl Inputs {
                 if cluster.is_none() {
                     undecided(&uses).into_iter().for_each(&mut note);
                 }
+                let workloads = crate::cluster::drivers::workloads(&uses);
+                pairs = crate::cluster::drivers::pair_workloads(&workloads, &policy.drivers);
                 let (targets, kept_off) = from_manifests(&uses, &policy, cluster.as_deref());
                 kept_off.into_iter().for_each(&mut note);
                 targets
@@ -201,6 +204,7 @@ impl Inputs {
             from_manifests,
             sandbox,
             runtimes: node_runtimes,
+            pairs,
         })
     }
 
