@@ -319,3 +319,114 @@ fn labelled_halves_skew_and_the_policy_makes_it_an_error() {
         "{found:#?}"
     );
 }
+
+/// The cluster runs the driver at commit A (`--from-manifests`, DaemonSets `drv-node` and
+/// `drv-node-windows`); the target release's component `drv` (the DaemonSets' name without
+/// `-node`, OpenShift's naming) ships one list with a Linux and a Windows entry at commit B.
+/// The report names both rollout orders and their skews as information, and the target
+/// component is verified although the policy does not list it.
+#[test]
+fn a_rollout_names_both_orders_and_their_skews() {
+    let (dir, registry) = (tempfile::tempdir().unwrap(), Registry::start());
+    let rev = |r: &str| json!({"vcs-ref": r});
+    let linux = push(
+        &registry,
+        dir.path(),
+        "cur-l",
+        "linux",
+        None,
+        rev("aaaaaaa1"),
+    );
+    let windows = push(
+        &registry,
+        dir.path(),
+        "cur-w",
+        "windows",
+        None,
+        rev("aaaaaaa1"),
+    );
+    let entries = [
+        Entry {
+            os: "linux",
+            arch: "amd64",
+            entrypoint: vec!["/drv"],
+            labels: rev("bbbbbbb2"),
+            layers: vec![layer(&[("drv", b"#!/bin/sh\n")])],
+        },
+        Entry {
+            os: "windows",
+            arch: "amd64",
+            entrypoint: vec!["C:\\drv.exe"],
+            labels: rev("bbbbbbb2"),
+            layers: vec![windows_base(), layer(&[("Files/drv.exe", b"MZ")])],
+        },
+    ];
+    let layout = list_layout(dir.path(), "next", &entries);
+    let digest = registry.push_layout(&layout, "next", "v1");
+    let target = format!("{}/next@{digest}", registry.host());
+    let release = crate::common::release::push_release(
+        &registry,
+        "ocp/release",
+        "4.99.0",
+        &[("drv", target.as_str())],
+    );
+    let manifests = dir.path().join("manifests");
+    std::fs::create_dir_all(&manifests).unwrap();
+    let text = format!(
+        "{}---\n{}",
+        daemonset("drv-node", "linux", &linux),
+        daemonset("drv-node-windows", "windows", &windows)
+    );
+    std::fs::write(manifests.join("ds.yaml"), text).unwrap();
+    let policy = dir.path().join("p.yaml");
+    std::fs::write(
+        &policy,
+        format!("{POLICY}release:\n  components: [other]\n"),
+    )
+    .unwrap();
+    let out = imgcheck()
+        .args([
+            "verify",
+            "--retries",
+            "0",
+            "--format",
+            "json",
+            "--sandbox-image",
+            "none",
+        ])
+        .arg("--from-manifests")
+        .arg(&manifests)
+        .args(["--from-release", release.trim_start_matches("docker://")])
+        .arg("--policy")
+        .arg(&policy)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_conforms("imagesReport", "rollout", &doc);
+    let images = doc["images"].as_array().unwrap();
+    assert!(
+        images.iter().any(|i| i["reference"] == target.as_str()),
+        "the target component is verified: {doc:#}"
+    );
+    let driver = (images.iter())
+        .find(|i| i["reference"] == "driver drv.csi.example.com (csi-driver)")
+        .unwrap_or_else(|| panic!("{doc:#}"));
+    let stages = driver["origins"][0]["stages"].as_array().unwrap();
+    assert_eq!(
+        (stages.len(), &stages[1]["stage"]),
+        (2, &json!("target")),
+        "{driver:#}"
+    );
+    let found = findings(driver);
+    let rollout: Vec<_> = found.iter().filter(|f| f.0 == "driver-skew").collect();
+    assert_eq!(rollout.len(), 1, "{found:#?}");
+    let (_, severity, message) = rollout[0];
+    assert_eq!(severity, "info");
+    assert!(
+        message.contains("both orders are possible")
+            && message.contains(&format!("target Linux half (bbbbbbb2, {target})"))
+            && message.contains(&format!("current Windows half (aaaaaaa1, {windows})")),
+        "{message}"
+    );
+}
