@@ -235,6 +235,10 @@ pub struct Policy {
     /// --signatures`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signatures: Option<SignaturesPolicy>,
+    /// CSI drivers whose Linux and Windows halves must come from one source revision and
+    /// version (`driver-skew`), named where pairing by names would not find them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drivers: Vec<DriverPolicy>,
     /// The hosts read from a cluster (`--nodes`), or a scope's hosts, replacing those the
     /// sections name.
     #[serde(skip)]
@@ -281,6 +285,39 @@ fn attestations_by_default() -> bool {
     true
 }
 
+/// One entry of `drivers:`: a CSI driver, where its Linux and Windows node plugins are found,
+/// and how serious a skew between them is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverPolicy {
+    /// The driver's name, as reports show it (`file.csi.azure.com`).
+    pub name: String,
+    /// Where its Linux node plugin is.
+    pub linux: DriverSide,
+    /// Where its Windows node plugin is.
+    pub windows: DriverSide,
+    /// The container of the two workloads that runs the driver (`csi-driver`); without it,
+    /// every container name both workloads run is compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+    /// How serious a `driver-skew` of this driver is (default `warning`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skew: Option<SkewSeverity>,
+}
+
+/// One half of a [`DriverPolicy`]: the workload (`--from-manifests`) and the release
+/// component (`--from-release`) that ship it; at least one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverSide {
+    /// The DaemonSet's name, or `NAMESPACE/NAME`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<String>,
+    /// The release component (a tag of the payload's `image-references`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub component: Option<String>,
+}
+
 /// The severity of a `source-skew` finding (`source_skew:`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -300,6 +337,29 @@ pub struct ReleasePolicy {
     /// `--from-release` verifies.
     #[serde(deserialize_with = "unique")]
     pub components: Vec<String>,
+}
+
+impl DriverPolicy {
+    /// What makes this entry unusable, if anything: an empty name, or a half that names
+    /// neither a workload nor a component.
+    fn problem(&self) -> Option<String> {
+        if self.name.trim().is_empty() {
+            return Some("'drivers' has an entry without a name".to_string());
+        }
+        let empty = |side: &DriverSide| {
+            let named = |v: &Option<String>| v.as_deref().is_some_and(|v| !v.trim().is_empty());
+            !named(&side.workload) && !named(&side.component)
+        };
+        for (half, side) in [("linux", &self.linux), ("windows", &self.windows)] {
+            if empty(side) {
+                return Some(format!(
+                    "'drivers' entry {}: '{half}' names neither a workload nor a component",
+                    self.name
+                ));
+            }
+        }
+        None
+    }
 }
 
 fn default_runtimes() -> Vec<RuntimeProfile> {
@@ -430,6 +490,9 @@ impl Policy {
                  payload's image-references)"
                     .to_string(),
             ));
+        }
+        if let Some(reason) = policy.drivers.iter().find_map(DriverPolicy::problem) {
+            return Err(err(reason));
         }
         Ok(policy)
     }

@@ -23,7 +23,7 @@ struct Programs {
     revision: String,
 }
 
-fn run_ok(command: &mut Command, package: &str) -> Vec<u8> {
+pub(crate) fn run_ok(command: &mut Command, package: &str) -> Vec<u8> {
     let out = command.output().unwrap_or_else(|e| {
         panic!("cannot run {command:?} ({e}): install the Debian package {package}")
     });
@@ -109,7 +109,7 @@ fn programs() -> &'static Programs {
 }
 
 /// A tar layer of regular files.
-fn layer(files: &[(&str, &[u8])]) -> Vec<u8> {
+pub(crate) fn layer(files: &[(&str, &[u8])]) -> Vec<u8> {
     let mut b = tar::Builder::new(Vec::new());
     for (name, data) in files {
         let mut h = tar::Header::new_gnu();
@@ -122,7 +122,7 @@ fn layer(files: &[(&str, &[u8])]) -> Vec<u8> {
 
 /// A Windows base layer: System32 with the DLLs a nanoserver has that these programs import
 /// (never NETAPI32.dll), and cmd.exe.
-fn windows_base() -> Vec<u8> {
+pub(crate) fn windows_base() -> Vec<u8> {
     layer(&[
         ("Files/Windows/System32/KERNEL32.dll", b"MZ"),
         ("Files/Windows/System32/msvcrt.dll", b"MZ"),
@@ -141,16 +141,16 @@ fn write_blob(layout: &Path, bytes: &[u8]) -> Value {
 }
 
 /// One image of a list: its platform, run settings (`config`), labels and layers.
-struct Entry {
-    os: &'static str,
-    arch: &'static str,
-    entrypoint: Vec<&'static str>,
-    labels: Value,
-    layers: Vec<Vec<u8>>,
+pub(crate) struct Entry {
+    pub(crate) os: &'static str,
+    pub(crate) arch: &'static str,
+    pub(crate) entrypoint: Vec<&'static str>,
+    pub(crate) labels: Value,
+    pub(crate) layers: Vec<Vec<u8>>,
 }
 
 /// An OCI layout `DIR/NAME` with one list of `entries`, tagged `v1`.
-fn list_layout(dir: &Path, name: &str, entries: &[Entry]) -> PathBuf {
+pub(crate) fn list_layout(dir: &Path, name: &str, entries: &[Entry]) -> PathBuf {
     let layout = dir.join(name);
     std::fs::create_dir_all(&layout).unwrap();
     std::fs::write(

@@ -20,6 +20,7 @@ mod codemap;
 mod content;
 mod deep;
 mod dockershim;
+mod driver;
 mod faults;
 mod gate;
 mod generate;

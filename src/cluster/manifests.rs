@@ -9,6 +9,7 @@
 //! an image that does not parse, such as an operator's `${DRIVER_IMAGE}` placeholder.
 //! `docs/cluster.md` gives the semantics and their sources.
 
+mod csi;
 mod labels;
 mod placement;
 mod tolerations;
@@ -21,6 +22,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer};
 use serde_yaml_ng::{Mapping, Value};
 
+pub use csi::driver_hint;
 pub use placement::{KNOWN_LABELS, Operator, Placement, PlacementRefusal, Requirement, Term};
 
 use crate::cluster::nodes::LABEL_OS;
@@ -71,6 +73,9 @@ pub struct ImageUse {
     /// Whether the container runs as a Windows HostProcess container (its own
     /// `securityContext.windowsOptions.hostProcess`, else the pod's).
     pub hostprocess: bool,
+    /// The CSI driver the pod serves, when one of its containers names it
+    /// ([`driver_hint`]).
+    pub driver: Option<String>,
 }
 
 /// Manifests that cannot be used, naming the input, the document, the object and the field.
@@ -187,6 +192,20 @@ struct Container {
     name: String,
     image: Option<String>,
     security_context: Option<SecurityContext>,
+    #[serde(deserialize_with = "nullable")]
+    command: Vec<String>,
+    #[serde(deserialize_with = "nullable")]
+    args: Vec<String>,
+    #[serde(deserialize_with = "nullable")]
+    env: Vec<EnvVar>,
+}
+
+/// One `env` entry: only literal values are read (a `valueFrom` names no driver).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct EnvVar {
+    #[serde(deserialize_with = "nullable")]
+    value: String,
 }
 
 #[derive(Deserialize, Default)]
@@ -517,6 +536,18 @@ fn pod_uses(
     let added = default_tolerations(&placement.tolerations);
     placement.tolerations.extend(added);
     let pod_hostprocess = host_process(spec.security_context.as_ref());
+    let driver = (spec.containers.iter())
+        .chain(&spec.init_containers)
+        .find_map(|c| {
+            let env = c.env.iter().map(|e| e.value.as_str());
+            driver_hint(
+                c.command
+                    .iter()
+                    .chain(&c.args)
+                    .map(String::as_str)
+                    .chain(env),
+            )
+        });
     let lists = [
         (false, "containers", &spec.containers),
         (true, "initContainers", &spec.init_containers),
@@ -542,6 +573,7 @@ fn pod_uses(
                 },
                 placement: placement.clone(),
                 hostprocess: own.or(pod_hostprocess).unwrap_or(false),
+                driver: driver.clone(),
             });
         }
     }

@@ -32,7 +32,7 @@ pub struct BinaryEntry {
 }
 
 /// A source revision and where it was read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Revision {
     /// A label name, or `go vcs.revision of PATH`.
     pub source: String,

@@ -6,8 +6,10 @@ use std::fmt;
 use serde::Serialize;
 
 use super::binaries::BinaryEntry;
+use super::halves::DriverStage;
 use super::rules::Rule;
 use super::severity::Severity;
+use super::sources::EntrySource;
 use super::standing::SignatureEntry;
 use crate::digest::Digest;
 use crate::platform::RuntimeProfile;
@@ -218,6 +220,16 @@ pub enum Origin {
         /// `IMGCHECK_SANDBOX_IMAGE`) given in its place.
         key: String,
     },
+    /// The Linux and Windows halves of one CSI driver, judged together (`driver-skew`): the
+    /// report of a driver has this one origin.
+    Driver {
+        /// The driver's name.
+        driver: String,
+        /// How the halves were paired, in words.
+        paired_by: String,
+        /// The halves at each stage (`current`, `target`).
+        stages: Vec<DriverStage>,
+    },
     /// The nodes a mirror-check row is for: where nodes of this OS pull the image from.
     Nodes {
         /// `linux` or `windows`.
@@ -283,6 +295,9 @@ impl fmt::Display for Origin {
             Origin::Sandbox { key } => {
                 write!(f, "sandbox image of Windows nodes (policy {key})")
             }
+            Origin::Driver {
+                driver, paired_by, ..
+            } => write!(f, "CSI driver {driver} ({paired_by})"),
             Origin::Nodes {
                 os,
                 runtime,
@@ -316,6 +331,10 @@ pub struct ImageReport {
     /// signatures and attestations (absent from JSON when empty).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub signatures: Vec<SignatureEntry>,
+    /// The source each image of the graph names (not serialised: the run's driver check
+    /// reads it, `driver-skew`).
+    #[serde(skip)]
+    pub sources: Vec<EntrySource>,
 }
 
 impl ImageReport {
@@ -330,6 +349,7 @@ impl ImageReport {
             hosts: vec![],
             binaries: vec![],
             signatures: vec![],
+            sources: vec![],
         }
     }
 
@@ -352,6 +372,7 @@ impl ImageReport {
             hosts: vec![],
             binaries: vec![],
             signatures: vec![],
+            sources: vec![],
         }
     }
 
@@ -368,6 +389,7 @@ impl ImageReport {
             hosts: vec![],
             binaries: vec![],
             signatures: vec![],
+            sources: vec![],
         }
     }
 

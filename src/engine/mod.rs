@@ -9,6 +9,8 @@
 //! - [`judge`]: the findings of one graph (content, host matrix, entries, layers);
 //! - [`BinaryEntry`]: the `binaries` block of a report (`--deep`);
 //! - [`inspect`]: the entries of a graph as `inspect` shows them (rendered by `report`);
+//! - [`EntrySource`]: the source revision and version each image names (`driver-skew`);
+//! - [`judge_driver`]: the Linux and Windows halves of one CSI driver (`driver-skew`);
 //! - [`judge_signatures`]: the release check of signatures and attestations (`--signatures`);
 //! - [`NodePlacement`], [`RunExtras`]: what a run's report carries besides its images (the
 //!   per-node answer, notes, the nodes' runtimes), made by `run`, rendered by `report`.
@@ -18,7 +20,9 @@
 #[cfg(test)]
 pub(crate) mod allocs;
 mod binaries;
+mod drivers;
 mod finding;
+mod halves;
 mod inspect;
 mod judge;
 mod memo;
@@ -27,10 +31,13 @@ mod resolve;
 mod rules;
 mod severity;
 mod signed;
+mod sources;
 mod standing;
 
 pub use binaries::{BinaryEntry, GoReport, ProgramReport, REVISION_LABELS, Revision};
+pub use drivers::{DriverCheck, judge_driver};
 pub use finding::{Finding, HostResult, HostStatus, ImageReport, Origin, Verdict, verdict_of};
+pub use halves::{DriverHalf, DriverStage, HalfOs};
 pub use inspect::{EntryView, InspectView, inspect};
 pub use judge::{judge, judge_selection};
 pub use placement::{NodePlacement, RunExtras};
@@ -38,4 +45,5 @@ pub use resolve::{CandidateReport, HostResolution, resolve};
 pub use rules::Rule;
 pub use severity::Severity;
 pub use signed::{SignatureCheck, judge_signatures, signed_subjects};
+pub use sources::{EntrySource, VERSION_LABELS, sources, versions};
 pub use standing::{SignatureEntry, Standing};

@@ -76,6 +76,11 @@ pub enum Rule {
     /// With `--signatures`, the index or an entry a supported host pulls has no in-toto
     /// attestation about it (verified with `--key` when keys are given).
     AttestationMissing,
+    /// The Linux and Windows halves of one CSI driver (two workloads or release components,
+    /// or one image's Linux and Windows entries) come from different source revisions or
+    /// versions; also, as information, the skew a rollout from the current halves to the
+    /// target ones passes through.
+    DriverSkew,
     /// No mirror configuration entry covers the reference (mirror-check).
     MirrorNotConfigured,
     /// A tag reference whose mirrors serve digest pulls only (mirror-check).
@@ -327,6 +332,13 @@ const RULES: &[RuleInfo] = &[
         hint: "attest the entry where it is built (Tekton Chains writes SLSA provenance; 'cosign attest --key KEY --predicate FILE REF@DIGEST'), with the entry's own digest as the statement's subject",
     },
     RuleInfo {
+        rule: Rule::DriverSkew,
+        id: "driver-skew",
+        severity: Severity::Warning,
+        command: Command::Verify,
+        hint: "build the Linux and Windows images of the driver from the same commit and version, and ship them in the same release; while two revisions must run side by side (a rollout), test that pair",
+    },
+    RuleInfo {
         rule: Rule::MirrorNotConfigured,
         id: "mirror-not-configured",
         severity: Severity::Error,
@@ -543,23 +555,24 @@ mod tests {
             Rule::SignatureMissing => 25,
             Rule::SignatureInvalid => 26,
             Rule::AttestationMissing => 27,
-            Rule::MirrorNotConfigured => 28,
-            Rule::MirrorTagIgnored => 29,
-            Rule::MirrorMissing => 30,
-            Rule::MirrorDigestDiffers => 31,
-            Rule::MirrorChildMissing => 32,
-            Rule::MirrorPlatformDropped => 33,
-            Rule::MirrorWindowsPath => 34,
-            Rule::ForeignLayerNotMirrored => 35,
-            Rule::MirrorResolved => 36,
-            Rule::MirrorTargetMoved => 37,
-            Rule::MirrorSignatureMissing => 38,
+            Rule::DriverSkew => 28,
+            Rule::MirrorNotConfigured => 29,
+            Rule::MirrorTagIgnored => 30,
+            Rule::MirrorMissing => 31,
+            Rule::MirrorDigestDiffers => 32,
+            Rule::MirrorChildMissing => 33,
+            Rule::MirrorPlatformDropped => 34,
+            Rule::MirrorWindowsPath => 35,
+            Rule::ForeignLayerNotMirrored => 36,
+            Rule::MirrorResolved => 37,
+            Rule::MirrorTargetMoved => 38,
+            Rule::MirrorSignatureMissing => 39,
         };
         for (i, r) in Rule::ALL.iter().enumerate() {
             assert_eq!(position(*r), i, "{r:?}");
             assert_eq!(r.to_string(), r.id());
             assert_eq!(serde_json::to_value(r).unwrap(), r.id());
-            assert_eq!(r.is_mirror(), i >= 28, "{r}");
+            assert_eq!(r.is_mirror(), i >= 29, "{r}");
         }
         let ids: BTreeSet<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
         assert_eq!(ids.len(), Rule::ALL.len());
@@ -569,7 +582,7 @@ mod tests {
     #[test]
     fn the_table_has_one_row_per_rule_with_a_kebab_case_id_and_a_hint() {
         assert_eq!(RULES.len(), Rule::ALL.len());
-        assert_eq!(Rule::ALL.len(), 39);
+        assert_eq!(Rule::ALL.len(), 40);
         for (i, row) in RULES.iter().enumerate() {
             assert_eq!(row.rule as usize, i, "{row:?}");
             assert_eq!(row.rule.info().id, row.id);
@@ -595,6 +608,7 @@ mod tests {
                 | Rule::NoHostInScope
                 | Rule::SourceSkew
                 | Rule::MirrorSignatureMissing
+                | Rule::DriverSkew
                 | Rule::OsVersionNotInConfig => Severity::Warning,
                 Rule::UnsupportedBuild
                 | Rule::Attestation

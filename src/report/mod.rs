@@ -196,6 +196,7 @@ pub(crate) mod tests {
             origins: vec![],
             binaries: vec![],
             signatures: vec![],
+            sources: vec![],
             digest: Some("sha256:0123456789abcdef".into()),
             verdict,
             findings: severities

@@ -4,6 +4,9 @@
 //! then verifying them ([`Gathered::verify`]) or handing them to another judge (the mirror
 //! gate) through the same session.
 
+use std::collections::HashMap;
+
+use super::drivers::{self, PlannedDriver};
 use super::error::RunError;
 use super::outcome::Outcome;
 use super::progress::{Note, Progress};
@@ -12,6 +15,7 @@ use super::targets::{Target, from_release, merge, name_runtimes};
 use super::upgrade::{self, UpgradePlan, Watch};
 use super::verify::{Settings, verify_all};
 use crate::auth::AuthStore;
+use crate::cluster::drivers::WorkloadPair;
 use crate::cluster::nodes::NodeRuntime;
 use crate::cluster::release::{Release, ReleaseError, read_release};
 use crate::cluster::upgrade::UpgradeReport;
@@ -37,6 +41,8 @@ pub struct RunPlan {
     pub(super) runtimes: Vec<NodeRuntime>,
     /// The upgrade gate, when asked for (`--upgrade`).
     pub(super) upgrade: Option<UpgradePlan>,
+    /// The pairs of DaemonSets that are the Linux and Windows halves of one CSI driver.
+    pub(super) pairs: Vec<WorkloadPair>,
 }
 
 /// The release to read and the components to take from it.
@@ -102,10 +108,16 @@ impl RunPlan {
         let (deadline, limit) = (connection.options.ends_at(), connection.options.deadline);
         let mut all: Vec<Target> = self.listed;
         let mut missing = Vec::new();
+        let drivers_policy = &self.settings.policy.drivers;
+        let (mut drivers, _) = drivers::plan(&self.pairs, None, &[], drivers_policy);
         let mut payload = None;
         if let Some(plan) = &self.release {
             let read = link.read_release(&plan.reference).await?;
-            let (found, lacking) = from_release(&read, &plan.components);
+            let (planned, extra) =
+                drivers::plan(&self.pairs, Some(&read), &plan.components, drivers_policy);
+            drivers = planned;
+            let components: Vec<String> = plan.components.iter().cloned().chain(extra).collect();
+            let (found, lacking) = from_release(&read, &components);
             all.extend(found);
             missing = lacking;
             payload = Some(read);
@@ -129,9 +141,11 @@ impl RunPlan {
             }
             None => None,
         };
+        let watched = drivers::watched(&drivers, &targets);
         Ok(Gathered {
             targets,
             missing,
+            drivers: (drivers, watched),
             upgrade,
             settings,
             notes: self.notes,
@@ -147,6 +161,8 @@ pub struct Gathered {
     pub targets: Vec<Target>,
     /// Failing reports of the release components the payload lacks.
     pub missing: Vec<ImageReport>,
+    /// The CSI drivers whose halves the run holds, and the target index of each half's image.
+    drivers: (Vec<PlannedDriver>, HashMap<String, usize>),
     /// How the images are judged.
     pub settings: Settings,
     /// Notes about the inputs.
@@ -201,6 +217,7 @@ impl Gathered {
             found: Vec::new(),
         };
         let mut delivery = Delivery::new(&self.targets, &mut watch);
+        delivery.keep_sources(self.drivers.1.values().copied().collect());
         let (session, targets) = (&self.link.session, &self.targets);
         let mut each = |o| delivery.outcome(o);
         verify_all(session, targets, &self.settings, &done, &mut each).await?;
@@ -236,6 +253,12 @@ impl Gathered {
     pub fn finish(self, mut delivery: Delivery<'_>) -> Result<Finished, RunError> {
         for r in self.missing {
             delivery.report(r)?;
+        }
+        let (planned, watched) = &self.drivers;
+        if let Some(sources) = delivery.sources() {
+            for r in drivers::reports(planned, watched, sources) {
+                delivery.report(r)?;
+            }
         }
         let (images, verdict, mut placements) = delivery.end();
         name_runtimes(&mut placements, &self.runtimes);

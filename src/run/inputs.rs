@@ -169,6 +169,7 @@ impl Inputs {
         };
         let listed = self.listed(&policy, progress, &mut note)?;
         // Local input first: a bad manifest is bad input even when the release cannot be read.
+        let mut pairs = Vec::new();
         let from_manifests = match &self.manifests {
             Some(path) => {
                 progress.reading(&format!("reading --from-manifests {}", path.display()));
@@ -176,6 +177,8 @@ impl Inputs {
                 if cluster.is_none() {
                     undecided(&uses).into_iter().for_each(&mut note);
                 }
+                let workloads = crate::cluster::drivers::workloads(&uses);
+                pairs = crate::cluster::drivers::pair_workloads(&workloads, &policy.drivers);
                 let (targets, kept_off) = from_manifests(&uses, &policy, cluster.as_deref());
                 kept_off.into_iter().for_each(&mut note);
                 targets
@@ -211,6 +214,7 @@ impl Inputs {
             sandbox,
             runtimes: node_runtimes,
             upgrade,
+            pairs,
         })
     }
 

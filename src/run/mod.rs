@@ -44,6 +44,7 @@
 //! ```
 
 mod bounded;
+mod drivers;
 mod error;
 mod gate;
 mod gather;

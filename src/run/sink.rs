@@ -2,13 +2,13 @@
 //! meanwhile ([`Delivery`]): counts, the overall verdict and the per-node answer, never the
 //! reports themselves.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::error::RunError;
 use super::outcome::Outcome;
 use super::targets::{Landing, Target, placements_of};
 use crate::engine::NodePlacement;
-use crate::engine::{ImageReport, Verdict};
+use crate::engine::{EntrySource, ImageReport, Verdict};
 
 /// Takes a run's reports one at a time, in input order, each as soon as it and every one
 /// before it are judged (the command line writes each to standard output then; a
@@ -36,6 +36,10 @@ pub struct Delivery<'s> {
     reports: usize,
     verdict: Verdict,
     placements: Vec<NodePlacement>,
+    /// The targets whose sources the run's driver check reads (`None`: no driver check, as
+    /// in the mirror gate), and those sources once read.
+    keep: Option<HashSet<usize>>,
+    sources: HashMap<usize, Vec<EntrySource>>,
 }
 
 impl<'s> Delivery<'s> {
@@ -51,7 +55,20 @@ impl<'s> Delivery<'s> {
             reports: 0,
             verdict: Verdict::Pass,
             placements: Vec::new(),
+            keep: None,
+            sources: HashMap::new(),
         }
+    }
+
+    /// Keeps the sources of the reports of these targets (by index) for the driver check.
+    pub fn keep_sources(&mut self, targets: HashSet<usize>) {
+        self.keep = Some(targets);
+    }
+
+    /// The sources kept, by target index (only of images that were read); `None` when the
+    /// run checks no driver ([`Delivery::keep_sources`] was not called).
+    pub fn sources(&self) -> Option<&HashMap<usize, Vec<EntrySource>>> {
+        self.keep.as_ref().map(|_| &self.sources)
     }
 
     /// The outcome of the next target: its report goes to the sink, after its placements
@@ -60,6 +77,11 @@ impl<'s> Delivery<'s> {
     pub fn outcome(&mut self, outcome: Outcome) -> Result<(), RunError> {
         match outcome {
             Outcome::Report(r) => {
+                if (self.keep.as_ref()).is_some_and(|k| k.contains(&self.reports))
+                    && r.digest.is_some()
+                {
+                    self.sources.insert(self.reports, r.sources.clone());
+                }
                 if let Some(landings) = self.landings.remove(&self.reports) {
                     self.placements.extend(placements_of(&landings, &r));
                 }

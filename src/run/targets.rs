@@ -552,7 +552,7 @@ fn manifest_origin(u: &ImageUse) -> Origin {
 /// What makes two references the same image: the repository and digest when pinned (a
 /// runtime pulls `name:tag@digest` by its digest and never reads the tag), else the whole
 /// normalised reference.
-fn identity(reference: &ImageRef) -> String {
+pub(super) fn identity(reference: &ImageRef) -> String {
     match reference {
         ImageRef::Registry(r) => match &r.digest {
             Some(d) => format!("{}/{}@{d}", r.registry, r.repository),

@@ -5,7 +5,8 @@ use super::bounded::run_bounded;
 use super::outcome::Outcome;
 use super::targets::{Target, sandbox_fetch_hint};
 use crate::engine::{
-    Finding, ImageReport, Rule, SignatureCheck, judge_signatures, signed_subjects, verdict_of,
+    Finding, ImageReport, Origin, Rule, SignatureCheck, judge_signatures, signed_subjects, sources,
+    verdict_of,
 };
 use crate::graph::WalkOptions;
 use crate::platform::RuntimeProfile;
@@ -47,6 +48,9 @@ pub async fn verify_all<E>(
             match session.graph(&t.reference, settings.walk).await {
                 Ok(graph) => {
                     let mut report = t.judge(&graph, &settings.policy, &settings.runtimes);
+                    if may_be_driver_half(t) {
+                        report.sources = sources(&graph);
+                    }
                     if let Some(check) = &settings.signatures {
                         check_signatures(session, &t.reference, check, &mut report).await;
                     }
@@ -65,6 +69,17 @@ pub async fn verify_all<E>(
         each,
     )
     .await
+}
+
+/// Can `t` be a half of a CSI driver (a DaemonSet's container, a release component)? Only
+/// those reports carry the sources the driver check reads: reading them costs allocations
+/// every other image is spared.
+fn may_be_driver_half(t: &Target) -> bool {
+    t.origins.iter().any(|o| match o {
+        Origin::Manifest { object, .. } => object.starts_with("DaemonSet "),
+        Origin::Release { .. } => true,
+        _ => false,
+    })
 }
 
 /// Adds the `signatures` block and findings of `report` (its index and every entry a host

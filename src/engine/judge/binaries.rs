@@ -5,6 +5,7 @@
 //! disagree (`source-skew`) or are absent (`no-source-revision`).
 
 use crate::engine::binaries::{Revision, entry_label, revisions};
+use crate::engine::drivers::same_revision;
 use crate::engine::finding::Finding;
 use crate::engine::rules::Rule;
 use crate::engine::severity::Severity;
@@ -99,18 +100,6 @@ fn looked_up(program: &Program) -> String {
         return "nothing: no PATH to search".to_string();
     }
     program.looked_up.join(", ")
-}
-
-/// Do two revisions name the same commit? Equal, or one an abbreviation (7 or more hex
-/// digits) of the other, compared case-insensitively.
-pub(super) fn same_revision(a: &str, b: &str) -> bool {
-    let (a, b) = (a.to_ascii_lowercase(), b.to_ascii_lowercase());
-    let (short, long) = if a.len() <= b.len() {
-        (&a, &b)
-    } else {
-        (&b, &a)
-    };
-    short == long || (short.len() >= 7 && long.starts_with(short.as_str()))
 }
 
 /// The runnable entries of the top list (the images it names directly; attestations are
