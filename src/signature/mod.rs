@@ -16,6 +16,7 @@
 pub mod fetch;
 pub mod key;
 pub mod payload;
+pub mod policy;
 
 pub use fetch::{Found, Place, Stored, find};
 pub use key::PublicKey;
