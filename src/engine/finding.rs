@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::binaries::BinaryEntry;
 use super::rules::Rule;
 use super::severity::Severity;
-use super::standing::SignatureEntry;
+use super::standing::{AdmissionEntry, SignatureEntry};
 use crate::digest::Digest;
 use crate::platform::RuntimeProfile;
 use crate::policy::Isolation;
@@ -316,6 +316,10 @@ pub struct ImageReport {
     /// signatures and attestations (absent from JSON when empty).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub signatures: Vec<SignatureEntry>,
+    /// With `--signature-policy`/`--image-policy`: each Linux pull, and what the cluster's
+    /// signature policy decides for it (absent from JSON when empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub admissions: Vec<AdmissionEntry>,
 }
 
 impl ImageReport {
@@ -330,6 +334,7 @@ impl ImageReport {
             hosts: vec![],
             binaries: vec![],
             signatures: vec![],
+            admissions: vec![],
         }
     }
 
@@ -352,6 +357,7 @@ impl ImageReport {
             hosts: vec![],
             binaries: vec![],
             signatures: vec![],
+            admissions: vec![],
         }
     }
 
@@ -368,6 +374,7 @@ impl ImageReport {
             hosts: vec![],
             binaries: vec![],
             signatures: vec![],
+            admissions: vec![],
         }
     }
 

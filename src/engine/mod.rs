@@ -9,10 +9,12 @@
 //! - [`judge`]: the findings of one graph (content, host matrix, entries, layers);
 //! - [`BinaryEntry`]: the `binaries` block of a report (`--deep`);
 //! - [`inspect`]: the entries of a graph as `inspect` shows them (rendered by `report`);
-//! - [`judge_signatures`]: the release check of signatures and attestations (`--signatures`).
+//! - [`judge_signatures`]: the release check of signatures and attestations (`--signatures`);
+//! - [`admission_finding`]: what a Linux node's signature policy decides for a pull.
 //!
 //! This file only declares and re-exports: the files below import each other, never it.
 
+mod admitted;
 #[cfg(test)]
 pub(crate) mod allocs;
 mod binaries;
@@ -26,6 +28,7 @@ mod severity;
 mod signed;
 mod standing;
 
+pub use admitted::admission_finding;
 pub use binaries::{BinaryEntry, GoReport, ProgramReport, REVISION_LABELS, Revision};
 pub use finding::{Finding, HostResult, HostStatus, ImageReport, Origin, Verdict, verdict_of};
 pub use inspect::{EntryView, InspectView, inspect};
@@ -34,4 +37,4 @@ pub use resolve::{CandidateReport, HostResolution, resolve};
 pub use rules::Rule;
 pub use severity::Severity;
 pub use signed::{SignatureCheck, judge_signatures, signed_subjects};
-pub use standing::{SignatureEntry, Standing};
+pub use standing::{AdmissionEntry, SignatureEntry, Standing};

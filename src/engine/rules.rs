@@ -76,6 +76,12 @@ pub enum Rule {
     /// With `--signatures`, the index or an entry a supported host pulls has no in-toto
     /// attestation about it (verified with `--key` when keys are given).
     AttestationMissing,
+    /// With `--signature-policy`/`--image-policy`, a Linux node's CRI-O would refuse the pull
+    /// under the cluster's signature policy (containers/image's decision, predicted).
+    SignatureRejected,
+    /// With `--signature-policy`/`--image-policy`, the policy's requirement for a Linux pull
+    /// cannot be checked offline (GPG `signedBy`, Fulcio/PKI certificates, Rekor SETs).
+    SignatureNotPredicted,
     /// No mirror configuration entry covers the reference (mirror-check).
     MirrorNotConfigured,
     /// A tag reference whose mirrors serve digest pulls only (mirror-check).
@@ -324,6 +330,20 @@ const RULES: &[RuleInfo] = &[
         hint: "attest the entry where it is built (Tekton Chains writes SLSA provenance; 'cosign attest --key KEY --predicate FILE REF@DIGEST'), with the entry's own digest as the statement's subject",
     },
     RuleInfo {
+        rule: Rule::SignatureRejected,
+        id: "signature-rejected",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "sign the entry a Linux node pulls (not only the list) with a key of the scope's policy, naming the identity its signedIdentity accepts, and copy the sha256-<hex>.sig tag to the repository the node pulls from (the mirror: 'oc-mirror' / 'skopeo copy --all' copy signatures); or fix the scope (remapIdentity for images pulled by the mirror's name)",
+    },
+    RuleInfo {
+        rule: Rule::SignatureNotPredicted,
+        id: "signature-not-predicted",
+        severity: Severity::Warning,
+        command: Command::Verify,
+        hint: "check this pull on a node (podman pull --signature-policy /etc/containers/policy.json): imgcheck does not verify GPG signatures, Fulcio or PKI certificates, or Rekor SETs offline",
+    },
+    RuleInfo {
         rule: Rule::MirrorNotConfigured,
         id: "mirror-not-configured",
         severity: Severity::Error,
@@ -533,22 +553,24 @@ mod tests {
             Rule::SignatureMissing => 25,
             Rule::SignatureInvalid => 26,
             Rule::AttestationMissing => 27,
-            Rule::MirrorNotConfigured => 28,
-            Rule::MirrorTagIgnored => 29,
-            Rule::MirrorMissing => 30,
-            Rule::MirrorDigestDiffers => 31,
-            Rule::MirrorChildMissing => 32,
-            Rule::MirrorPlatformDropped => 33,
-            Rule::MirrorWindowsPath => 34,
-            Rule::ForeignLayerNotMirrored => 35,
-            Rule::MirrorResolved => 36,
-            Rule::MirrorTargetMoved => 37,
+            Rule::SignatureRejected => 28,
+            Rule::SignatureNotPredicted => 29,
+            Rule::MirrorNotConfigured => 30,
+            Rule::MirrorTagIgnored => 31,
+            Rule::MirrorMissing => 32,
+            Rule::MirrorDigestDiffers => 33,
+            Rule::MirrorChildMissing => 34,
+            Rule::MirrorPlatformDropped => 35,
+            Rule::MirrorWindowsPath => 36,
+            Rule::ForeignLayerNotMirrored => 37,
+            Rule::MirrorResolved => 38,
+            Rule::MirrorTargetMoved => 39,
         };
         for (i, r) in Rule::ALL.iter().enumerate() {
             assert_eq!(position(*r), i, "{r:?}");
             assert_eq!(r.to_string(), r.id());
             assert_eq!(serde_json::to_value(r).unwrap(), r.id());
-            assert_eq!(r.is_mirror(), i >= 28, "{r}");
+            assert_eq!(r.is_mirror(), i >= 30, "{r}");
         }
         let ids: BTreeSet<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
         assert_eq!(ids.len(), Rule::ALL.len());
@@ -558,7 +580,7 @@ mod tests {
     #[test]
     fn the_table_has_one_row_per_rule_with_a_kebab_case_id_and_a_hint() {
         assert_eq!(RULES.len(), Rule::ALL.len());
-        assert_eq!(Rule::ALL.len(), 38);
+        assert_eq!(Rule::ALL.len(), 40);
         for (i, row) in RULES.iter().enumerate() {
             assert_eq!(row.rule as usize, i, "{row:?}");
             assert_eq!(row.rule.info().id, row.id);
@@ -583,6 +605,7 @@ mod tests {
                 | Rule::MirrorTagIgnored
                 | Rule::NoHostInScope
                 | Rule::SourceSkew
+                | Rule::SignatureNotPredicted
                 | Rule::OsVersionNotInConfig => Severity::Warning,
                 Rule::UnsupportedBuild
                 | Rule::Attestation

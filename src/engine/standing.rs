@@ -44,3 +44,28 @@ pub struct SignatureEntry {
     /// Where they were found: `tag` (`sha256-<hex>.sig` / `.att`), `referrers`.
     pub found_in: Vec<Place>,
 }
+
+/// One Linux pull and the decision of the signature policy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AdmissionEntry {
+    /// The node OS (`linux`).
+    pub nodes: &'static str,
+    /// The hosts that pull this manifest.
+    pub hosts: String,
+    /// The image as the node names it.
+    pub reference: String,
+    /// The manifest whose signature is checked (the entry selected from a list).
+    pub digest: String,
+    /// The scope that applied: `transports.docker["SCOPE"]` or `default`.
+    pub scope: String,
+    /// The repository where signatures were looked for (the one pulled from).
+    pub looked_in: String,
+    /// `admitted`, `rejected`, `not-predicted`.
+    pub decision: &'static str,
+    /// The requirement that decided (`reject`, `sigstoreSigned`, …), when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requirement: Option<&'static str>,
+    /// Why (rejected or not predicted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}

@@ -453,6 +453,7 @@ fn report(reference: &str, digest: Option<&Digest>, mut findings: Vec<Finding>) 
         origins: vec![],
         binaries: vec![],
         signatures: vec![],
+        admissions: vec![],
         digest: digest.map(ToString::to_string),
         verdict: verdict_of(&findings),
         findings,

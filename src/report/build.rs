@@ -188,6 +188,7 @@ mod tests {
             origins: vec![],
             binaries: vec![],
             signatures: vec![],
+            admissions: vec![],
             digest: None,
             verdict,
             findings: rules

@@ -199,6 +199,7 @@ pub(crate) mod tests {
             origins: vec![],
             binaries: vec![],
             signatures: vec![],
+            admissions: vec![],
             digest: Some("sha256:0123456789abcdef".into()),
             verdict,
             findings: severities

@@ -12,6 +12,7 @@ use crate::platform::RuntimeProfile;
 use crate::policy::Policy;
 use crate::reference::ImageRef;
 use crate::session::Session;
+use crate::signature::policy::{NodeSignaturePolicy, check_admission};
 
 /// Settings of a verify run.
 #[derive(Debug, Clone)]
@@ -27,6 +28,8 @@ pub struct Settings {
     /// The release check of signatures (`--signatures`, `--key`, the policy's
     /// `signatures.required`), when asked for.
     pub signatures: Option<SignatureCheck>,
+    /// The Linux nodes' signature policy, when given: each Linux pull's admission predicted.
+    pub admission: Option<NodeSignaturePolicy>,
 }
 
 /// Verifies every target, at most `images_in_flight` at once, handing each outcome to `each`
@@ -49,6 +52,10 @@ pub async fn verify_all<E>(
                     let mut report = t.judge(&graph, &settings.policy, &settings.runtimes);
                     if let Some(check) = &settings.signatures {
                         check_signatures(session, &t.reference, check, &mut report).await;
+                    }
+                    if let (Some(node), ImageRef::Registry(r)) = (&settings.admission, &t.reference)
+                    {
+                        check_admission(session, node, r, r, &mut report).await;
                     }
                     Outcome::Report(report)
                 }

@@ -18,5 +18,5 @@ pub mod key;
 pub mod payload;
 pub mod policy;
 
-pub use fetch::{Found, Place, Stored, find};
+pub use fetch::{Found, Place, Stored, find, sigstore_attachments};
 pub use key::PublicKey;

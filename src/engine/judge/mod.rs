@@ -61,5 +61,6 @@ fn judge_with(
         hosts: matrix.results,
         binaries: binaries(&graph.nodes()),
         signatures: vec![],
+        admissions: vec![],
     }
 }

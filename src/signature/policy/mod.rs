@@ -8,16 +8,17 @@
 //! - `document`: policy.json parsed; `image_policy`: ClusterImagePolicy/ImagePolicy rendered
 //!   as MCO renders them; `registries_d`: where signatures are read;
 //! - `scope`: which scope applies; `identity`: `signedIdentity` matching;
-//! - `admit`: the decision for one pull, from the signatures stored where it is pulled from.
+//! - `admit`: the decision for one pull, from the signatures stored where it is pulled from;
+//!   `pulls`: the decisions for the Linux pulls of a report, the signatures read.
 
 mod admit;
 mod document;
 mod identity;
 mod image_policy;
+mod node;
+mod pulls;
 mod registries_d;
 mod scope;
-
-use std::path::{Path, PathBuf};
 
 pub use admit::{Admission, PullDecision, SignedPull, admit};
 pub use document::{
@@ -25,91 +26,10 @@ pub use document::{
 };
 pub use identity::identity_matches;
 pub use image_policy::{MCO_DEFAULT_POLICY, render_image_policies};
+pub use node::{NodeSignaturePolicy, PolicyFiles};
+pub use pulls::check_admission;
 pub use registries_d::RegistriesD;
 pub use scope::{policy_identity, policy_namespaces, requirements_for};
-
-use crate::input::InputError;
-
-/// The largest policy file read.
-const MAX_POLICY_BYTES: u64 = 4 * 1024 * 1024;
-
-/// A node's signature policy and registries.d, as read from the command line.
-#[derive(Debug, Clone)]
-pub struct NodeSignaturePolicy {
-    /// policy.json, with the image policies rendered onto it.
-    pub policy: SignaturePolicy,
-    /// registries.d, with the image policies' scopes.
-    pub registries: RegistriesD,
-}
-
-/// Where a node's signature policy comes from (`--signature-policy`, `--image-policy`,
-/// `--registries-d`).
-#[derive(Debug, Clone, Default)]
-pub struct PolicyFiles {
-    /// A containers-policy.json(5) file; none: MCO's default (every image passes).
-    pub signature_policy: Option<PathBuf>,
-    /// ClusterImagePolicy / ImagePolicy YAML files, rendered onto it.
-    pub image_policies: Vec<PathBuf>,
-    /// A registries.d directory.
-    pub registries_d: Option<PathBuf>,
-}
-
-impl PolicyFiles {
-    /// Nothing given: no prediction.
-    pub fn is_empty(&self) -> bool {
-        self.signature_policy.is_none() && self.image_policies.is_empty()
-    }
-
-    /// Reads them (bounded); each error names its flag and file.
-    pub fn load(&self) -> Result<Option<NodeSignaturePolicy>, InputError> {
-        if self.is_empty() {
-            return Ok(None);
-        }
-        let mut policy = match &self.signature_policy {
-            Some(path) => {
-                let origin = format!("--signature-policy {}", path.display());
-                parse_policy(&read(path, &origin)?).map_err(|e| InputError::new(origin, e))?
-            }
-            None => parse_policy(MCO_DEFAULT_POLICY).expect("the embedded policy parses"),
-        };
-        let mut registries = match &self.registries_d {
-            Some(dir) => RegistriesD::load(dir)?,
-            None => RegistriesD::default(),
-        };
-        for path in &self.image_policies {
-            let origin = format!("--image-policy {}", path.display());
-            let text = read(path, &origin)?;
-            match render_image_policies(&text, &mut policy, &mut registries) {
-                Ok(0) => return Err(InputError::new(origin, "holds no image policy")),
-                Ok(_) => {}
-                Err(e) => return Err(InputError::new(origin, e)),
-            }
-        }
-        Ok(Some(NodeSignaturePolicy { policy, registries }))
-    }
-}
-
-/// The text of `path`, bounded.
-fn read(path: &Path, origin: &str) -> Result<String, InputError> {
-    crate::input::read_file(path, MAX_POLICY_BYTES).map_err(|e| {
-        let err = InputError::new(origin, e.reason);
-        match e.source {
-            Some(io) => err.caused_by(io),
-            None => err,
-        }
-    })
-}
-
-impl NodeSignaturePolicy {
-    /// The decision for `pull`, from the signatures read from its physical repository.
-    pub fn admit(
-        &self,
-        pull: SignedPull<'_>,
-        signatures: &[Result<crate::signature::Stored, String>],
-    ) -> Admission {
-        admit(&self.policy, &self.registries, pull, signatures)
-    }
-}
 
 #[cfg(test)]
 mod tests;
