@@ -475,11 +475,13 @@ async fn every_fixture_layout_gives_its_rules_and_verdict() {
     covered.extend(check(elf.layout, &judge_default(&g), &elf));
 
     // The signature rules judge what a registry holds next to the image, not its graph:
-    // tests/signatures.rs covers them against a registry.
+    // tests/signatures.rs and tests/signature_policy.rs cover them against a registry.
     covered.extend([
         Rule::SignatureMissing,
         Rule::SignatureInvalid,
         Rule::AttestationMissing,
+        Rule::SignatureRejected,
+        Rule::SignatureNotPredicted,
     ]);
     let verify_rules: BTreeSet<Rule> = Rule::ALL.into_iter().filter(|r| !r.is_mirror()).collect();
     let missing: Vec<&Rule> = verify_rules.difference(&covered).collect();

@@ -30,19 +30,19 @@ const IN_TOTO: &str = "application/vnd.in-toto+json";
 
 /// A cosign key pair on disk: the encrypted private key skopeo signs with, its passphrase
 /// file, the public key imgcheck verifies with, and the key itself to sign attestations.
-struct KeyPair {
+pub(crate) struct KeyPair {
     _dir: TempDir,
-    private: PathBuf,
-    passphrase: PathBuf,
-    public: PathBuf,
-    key: lc::EcdsaKeyPair,
+    pub(crate) private: PathBuf,
+    pub(crate) passphrase: PathBuf,
+    pub(crate) public: PathBuf,
+    pub(crate) key: lc::EcdsaKeyPair,
 }
 
 /// A new P-256 key pair, the private key written as `cosign generate-key-pair` writes it:
 /// PEM `ENCRYPTED SIGSTORE PRIVATE KEY` around the JSON of go-securesystemslib's `encrypted`
 /// package (scrypt N=32768 r=8 p=1 over a 32-byte salt, then NaCl secretbox with a 24-byte
 /// nonce) sealing the key's PKCS#8 DER (sigstore `pkg/cryptoutils`, cosign `pkg/cosign/keys.go`).
-fn key_pair(passphrase: &str) -> KeyPair {
+pub(crate) fn key_pair(passphrase: &str) -> KeyPair {
     use crypto_secretbox::aead::{Aead, KeyInit};
     let dir = tempfile::tempdir().unwrap();
     let key = lc::EcdsaKeyPair::generate(&lc::ECDSA_P256_SHA256_ASN1_SIGNING).unwrap();
@@ -163,7 +163,7 @@ fn push_attachment(registry: &Registry, repo: &str, tag: &str, layers: Vec<Value
 /// Signs `digest` of `repo` with `keys` as containers/image's sigstore signer writes it: a
 /// simple-signing payload naming the digest and `identity`, ECDSA over its SHA-256 (ASN.1),
 /// in the `dev.cosignproject.cosign/signature` annotation of a layer of the `.sig` tag.
-fn sign(registry: &Registry, repo: &str, digest: &str, identity: &str, keys: &KeyPair) {
+pub(crate) fn sign(registry: &Registry, repo: &str, digest: &str, identity: &str, keys: &KeyPair) {
     let payload = json!({
         "critical": {
             "identity": {"docker-reference": identity},
@@ -260,7 +260,7 @@ fn attest(registry: &Registry, repo: &str, digest: &str, subject: &str, keys: &K
 
 /// The fixture `good` in `csi:v1`: its index and the entries the default policy's hosts pull,
 /// each with the host that pulls it (`index` for the list).
-fn good_release(registry: &Registry) -> Vec<(&'static str, String)> {
+pub(crate) fn good_release(registry: &Registry) -> Vec<(&'static str, String)> {
     let top = registry.push_layout(&fixture("good"), "csi", "v1");
     let (_, index) = registry.get_manifest("csi", "v1");
     let index: Value = serde_json::from_slice(&index).unwrap();
@@ -280,7 +280,7 @@ fn good_release(registry: &Registry) -> Vec<(&'static str, String)> {
 }
 
 /// `imgcheck verify --format json ARGS REF`: its exit code and JSON report.
-fn verify(args: &[&str], reference: &str) -> (i32, Value) {
+pub(crate) fn verify(args: &[&str], reference: &str) -> (i32, Value) {
     let mut argv = vec!["verify", "--format", "json"];
     argv.extend_from_slice(args);
     argv.push(reference);
