@@ -302,3 +302,90 @@ fn a_cluster_image_policy_is_rendered_and_bad_policies_are_exit_2() {
     ];
     assert_eq!(crate::common::run_imgcheck(&alone).status.code(), Some(2));
 }
+
+/// Through the mirror plan: CRI-O pulls the source's name from its mirror and reads the
+/// signature there. Signed at the source only, the pull is refused (the signature did not
+/// travel) — skopeo, given the same registries.conf, refuses it too; signed at the mirror, it
+/// is admitted. Windows nodes are not judged.
+#[test]
+fn mirror_check_looks_for_the_signature_in_the_mirror() {
+    let registry = Registry::start();
+    let release = good_release(&registry);
+    let host = registry.host();
+    registry.push_layout(&crate::common::fixture("good"), "mirror/csi", "v1");
+    let keys = key_pair("k");
+    let tagged = format!("{host}/csi:v1");
+    sign(&registry, "csi", &release[1].1, &tagged, &keys);
+    let node = NodeConfig::new(sigstore_policy(
+        &format!("{host}/csi"),
+        &keys,
+        json!({"type": "matchRepoDigestOrExact"}),
+    ));
+    let conf = node.dir.path().join("registries.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "[[registry]]\nprefix = \"{host}/csi\"\nlocation = \"{host}/csi\"\n\
+             [[registry.mirror]]\nlocation = \"{host}/mirror/csi\"\ninsecure = true\n"
+        ),
+    )
+    .unwrap();
+    let pinned = format!("{host}/csi@{}", release[0].1);
+    let mirror_check = || {
+        let (p, d) = (node.policy(), node.registries_d());
+        let out = crate::common::run_imgcheck(&[
+            "mirror-check",
+            "--format",
+            "json",
+            "--os",
+            "linux",
+            "--registries-conf",
+            conf.to_str().unwrap(),
+            "--signature-policy",
+            p.to_str().unwrap(),
+            "--registries-d",
+            d.to_str().unwrap(),
+            &pinned,
+        ]);
+        (out.status.code().unwrap(), crate::common::json_of(&out))
+    };
+    let (code, report) = mirror_check();
+    assert_eq!(code, 1, "{report:#}");
+    let rows = admissions(&report);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].1, "rejected");
+    assert_eq!(rows[0].2, format!("{host}/mirror/csi"));
+    assert!(rows[0].3.starts_with("none there"), "{rows:?}");
+    crate::schema::assert_conforms("imagesReport", "mirror-check --signature-policy", &report);
+    let out = Command::new("skopeo")
+        .arg("--registries-conf")
+        .arg(&conf)
+        .arg("--policy")
+        .arg(node.policy())
+        .arg("--registries.d")
+        .arg(node.registries_d())
+        .args(["--override-os", "linux", "--override-arch", "amd64"])
+        .args(["copy", "--src-tls-verify=false"])
+        .arg(format!("docker://{pinned}"))
+        .arg(format!("dir:{}", node.dir.path().join("copy").display()))
+        .stdin(Stdio::null())
+        .output()
+        .expect("skopeo runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("no signature exists"),
+        "{err}"
+    );
+    // Straight from the source (verify), the signature is there.
+    let (code, report) = node.verify(&pinned);
+    assert_eq!(
+        (code, admissions(&report)[0].1.as_str()),
+        (0, "admitted"),
+        "{report:#}"
+    );
+    // The signature copied to the mirror: admitted there too.
+    sign(&registry, "mirror/csi", &release[1].1, &tagged, &keys);
+    let (code, report) = mirror_check();
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(admissions(&report)[0].1, "admitted");
+}

@@ -150,6 +150,7 @@ impl GateInputs {
             pre: self.pre,
             disconnected: self.disconnected,
             walk: plan.settings.walk,
+            admission: plan.settings.admission.clone(),
             imageset,
         };
         Ok(GatePlan {
