@@ -43,6 +43,10 @@ pub async fn check_admission(
     physical: &RegistryRef,
     report: &mut ImageReport,
 ) {
+    // A reference with a tag and a digest is pulled by its digest (containers/image's docker
+    // transport takes no reference with both).
+    let pinned = logical.digest.as_ref().map(|d| logical.with_digest(d));
+    let logical = pinned.as_ref().unwrap_or(logical);
     for (hosts, digest) in linux_pulls(report) {
         let hosts = hosts.join(", ");
         let pull = SignedPull {
