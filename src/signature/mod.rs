@@ -10,8 +10,8 @@
 //!   tag schema), under the manifest cap.
 //!
 //! Which manifests must be signed, and the findings, are the verify engine's (pure, from what
-//! this module found). What a cluster's nodes would admit (containers policy.json,
-//! ClusterImagePolicy) is not predicted yet.
+//! this module found). What a cluster's Linux nodes would admit (containers policy.json,
+//! registries.d, ClusterImagePolicy) is `policy`'s.
 
 pub mod fetch;
 pub mod key;
