@@ -40,6 +40,7 @@ mod sandbox;
 mod schema;
 mod seeders;
 mod selection;
+mod signature_policy;
 mod signatures;
 mod stream;
 mod synopsis;

@@ -475,13 +475,15 @@ async fn every_fixture_layout_gives_its_rules_and_verdict() {
     covered.extend(check(elf.layout, &judge_default(&g), &elf));
 
     // The signature rules judge what a registry holds next to the image, not its graph:
-    // tests/signatures.rs covers them against a registry. `driver-skew` judges two images
-    // together (a driver's Linux and Windows halves), never one graph: tests/driver.rs.
+    // tests/signatures.rs and tests/signature_policy.rs cover them against a registry. `driver-skew`
+    // judges two images together (a driver's Linux and Windows halves), never one graph: tests/driver.rs.
     covered.extend([
         Rule::SignatureMissing,
         Rule::SignatureInvalid,
         Rule::AttestationMissing,
         Rule::DriverSkew,
+        Rule::SignatureRejected,
+        Rule::SignatureNotPredicted,
     ]);
     let verify_rules: BTreeSet<Rule> = Rule::ALL.into_iter().filter(|r| !r.is_mirror()).collect();
     let missing: Vec<&Rule> = verify_rules.difference(&covered).collect();

@@ -32,10 +32,10 @@ const IN_TOTO: &str = "application/vnd.in-toto+json";
 /// file, the public key imgcheck verifies with, and the key itself to sign attestations.
 pub(crate) struct KeyPair {
     _dir: TempDir,
-    private: PathBuf,
-    passphrase: PathBuf,
+    pub(crate) private: PathBuf,
+    pub(crate) passphrase: PathBuf,
     pub(crate) public: PathBuf,
-    key: lc::EcdsaKeyPair,
+    pub(crate) key: lc::EcdsaKeyPair,
 }
 
 /// A new P-256 key pair, the private key written as `cosign generate-key-pair` writes it:
@@ -260,7 +260,7 @@ pub(crate) fn attest(registry: &Registry, repo: &str, digest: &str, subject: &st
 
 /// The fixture `good` in `csi:v1`: its index and the entries the default policy's hosts pull,
 /// each with the host that pulls it (`index` for the list).
-fn good_release(registry: &Registry) -> Vec<(&'static str, String)> {
+pub(crate) fn good_release(registry: &Registry) -> Vec<(&'static str, String)> {
     let top = registry.push_layout(&fixture("good"), "csi", "v1");
     let (_, index) = registry.get_manifest("csi", "v1");
     let index: Value = serde_json::from_slice(&index).unwrap();
@@ -280,7 +280,7 @@ fn good_release(registry: &Registry) -> Vec<(&'static str, String)> {
 }
 
 /// `imgcheck verify --format json ARGS REF`: its exit code and JSON report.
-fn verify(args: &[&str], reference: &str) -> (i32, Value) {
+pub(crate) fn verify(args: &[&str], reference: &str) -> (i32, Value) {
     let mut argv = vec!["verify", "--format", "json"];
     argv.extend_from_slice(args);
     argv.push(reference);

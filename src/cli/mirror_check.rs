@@ -14,6 +14,7 @@ use super::exit::ExitKind;
 use super::output;
 use super::printer::Printer;
 use super::progress::Terminal;
+use super::signature_policy::SignaturePolicyArgs;
 
 /// Arguments of `imgcheck mirror-check`.
 #[derive(clap::Args)]
@@ -70,6 +71,8 @@ pub struct MirrorCheckArgs {
     /// default such a node is skipped, with a note naming it and the field).
     #[arg(long = "strict-nodes", requires = "nodes")]
     strict_nodes: bool,
+    #[command(flatten)]
+    signature_policy: SignaturePolicyArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     format: ReportFormat,
@@ -123,6 +126,7 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
             jobs,
             max_input_bytes: global.max_input_size,
             signatures: args.signatures,
+            signature_policy: args.signature_policy.files(),
             ..args.input.inputs()
         },
         mirrors: MirrorFiles {

@@ -22,6 +22,7 @@ pub mod policy;
 pub mod printer;
 pub mod progress;
 pub mod resolve;
+pub mod signature_policy;
 pub mod verbose;
 pub mod verify;
 

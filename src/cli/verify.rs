@@ -13,6 +13,7 @@ use super::exit::ExitKind;
 use super::output;
 use super::printer::Printer;
 use super::progress::Terminal;
+use super::signature_policy::SignaturePolicyArgs;
 
 /// Arguments of `imgcheck verify`.
 #[derive(clap::Args)]
@@ -42,6 +43,8 @@ pub struct VerifyArgs {
     /// `--signatures`.
     #[arg(long = "key", value_name = "PUB.pem")]
     keys: Vec<std::path::PathBuf>,
+    #[command(flatten)]
+    signature_policy: SignaturePolicyArgs,
     /// Judge for the nodes of a cluster instead of the policy's hosts: the output of
     /// `oc get nodes -o json` or `kubectl get nodes -o json` (or `-o yaml`; `-` for standard
     /// input).
@@ -87,6 +90,7 @@ pub async fn run(global: &GlobalArgs, args: &VerifyArgs) -> Result<ExitKind, Cli
         deep: args.deep,
         signatures: args.signatures,
         keys: args.keys.clone(),
+        signature_policy: args.signature_policy.files(),
         jobs,
         max_input_bytes: global.max_input_size,
         upgrade: match (&args.upgrade_to, args.upgrade) {

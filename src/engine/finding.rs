@@ -10,7 +10,7 @@ use super::halves::DriverStage;
 use super::rules::Rule;
 use super::severity::Severity;
 use super::sources::EntrySource;
-use super::standing::SignatureEntry;
+use super::standing::{AdmissionEntry, SignatureEntry};
 use crate::digest::Digest;
 use crate::platform::RuntimeProfile;
 use crate::policy::Isolation;
@@ -335,6 +335,10 @@ pub struct ImageReport {
     /// reads it, `driver-skew`).
     #[serde(skip)]
     pub sources: Vec<EntrySource>,
+    /// With `--signature-policy`/`--image-policy`: each Linux pull, and what the cluster's
+    /// signature policy decides for it (absent from JSON when empty).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub admissions: Vec<AdmissionEntry>,
 }
 
 impl ImageReport {
@@ -350,6 +354,7 @@ impl ImageReport {
             binaries: vec![],
             signatures: vec![],
             sources: vec![],
+            admissions: vec![],
         }
     }
 
@@ -373,6 +378,7 @@ impl ImageReport {
             binaries: vec![],
             signatures: vec![],
             sources: vec![],
+            admissions: vec![],
         }
     }
 
@@ -390,6 +396,7 @@ impl ImageReport {
             binaries: vec![],
             signatures: vec![],
             sources: vec![],
+            admissions: vec![],
         }
     }
 

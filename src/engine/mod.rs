@@ -11,12 +11,13 @@
 //! - [`inspect`]: the entries of a graph as `inspect` shows them (rendered by `report`);
 //! - [`EntrySource`]: the source revision and version each image names (`driver-skew`);
 //! - [`judge_driver`]: the Linux and Windows halves of one CSI driver (`driver-skew`);
-//! - [`judge_signatures`]: the release check of signatures and attestations (`--signatures`);
+//! - [`admission_finding`]: what a Linux node's signature policy decides for a pull;
 //! - [`NodePlacement`], [`RunExtras`]: what a run's report carries besides its images (the
 //!   per-node answer, notes, the nodes' runtimes), made by `run`, rendered by `report`.
 //!
 //! This file only declares and re-exports: the files below import each other, never it.
 
+mod admitted;
 #[cfg(test)]
 pub(crate) mod allocs;
 mod binaries;
@@ -30,10 +31,10 @@ mod placement;
 mod resolve;
 mod rules;
 mod severity;
-mod signed;
 mod sources;
 mod standing;
 
+pub use admitted::admission_finding;
 pub use binaries::{BinaryEntry, GoReport, ProgramReport, REVISION_LABELS, Revision};
 pub use drivers::{DriverCheck, judge_driver};
 pub use finding::{Finding, HostResult, HostStatus, ImageReport, Origin, Verdict, verdict_of};
@@ -44,6 +45,5 @@ pub use placement::{NodePlacement, RunExtras};
 pub use resolve::{CandidateReport, HostResolution, resolve};
 pub use rules::Rule;
 pub use severity::Severity;
-pub use signed::{SignatureCheck, judge_signatures, signed_subjects};
 pub use sources::{EntrySource, VERSION_LABELS, sources, versions};
-pub use standing::{SignatureEntry, Standing};
+pub use standing::{AdmissionEntry, Place, SignatureEntry, Standing};

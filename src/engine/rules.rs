@@ -81,6 +81,12 @@ pub enum Rule {
     /// versions; also, as information, the skew a rollout from the current halves to the
     /// target ones passes through.
     DriverSkew,
+    /// With `--signature-policy`/`--image-policy`, a Linux node's CRI-O would refuse the pull
+    /// under the cluster's signature policy (containers/image's decision, predicted).
+    SignatureRejected,
+    /// With `--signature-policy`/`--image-policy`, the policy's requirement for a Linux pull
+    /// cannot be checked offline (GPG `signedBy`, Fulcio/PKI certificates, Rekor SETs).
+    SignatureNotPredicted,
     /// No mirror configuration entry covers the reference (mirror-check).
     MirrorNotConfigured,
     /// A tag reference whose mirrors serve digest pulls only (mirror-check).
@@ -339,6 +345,20 @@ const RULES: &[RuleInfo] = &[
         hint: "build the Linux and Windows images of the driver from the same commit and version, and ship them in the same release; while two revisions must run side by side (a rollout), test that pair",
     },
     RuleInfo {
+        rule: Rule::SignatureRejected,
+        id: "signature-rejected",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "sign the entry a Linux node pulls (not only the list) with a key of the scope's policy, naming the identity its signedIdentity accepts, and copy the sha256-<hex>.sig tag to the repository the node pulls from (the mirror: 'oc-mirror' / 'skopeo copy --all' copy signatures); or fix the scope (remapIdentity for images pulled by the mirror's name)",
+    },
+    RuleInfo {
+        rule: Rule::SignatureNotPredicted,
+        id: "signature-not-predicted",
+        severity: Severity::Warning,
+        command: Command::Verify,
+        hint: "check this pull on a node (podman pull --signature-policy /etc/containers/policy.json): imgcheck does not verify GPG signatures, Fulcio or PKI certificates, or Rekor SETs offline",
+    },
+    RuleInfo {
         rule: Rule::MirrorNotConfigured,
         id: "mirror-not-configured",
         severity: Severity::Error,
@@ -556,23 +576,25 @@ mod tests {
             Rule::SignatureInvalid => 26,
             Rule::AttestationMissing => 27,
             Rule::DriverSkew => 28,
-            Rule::MirrorNotConfigured => 29,
-            Rule::MirrorTagIgnored => 30,
-            Rule::MirrorMissing => 31,
-            Rule::MirrorDigestDiffers => 32,
-            Rule::MirrorChildMissing => 33,
-            Rule::MirrorPlatformDropped => 34,
-            Rule::MirrorWindowsPath => 35,
-            Rule::ForeignLayerNotMirrored => 36,
-            Rule::MirrorResolved => 37,
-            Rule::MirrorTargetMoved => 38,
-            Rule::MirrorSignatureMissing => 39,
+            Rule::SignatureRejected => 29,
+            Rule::SignatureNotPredicted => 30,
+            Rule::MirrorNotConfigured => 31,
+            Rule::MirrorTagIgnored => 32,
+            Rule::MirrorMissing => 33,
+            Rule::MirrorDigestDiffers => 34,
+            Rule::MirrorChildMissing => 35,
+            Rule::MirrorPlatformDropped => 36,
+            Rule::MirrorWindowsPath => 37,
+            Rule::ForeignLayerNotMirrored => 38,
+            Rule::MirrorResolved => 39,
+            Rule::MirrorTargetMoved => 40,
+            Rule::MirrorSignatureMissing => 41,
         };
         for (i, r) in Rule::ALL.iter().enumerate() {
             assert_eq!(position(*r), i, "{r:?}");
             assert_eq!(r.to_string(), r.id());
             assert_eq!(serde_json::to_value(r).unwrap(), r.id());
-            assert_eq!(r.is_mirror(), i >= 29, "{r}");
+            assert_eq!(r.is_mirror(), i >= 31, "{r}");
         }
         let ids: BTreeSet<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
         assert_eq!(ids.len(), Rule::ALL.len());
@@ -582,7 +604,7 @@ mod tests {
     #[test]
     fn the_table_has_one_row_per_rule_with_a_kebab_case_id_and_a_hint() {
         assert_eq!(RULES.len(), Rule::ALL.len());
-        assert_eq!(Rule::ALL.len(), 40);
+        assert_eq!(Rule::ALL.len(), 42);
         for (i, row) in RULES.iter().enumerate() {
             assert_eq!(row.rule as usize, i, "{row:?}");
             assert_eq!(row.rule.info().id, row.id);
@@ -609,6 +631,7 @@ mod tests {
                 | Rule::SourceSkew
                 | Rule::MirrorSignatureMissing
                 | Rule::DriverSkew
+                | Rule::SignatureNotPredicted
                 | Rule::OsVersionNotInConfig => Severity::Warning,
                 Rule::UnsupportedBuild
                 | Rule::Attestation

@@ -13,7 +13,7 @@
 //! become one report ([`combine`]), each finding of one OS's pull marked with it.
 
 use super::config::MirrorConfig;
-use super::gather::gather;
+use super::gather::{Evidence, Held, gather};
 use super::hosts::model::HostsConfig;
 use super::judge::{add_plan, judge, unread_source};
 use super::ocmirror::judge_copy;
@@ -26,6 +26,7 @@ use crate::platform::RuntimeProfile;
 use crate::policy::Policy;
 use crate::reference::{ImageRef, RegistryRef};
 use crate::session::Session;
+use crate::signature::policy::{NodeSignaturePolicy, check_admission};
 use crate::source::FetchError;
 
 /// The mirror configuration as each OS reads it, and the OSes in scope.
@@ -83,6 +84,9 @@ pub struct Gate {
     pub signatures: bool,
     /// Walk options (per image).
     pub walk: WalkOptions,
+    /// The Linux nodes' signature policy (`--signature-policy`, `--image-policy`): each Linux
+    /// pull's admission predicted, its signature looked for in the mirror that serves it.
+    pub admission: Option<NodeSignaturePolicy>,
     /// `--pre` with ImageSetConfigurations: the images they name, which oc-mirror will copy
     /// (and the mirror sets it writes will cover).
     pub imageset: Option<ImageSetImages>,
@@ -151,12 +155,28 @@ pub async fn check_image(
                 let mut report = judge(&evidence, image.policy, &gate.runtimes);
                 let required = gate.signatures || image.policy.signatures_required();
                 travelled(session, &evidence, &mut report, required).await;
+                if let Some(node) = &gate.admission
+                    && plan.os == NodeOs::Linux
+                    && let Some(served) = served_by(&evidence)
+                {
+                    check_admission(session, node, &evidence.reference, served, &mut report).await;
+                }
                 report
             }
         };
         rows.push((plan.os, report));
     }
     Ok(combine(&image.reference.to_string(), rows))
+}
+
+/// The mirror that serves a pull: the first of the plan that holds the source's image (a
+/// node stops there, and CRI-O reads the signatures there).
+fn served_by(evidence: &Evidence) -> Option<&RegistryRef> {
+    let look = evidence
+        .mirrors
+        .iter()
+        .find(|l| matches!(l.held, Held::Same { .. }))?;
+    Some(&look.target)
 }
 
 /// The report of a pull no mirror serves: the plan's findings, and the pull's failure when
@@ -208,6 +228,7 @@ pub fn combine(reference: &str, rows: Vec<(NodeOs, ImageReport)>) -> ImageReport
         combined.verdict = combined.verdict.max(r.verdict);
         combined.hosts.extend(r.hosts);
         combined.binaries.extend(r.binaries);
+        combined.admissions.extend(r.admissions);
     }
     combined.findings.sort_by_key(|f| f.severity);
     combined
@@ -233,6 +254,12 @@ async fn before_mirroring(
     };
     for p in image.plans {
         add_plan(&mut report, p.os, &p.plan);
+    }
+    // Without a mirror configuration, the nodes pull from the source: its signatures count.
+    if let (Some(node), true, ImageRef::Registry(source)) =
+        (&gate.admission, image.plans.is_empty(), r)
+    {
+        check_admission(session, node, source, source, &mut report).await;
     }
     if let Some(f) = not_in_imageset(image, gate) {
         report.findings.push(f);

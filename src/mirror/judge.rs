@@ -454,6 +454,7 @@ fn report(reference: &str, digest: Option<&Digest>, mut findings: Vec<Finding>) 
         binaries: vec![],
         signatures: vec![],
         sources: vec![],
+        admissions: vec![],
         digest: digest.map(ToString::to_string),
         verdict: verdict_of(&findings),
         findings,

@@ -20,10 +20,11 @@
 use super::gather::{Evidence, Held, SourceEvidence};
 use super::pull::NodeOs;
 use crate::digest::Digest;
-use crate::engine::{Finding, ImageReport, Rule, Severity, signed_subjects, verdict_of};
+use crate::engine::{Finding, ImageReport, Rule, Severity, verdict_of};
 use crate::reference::RegistryRef;
 use crate::session::Session;
 use crate::signature::payload::claim;
+use crate::signature::signed_subjects;
 use crate::signature::{Found, find};
 
 /// What was read for one manifest the nodes pull.

@@ -189,6 +189,7 @@ mod tests {
             binaries: vec![],
             signatures: vec![],
             sources: vec![],
+            admissions: vec![],
             digest: None,
             verdict,
             findings: rules

@@ -197,6 +197,7 @@ pub(crate) mod tests {
             binaries: vec![],
             signatures: vec![],
             sources: vec![],
+            admissions: vec![],
             digest: Some("sha256:0123456789abcdef".into()),
             verdict,
             findings: severities

@@ -151,6 +151,7 @@ impl GateInputs {
             disconnected: self.disconnected,
             signatures: plan.settings.signatures.is_some(),
             walk: plan.settings.walk,
+            admission: plan.settings.admission.clone(),
             imageset,
         };
         Ok(GatePlan {

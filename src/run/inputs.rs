@@ -15,7 +15,7 @@ use super::verify::Settings;
 use crate::cluster::manifests;
 use crate::cluster::nodes::{self, NodeRuntime, OddNodes};
 use crate::cluster::upgrade::UpgradeTo;
-use crate::engine::{Origin, SignatureCheck};
+use crate::engine::Origin;
 use crate::escape::escape;
 use crate::graph::WalkOptions;
 use crate::input::{DEFAULT_MAX_INPUT_BYTES, read_imageset, read_reference_list};
@@ -24,6 +24,8 @@ use crate::policy::{DEFAULT_POLICY, Policy};
 use crate::reference::ImageRef;
 use crate::scheduling::NodeFacts;
 use crate::signature::PublicKey;
+use crate::signature::SignatureCheck;
+use crate::signature::policy::PolicyFiles;
 
 /// The images a run verifies and how: every input the command line's `verify` takes.
 /// Files named `-` are read from standard input (one of them at most).
@@ -56,6 +58,9 @@ pub struct Inputs {
     pub signatures: bool,
     /// Public keys that must verify the signatures (`--key`, PEM).
     pub keys: Vec<PathBuf>,
+    /// The Linux nodes' signature policy (`--signature-policy`, `--image-policy`,
+    /// `--registries-d`): each Linux pull's admission is predicted when one is given.
+    pub signature_policy: PolicyFiles,
     /// Registry requests, and images, in flight at once.
     pub jobs: usize,
     /// The size limit of each input file read (`--max-input-size`): node lists, reference
@@ -105,6 +110,7 @@ impl Default for Inputs {
             deep: false,
             signatures: false,
             keys: Vec::new(),
+            signature_policy: PolicyFiles::default(),
             jobs: 16,
             max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
             sandbox_image: None,
@@ -194,6 +200,7 @@ impl Inputs {
         }
         let sandbox = self.sandbox(&policy, &from_manifests);
         let signatures = self.signature_check(&policy)?;
+        let admission = self.signature_policy.load()?;
         let walk = WalkOptions {
             jobs: self.jobs,
             deep: self.deep,
@@ -206,6 +213,7 @@ impl Inputs {
                 walk,
                 images_in_flight: self.jobs,
                 signatures,
+                admission,
             },
             notes,
             listed,

@@ -4,15 +4,14 @@
 use super::bounded::run_bounded;
 use super::outcome::Outcome;
 use super::targets::{Target, sandbox_fetch_hint};
-use crate::engine::{
-    Finding, ImageReport, Origin, Rule, SignatureCheck, judge_signatures, signed_subjects, sources,
-    verdict_of,
-};
+use crate::engine::{Finding, ImageReport, Origin, Rule, sources, verdict_of};
 use crate::graph::WalkOptions;
 use crate::platform::RuntimeProfile;
 use crate::policy::Policy;
 use crate::reference::ImageRef;
 use crate::session::Session;
+use crate::signature::policy::{NodeSignaturePolicy, check_admission};
+use crate::signature::{SignatureCheck, judge_signatures, signed_subjects};
 
 /// Settings of a verify run.
 #[derive(Debug, Clone)]
@@ -28,6 +27,8 @@ pub struct Settings {
     /// The release check of signatures (`--signatures`, `--key`, the policy's
     /// `signatures.required`), when asked for.
     pub signatures: Option<SignatureCheck>,
+    /// The Linux nodes' signature policy, when given: each Linux pull's admission predicted.
+    pub admission: Option<NodeSignaturePolicy>,
 }
 
 /// Verifies every target, at most `images_in_flight` at once, handing each outcome to `each`
@@ -53,6 +54,10 @@ pub async fn verify_all<E>(
                     }
                     if let Some(check) = &settings.signatures {
                         check_signatures(session, &t.reference, check, &mut report).await;
+                    }
+                    if let (Some(node), ImageRef::Registry(r)) = (&settings.admission, &t.reference)
+                    {
+                        check_admission(session, node, r, r, &mut report).await;
                     }
                     Outcome::Report(report)
                 }

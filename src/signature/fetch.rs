@@ -12,6 +12,7 @@ use super::payload::{
     SIMPLE_SIGNING, layers, referrers,
 };
 use crate::digest::Digest;
+use crate::engine::Place;
 use crate::manifest::MAX_MANIFEST_BYTES;
 use crate::reference::RegistryRef;
 use crate::session::Session;
@@ -26,16 +27,6 @@ pub struct Stored {
     pub payload: Vec<u8>,
     /// The `dev.cosignproject.cosign/signature` annotation.
     pub signature: Option<String>,
-}
-
-/// Where signatures and attestations of a manifest were found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Place {
-    /// The `sha256-<hex>.sig` / `.att` tags.
-    Tag,
-    /// The referrers API, or its tag schema.
-    Referrers,
 }
 
 /// What was found for one manifest: its signatures and attestations (each read, or why not),
@@ -67,14 +58,13 @@ pub async fn find(session: &Session, reference: &RegistryRef, subject: &Digest) 
     let mut found = Found::default();
     let tag = format!("{}-{}", subject.algorithm().name(), subject.hex());
     for (suffix, holds) in [(".sig", Holds::Signatures), (".att", Holds::Attestations)] {
-        let at = tagged(reference, &format!("{tag}{suffix}"));
-        match top(session, &at).await {
-            Ok(Some(bytes)) => {
-                read_layers(session, &at, &bytes, holds, Place::Tag, &mut found).await
-            }
-            Ok(None) => {}
-            Err(e) => found.failed(holds, &at.to_string(), e),
-        }
+        read_tag(
+            session,
+            &tagged(reference, &format!("{tag}{suffix}")),
+            holds,
+            &mut found,
+        )
+        .await;
     }
     let listed = match session.registry_source(reference) {
         Ok(source) => source.referrers(subject).await,
@@ -92,6 +82,35 @@ pub async fn find(session: &Session, reference: &RegistryRef, subject: &Digest) 
         Err(e) => found.failed(Holds::Signatures, &format!("referrers of {subject}"), e),
     }
     found
+}
+
+/// Reads the signatures of `subject` as containers/image reads sigstore attachments for a
+/// pull (`docker/docker_image_src.go`, `appendSigstoreInternalSignatures`): the layers of the
+/// `sha256-<hex>.sig` tag of the repository of `reference` only, no referrers.
+pub async fn sigstore_attachments(
+    session: &Session,
+    reference: &RegistryRef,
+    subject: &Digest,
+) -> Found {
+    let mut found = Found::default();
+    let tag = format!("{}-{}.sig", subject.algorithm().name(), subject.hex());
+    read_tag(
+        session,
+        &tagged(reference, &tag),
+        Holds::Signatures,
+        &mut found,
+    )
+    .await;
+    found
+}
+
+/// The layers of the manifest at `at`, when there is one.
+async fn read_tag(session: &Session, at: &RegistryRef, holds: Holds, found: &mut Found) {
+    match top(session, at).await {
+        Ok(Some(bytes)) => read_layers(session, at, &bytes, holds, Place::Tag, found).await,
+        Ok(None) => {}
+        Err(e) => found.failed(holds, &at.to_string(), e),
+    }
 }
 
 /// The repository of `reference` at `tag`.

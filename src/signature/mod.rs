@@ -9,13 +9,19 @@
 //! - `fetch`: reading them from a registry (the `.sig`/`.att` tags, the referrers API or its
 //!   tag schema), under the manifest cap.
 //!
-//! Which manifests must be signed, and the findings, are the verify engine's (pure, from what
-//! this module found). What a cluster's nodes would admit (containers policy.json,
-//! ClusterImagePolicy) is not predicted yet.
+//! - `release`: the release check (`--signatures`), pure: which manifests must be signed and
+//!   attested, and from what `fetch` found, the `signatures` block and its findings;
+//! - `policy`: what a cluster's Linux nodes would admit (containers policy.json, registries.d,
+//!   ClusterImagePolicy).
+//!
+//! It produces the verify engine's findings and reports; the engine never imports it.
 
 pub mod fetch;
 pub mod key;
 pub mod payload;
+pub mod policy;
+pub mod release;
 
-pub use fetch::{Found, Place, Stored, find};
+pub use fetch::{Found, Stored, find, sigstore_attachments};
 pub use key::PublicKey;
+pub use release::{SignatureCheck, judge_signatures, signed_subjects};

@@ -62,5 +62,6 @@ fn judge_with(
         binaries: binaries(&graph.nodes()),
         signatures: vec![],
         sources: vec![],
+        admissions: vec![],
     }
 }

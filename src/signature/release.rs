@@ -10,12 +10,10 @@
 //! verifies. The payload's `docker-reference` is reported, not required to match: a release
 //! is signed where it is built and served from elsewhere.
 
-use super::finding::{Finding, ImageReport};
-use super::rules::Rule;
-use super::standing::{SignatureEntry, Standing};
+use super::payload::{Envelope, base64, claim};
+use super::{Found, PublicKey, Stored};
 use crate::digest::Digest;
-use crate::signature::payload::{Envelope, base64, claim};
-use crate::signature::{Found, PublicKey, Stored};
+use crate::engine::{Finding, ImageReport, Rule, SignatureEntry, Standing};
 
 /// What `--signatures` requires.
 #[derive(Debug, Clone, Default)]
