@@ -384,6 +384,11 @@ fn windows_matches(
         // strings, nothing else (an entry without os.version matches no versioned host).
         return entry_version.starts_with(host_version);
     }
+    if stage == Stage::Pull && profile.windows_prefix_or_none() {
+        // containerd 1.6.18 – 1.6.22 `windowsmatcher.Match`: no os.version matches, then the
+        // prefix (containerd#8106).
+        return entry_version.is_empty() || entry_version.starts_with(host_version);
+    }
     if host_version.is_empty() || entry_version.is_empty() {
         return true;
     }
@@ -743,32 +748,32 @@ mod tests {
     /// `docs/matching.md`: the compatibility window per profile.
     #[test]
     fn ltsc_window_per_profile() {
-        // (host, ctr, [1.4, 1.5, 1.6-early, 1.6, 1.7, 2.0, 2.2, 2.3, next]): 1.4 and 1.5 at
+        // (host, ctr, [1.4, 1.5, 1.6-early, 1.6.18, 1.6, 1.7, 2.0, 2.2, 2.3, next]): 1.4 and 1.5 at
         // start only (their pull reads no window), by the host's own check.
-        let cases: &[(u16, u16, [bool; 9])] = &[
-            (17763, 17763, [true; 9]),
-            (17763, 17762, [false; 9]),
-            (19041, 19041, [true; 9]),
-            (19041, 17763, [false; 9]),
-            (20348, 20348, [true; 9]),
-            (20348, 22621, [false; 9]),
-            (22621, 20348, [true; 9]),
-            (22621, 22621, [true; 9]),
-            (22621, 22631, [false; 9]),
-            (25398, 20348, [true; 9]),
-            (26100, 20348, [true; 9]),
-            (26100, 26100, [true; 9]),
-            (26100, 17763, [false; 9]),
+        let cases: &[(u16, u16, [bool; 10])] = &[
+            (17763, 17763, [true; 10]),
+            (17763, 17762, [false; 10]),
+            (19041, 19041, [true; 10]),
+            (19041, 17763, [false; 10]),
+            (20348, 20348, [true; 10]),
+            (20348, 22621, [false; 10]),
+            (22621, 20348, [true; 10]),
+            (22621, 22621, [true; 10]),
+            (22621, 22631, [false; 10]),
+            (25398, 20348, [true; 10]),
+            (26100, 20348, [true; 10]),
+            (26100, 26100, [true; 10]),
+            (26100, 17763, [false; 10]),
             // Above 26100 the 2.2/2.3 floor moves to 26100 (moby/moby#53397); next goes one
             // LTSC back again.
             (
                 26200,
                 20348,
-                [true, true, true, true, true, true, false, false, true],
+                [true, true, true, true, true, true, true, false, false, true],
             ),
-            (26200, 26100, [true; 9]),
-            (26200, 26200, [true; 9]),
-            (26200, 26300, [false; 9]),
+            (26200, 26100, [true; 10]),
+            (26200, 26200, [true; 10]),
+            (26200, 26300, [false; 10]),
         ];
         for (h, c, want) in cases {
             assert_eq!(RuntimeProfile::CONTAINERD.len(), want.len());
@@ -781,6 +786,45 @@ mod tests {
         let v = |s| WindowsVersion::parse(s).unwrap();
         assert!(!RuntimeProfile::CONTAINERD_2_3.compatible(v("10.0.20348"), v("6.3.20348")));
         assert!(!RuntimeProfile::CONTAINERD_2_3.compatible(v("10.1.20348"), v("10.0.20348")));
+    }
+
+    /// Issue 33, D: containerd 1.6.18 – 1.6.22 (`containerd-1.6.18`) between the 1.6.0 prefix
+    /// rule and the 1.6.23 LTSC window, each row citing the release that decides it.
+    #[test]
+    fn containerd_1_6_18_to_1_6_22_take_the_prefix_or_no_os_version() {
+        let none = Platform::new("windows", "amd64");
+        let (early, mid, late) = (
+            RuntimeProfile::CONTAINERD_1_6_0,
+            RuntimeProfile::CONTAINERD_1_6_18,
+            RuntimeProfile::CONTAINERD_1_6,
+        );
+        // (source, host build, entry, [1.6.0 – 1.6.17, 1.6.18 – 1.6.22, 1.6.23 – 1.6.39])
+        let cases = [
+            (
+                "v1.6.17 defaults_windows.go windowsmatcher.Match: strings.HasPrefix only; \
+                 v1.6.18 (containerd#8106): an entry without OSVersion matches first",
+                17763,
+                none.clone(),
+                [false, true, true],
+            ),
+            (
+                "v1.6.18 – v1.6.22 windowsmatcher.Match: the prefix, no stable-ABI window; \
+                 v1.6.23 (containerd#8854, releases/v1.6.23.toml): a WS2022 entry on a newer host",
+                22621,
+                win("10.0.20348.2461"),
+                [false, false, true],
+            ),
+            (
+                "every 1.6: the host's own build by prefix",
+                20348,
+                win("10.0.20348.2461"),
+                [true, true, true],
+            ),
+        ];
+        for (source, build, entry, want) in cases {
+            let got = [early, mid, late].map(|p| matches(p, &host(build), &entry));
+            assert_eq!(got, want, "{source}");
+        }
     }
 
     #[test]
@@ -859,7 +903,9 @@ mod tests {
         assert!(matches(RuntimeProfile::CONTAINERD_2_3, &h_hv, &other));
         assert_eq!(
             RuntimeProfile::CONTAINERD.map(|p| p.checks_features()),
-            [false, false, false, false, false, false, false, true, true]
+            [
+                false, false, false, false, false, false, false, false, true, true
+            ]
         );
     }
 
@@ -1064,10 +1110,11 @@ mod tests {
             .map(|p| pick(*p, &h, &list).selected.unwrap())
             .collect();
         // 1.4: any Windows entry, index order (the first Windows one); 1.5.2 – 1.5.x,
-        // 1.6.0 – 1.6.17: only the host's own build (prefix); 1.6: highest
+        // 1.6.0 – 1.6.17: only the host's own build (prefix); 1.6.18 – 1.6.22: the prefix or
+        // no os.version, the highest revision (100 over none's 0); 1.6: highest
         // numeric revision (2227); 1.7: index order (first Windows entry); 2.2+: os.version
         // string, descending ("10.0.26100.100" is the greatest string).
-        assert_eq!(got, vec![1, 2, 2, 1, 1, 1, 2, 2, 2]);
+        assert_eq!(got, vec![1, 2, 2, 2, 1, 1, 1, 2, 2, 2]);
         // String order, not numeric: "10.0.20348.999" > "10.0.20348.2227".
         let list = cands(&[Some(win("10.0.20348.2227")), Some(win("10.0.20348.999"))]);
         assert_eq!(

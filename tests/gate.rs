@@ -519,3 +519,55 @@ fn the_port_and_override_path_are_named_as_the_causes() {
         "{path:?}"
     );
 }
+
+/// Issue 33, C: a hosts.toml with `server` and no `host` table. containerd 1.5 – 1.7.31
+/// (go-toml v1, `remotes/docker/config/hosts.go` `getSortedHosts`: "invalid `host` tree";
+/// `loadHostDir` falls back to `loadCertFiles`) never ask that server: nodes under the
+/// default policy (containerd-1.7 among its runtimes) pull from the source, a failure that
+/// names why; nodes running only containerd 2.x (`core/remotes/docker/config/hosts.go`,
+/// go-toml v2) ask the server, which holds the image: a pass.
+#[test]
+fn a_server_without_a_host_table_is_asked_only_by_releases_that_read_it() {
+    let r = Release::new();
+    skopeo_copy_all(
+        &r.source.docker_ref(DRIVER, "v1"),
+        &r.mirror.docker_ref(DRIVER, "v1"),
+    );
+    let hosts = r.dir.path().join("certs.d");
+    let folder = hosts.join(r.source.host());
+    std::fs::create_dir_all(&folder).unwrap();
+    let server = format!("http://{}", r.mirror.host());
+    std::fs::write(
+        folder.join("hosts.toml"),
+        format!("server = \"{server}\"\n"),
+    )
+    .unwrap();
+    let policy = r.write(
+        "v2.yaml",
+        "name: v2\nwindows:\n  architectures: [amd64]\n  builds: [17763, 20348]\n  \
+         isolation: process\nruntimes: [containerd-2.0, containerd-2.3]\n",
+    );
+    let reference = r.source_ref(DRIVER, &format!("@{}", r.digest(DRIVER, "v1")));
+    let hosts = hosts.to_str().unwrap();
+    let run = |policy: Option<&str>| {
+        let mut args = vec!["mirror-check", "--hosts-dir", hosts, "--os", "windows"];
+        args.extend(["--sandbox-image", "none", "--disconnected"]);
+        if let Some(p) = policy {
+            args.extend(["--policy", p]);
+        }
+        args.push(&reference);
+        gate(&args, None)
+    };
+    let (code, doc) = run(None);
+    assert_eq!(code, 1, "{doc:#}");
+    let why = findings(report(&doc, &reference), "mirror-not-configured");
+    assert!(
+        why.iter().any(|(_, m)| m.contains(&server)
+            && m.contains("invalid `host` tree")
+            && m.contains("containerd-1.7")),
+        "{why:?}"
+    );
+    let (code, doc) = run(Some(policy.to_str().unwrap()));
+    assert_eq!(code, 0, "{doc:#}");
+    assert!(errors(report(&doc, &reference)).is_empty(), "{doc:#}");
+}

@@ -570,7 +570,7 @@ fn hostprocess_run(nodes: &str, manifest: &str, format: &str) -> std::process::O
 /// Issue 21 item 3, "the JSON says which and why": every placement names its node's runtime as
 /// reported and why that runtime is judged under its profile, and `runtimes[]` says it once per
 /// distinct runtime, with its nodes. On EKS 1.24 (containerd 1.6.6) the reason is the prefix rule
-/// of 1.6.0 – 1.6.17; a 1.6.20 node (a gap between two rows) and a 2.4.0 node (newer than every
+/// of 1.6.0 – 1.6.17; a 1.6.40 node (newer than every row of its series) and a 2.4.0 node (newer than every
 /// release) are told how they were mapped. Before, the JSON named the profile only.
 #[test]
 fn each_placement_says_its_nodes_runtime_profile_and_why() {
@@ -621,11 +621,11 @@ fn each_placement_says_its_nodes_runtime_profile_and_why() {
         assert_eq!(p["status"], "no-match", "{p}");
     }
 
-    // One Windows node on 1.6.20 (no row covers 1.6.18 – 1.6.22), the other on 2.4.0.
+    // One Windows node on 1.6.40 (newer than the 1.6 rows), the other on 2.4.0.
     let mut mixed: Value = serde_json::from_slice(&std::fs::read(eks).unwrap()).unwrap();
     for n in mixed["items"].as_array_mut().unwrap() {
         let version = match n["metadata"]["name"].as_str().unwrap() {
-            name if name == win_a => "containerd://1.6.20",
+            name if name == win_a => "containerd://1.6.40",
             name if name == win_b => "containerd://2.4.0",
             _ => continue,
         };
@@ -635,7 +635,7 @@ fn each_placement_says_its_nodes_runtime_profile_and_why() {
     let out = hostprocess_run(&mixed, manifest, "json");
     let doc = json_of(&out);
     crate::cluster::assert_schema(&doc);
-    let gap = "containerd 1.6.20: no profile covers 1.6.18–1.6.22; judged as containerd-1.6, the nearest newer row of the 1.6 series: ";
+    let gap = "containerd 1.6.40: no profile covers 1.6.40 and later; judged as containerd-1.6, the nearest older row of the 1.6 series: ";
     let next = "containerd 2.4.0: newer than every release a profile covers (the newest: 2.3.x); judged as containerd-next: ";
     let runtimes: Vec<(&str, &str, &str, usize)> = doc["runtimes"]
         .as_array()
@@ -659,7 +659,7 @@ fn each_placement_says_its_nodes_runtime_profile_and_why() {
     assert_eq!(
         runtimes,
         [
-            ("containerd://1.6.20", "containerd-1.6", gap, 1),
+            ("containerd://1.6.40", "containerd-1.6", gap, 1),
             ("containerd://1.6.6", "containerd-1.6.0", PREFIX, 2),
             ("containerd://2.4.0", "containerd-next", next, 1),
         ]
@@ -680,7 +680,7 @@ fn each_placement_says_its_nodes_runtime_profile_and_why() {
     assert_eq!(
         told,
         [
-            (win_a, "containerd-1.6", "containerd://1.6.20", true),
+            (win_a, "containerd-1.6", "containerd://1.6.40", true),
             (win_b, "containerd-next", "containerd://2.4.0", true),
         ]
     );
@@ -701,7 +701,7 @@ fn each_placement_says_its_nodes_runtime_profile_and_why() {
         .collect::<Vec<_>>();
     assert_eq!(block.len(), 3, "{stdout}");
     assert!(
-        block[0].starts_with(&format!("  containerd://1.6.20 (1 node): {gap}")),
+        block[0].starts_with(&format!("  containerd://1.6.40 (1 node): {gap}")),
         "{stdout}"
     );
     assert!(

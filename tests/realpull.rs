@@ -16,7 +16,7 @@
 //!   vector, each matcher from `NewMatcher`, which on a Linux host is `platforms.go`
 //!   `matcher.Match`: OS, architecture and variant after `Normalize`, **no `os.version`**.
 //!   - `--platform linux/...` is therefore the matcher of a Linux node (`platforms.Default()`
-//!     is `Only(DefaultSpec())` there): imgcheck's `containerd-1.6` row.
+//!     is `Only(DefaultSpec())` there): imgcheck's `containerd-1.6.18` row (1.6.20's).
 //!   - `--platform windows/amd64` is not a Windows node's matcher (`defaults_windows.go`
 //!     `matchComparer` is built on Windows only): any Windows entry of the architecture
 //!     matches and the first in index order wins — the Windows rule of imgcheck's
@@ -334,7 +334,7 @@ fn rows() -> Vec<Row> {
             "plain",
             Ctr(amd64),
             amd64,
-            "containerd-1.6",
+            "containerd-1.6.18",
             Some(LINUX_AMD64),
         ),
         row(
@@ -342,7 +342,7 @@ fn rows() -> Vec<Row> {
             "plain",
             Ctr(arm64),
             arm64,
-            "containerd-1.6",
+            "containerd-1.6.18",
             Some(LINUX_ARM64),
         ),
         row(
@@ -390,7 +390,7 @@ fn rows() -> Vec<Row> {
             "nested",
             Ctr(amd64),
             amd64,
-            "containerd-1.6",
+            "containerd-1.6.18",
             Some(LINUX_AMD64),
         ),
         row(
@@ -406,7 +406,7 @@ fn rows() -> Vec<Row> {
             "index-type-on-a-manifest",
             Ctr(amd64),
             amd64,
-            "containerd-1.6",
+            "containerd-1.6.18",
             None,
         ),
         row(
@@ -422,7 +422,7 @@ fn rows() -> Vec<Row> {
             "attestation-selected",
             Ctr(amd64),
             amd64,
-            "containerd-1.6",
+            "containerd-1.6.18",
             None,
         ),
         row(
@@ -438,7 +438,7 @@ fn rows() -> Vec<Row> {
             "platformless",
             Ctr(amd64),
             amd64,
-            "containerd-1.6",
+            "containerd-1.6.18",
             None,
         ),
         row(

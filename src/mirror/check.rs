@@ -38,6 +38,9 @@ pub struct Mirrors<'a> {
     pub windows: &'a HostsConfig,
     /// The node OSes in scope.
     pub oses: &'a [NodeOs],
+    /// The runtime profiles of the Windows nodes (they read a hosts.toml without a `host`
+    /// table differently).
+    pub windows_runtimes: &'a [RuntimeProfile],
 }
 
 impl Mirrors<'_> {
@@ -50,7 +53,12 @@ impl Mirrors<'_> {
                 let linux = resolution
                     .map(|r| r.mirrors_for(true).into_iter().cloned().collect())
                     .unwrap_or_default();
-                pull::windows(reference, self.windows, self.config.mirror_sets(), linux)
+                let nodes = pull::WindowsNodes {
+                    hosts: self.windows,
+                    sets: self.config.mirror_sets(),
+                    runtimes: self.windows_runtimes,
+                };
+                pull::windows(reference, nodes, linux)
             }
         })
     }

@@ -11,11 +11,13 @@
 use std::fmt;
 
 use super::config::{MirrorSet, MirrorSetKind, PullFrom};
-use super::hosts::containerd::{Attempt, AttemptKind, attempts, manifest_url, object};
-use super::hosts::model::{Capabilities, ConfiguredBy, HostsConfig, RegistryHost};
+use super::hosts::containerd::READS_SERVER_ONLY_FROM;
+use super::hosts::containerd::{Attempt, AttemptKind, HostsReader, attempts, manifest_url, object};
+use super::hosts::model::{Capabilities, ConfiguredBy, HostsConfig, HostsFile, RegistryHost};
 use super::plan::{PullPlan, plan};
 use super::resolve::{MirrorLocation, MirrorResolution, match_prefix};
 use crate::engine::{Finding, Rule, Severity};
+use crate::platform::RuntimeProfile;
 use crate::policy::Policy;
 use crate::reference::RegistryRef;
 
@@ -170,16 +172,32 @@ fn checked_mirrors(requests: &[Attempt], origin: &str) -> Vec<MirrorLocation> {
     out
 }
 
-/// A Windows node's plan under `hosts` (WMCO's rendering of `sets`, or a directory);
-/// `elsewhere`: where Linux nodes look for it.
+/// The Windows nodes a plan is for: their mirror configuration (WMCO's rendering of `sets`, or
+/// a directory) and their containerd profiles.
+#[derive(Debug, Clone, Copy)]
+pub struct WindowsNodes<'a> {
+    /// The hosts.toml tree.
+    pub hosts: &'a HostsConfig,
+    /// The mirror sets given (IDMS, ITMS, ICSP).
+    pub sets: &'a [MirrorSet],
+    /// The profiles the Windows nodes run (a policy's `runtimes`, or the nodes').
+    pub runtimes: &'a [RuntimeProfile],
+}
+
+/// A Windows node's plan under `nodes`' configuration; `elsewhere`: where Linux nodes look for
+/// it. A hosts.toml that sets `server` without a `host` table is read as the strictest of the
+/// nodes' containerd releases reads it ([`HostsReader::of_nodes`]).
 pub fn windows(
     reference: &RegistryRef,
-    hosts: &HostsConfig,
-    sets: &[MirrorSet],
+    nodes: WindowsNodes<'_>,
     elsewhere: Vec<MirrorLocation>,
 ) -> NodePlan {
+    let WindowsNodes { hosts, sets, .. } = nodes;
     let by_digest = reference.digest.is_some();
     let object = object(reference);
+    let (reader, ignoring) = HostsReader::of_nodes(nodes.runtimes);
+    let file = hosts.file_for(&reference.registry);
+    let server_ignored = file.filter(|f| reader.ignores_server_of(f));
     let mut findings = Vec::new();
     let (requests, origin) = match hosts.unusable.get(&reference.registry) {
         Some(why) => {
@@ -200,18 +218,15 @@ pub fn windows(
             )
         }
         None => (
-            attempts(hosts, reference, by_digest, &object),
-            hosts
-                .file_for(&reference.registry)
-                .map(|f| f.origin.clone())
-                .unwrap_or_default(),
+            attempts(hosts, reference, (by_digest, &object), reader),
+            file.map(|f| f.origin.clone()).unwrap_or_default(),
         ),
     };
     let mut checked = checked_mirrors(&requests, &origin);
     let mut check_by_digest = by_digest;
     let configured = !origin.is_empty();
     if configured && checked.is_empty() && !by_digest {
-        let digest_requests = attempts(hosts, reference, true, &object);
+        let digest_requests = attempts(hosts, reference, (true, &object), reader);
         checked = checked_mirrors(&digest_requests, &origin);
         if !checked.is_empty() {
             findings.push(tag_ignored(reference, &origin, requests.is_empty()));
@@ -223,7 +238,9 @@ pub fn windows(
             .filter(|a| a.repository.is_none())
             .map(outside_the_api),
     );
-    if checked.is_empty() && !hosts.unusable.contains_key(&reference.registry) {
+    if let Some(file) = server_ignored {
+        findings.push(server_ignored_finding(reference, file, &ignoring));
+    } else if checked.is_empty() && !hosts.unusable.contains_key(&reference.registry) {
         let unaskable = requests.iter().any(|a| a.repository.is_none());
         let how = (configured, unaskable);
         findings.push(windows_not_configured(reference, hosts, sets, how));
@@ -306,6 +323,40 @@ fn tag_ignored(reference: &RegistryRef, origin: &str, fails: bool) -> Finding {
     }
     f
 }
+
+/// `mirror-not-configured` for a hosts.toml whose `server` the Windows nodes under `ignoring`
+/// never ask: it has no `host` table, so their containerd refuses the file and pulls from the
+/// source ([`HostsReader::IgnoresServerOnly`]).
+fn server_ignored_finding(
+    reference: &RegistryRef,
+    file: &HostsFile,
+    ignoring: &[RuntimeProfile],
+) -> Finding {
+    let name = format!("{}/{}", reference.registry, reference.repository);
+    let server = file
+        .server
+        .as_ref()
+        .map(RegistryHost::base)
+        .unwrap_or_default();
+    let profiles: Vec<&str> = ignoring.iter().map(|p| p.name()).collect();
+    let (major, minor, patch) = READS_SERVER_ONLY_FROM;
+    let message = format!(
+        "{} sets server = {server} but has no [host.\"URL\"] table: containerd 1.5 – \
+         {major}.{minor}.{} (go-toml v1; hosts.go getSortedHosts: \"invalid `host` tree\") \
+         refuses the whole file and loadHostDir falls back to the registry itself, so Windows \
+         nodes under {} never ask the server and pull {name} from the source, which a \
+         disconnected cluster cannot reach ({major}.{minor}.{patch} and 2.x ask the server)",
+        file.origin,
+        patch - 1,
+        profiles.join(", "),
+    );
+    Finding::new(Rule::MirrorNotConfigured, message, None).with_hint(SERVER_ONLY_HINT)
+}
+
+/// The hint of a hosts.toml whose `server` older containerd releases ignore.
+const SERVER_ONLY_HINT: &str = "write the mirror as a [host.\"https://MIRROR-HOST/v2/PATH\"] \
+    table (capabilities = [\"pull\"], override_path = true), as WMCO does, or add an empty \
+    [host] table below the server: every containerd release then reads the file";
 
 /// `mirror-not-configured` for a Windows node, saying why: only an ICSP or a wildcard source
 /// covers it, only registries.conf does, or nothing; `(configured, unaskable)`: a hosts.toml

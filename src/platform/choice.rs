@@ -151,9 +151,9 @@ mod tests {
         ),
         (
             (1, 6, 20),
-            "containerd-1.6",
-            Mapping::NearestNewer,
-            "containerd 1.6.20: no profile covers 1.6.18–1.6.22; judged as containerd-1.6, the nearest newer row of the 1.6 series: a Windows entry needs",
+            "containerd-1.6.18",
+            Mapping::Covered,
+            "containerd 1.6.20 is in 1.6.18–1.6.22: the os.version prefix is required, entries without os.version match",
         ),
         (
             (1, 6, 40),

@@ -31,6 +31,9 @@ impl RuntimeProfile {
     /// containerd 1.6.0 – 1.6.17: a Windows entry matches only when its `os.version` starts
     /// with the host's `major.minor.build` (no fallback for entries without one).
     pub const CONTAINERD_1_6_0: RuntimeProfile = named("containerd-1.6.0");
+    /// containerd 1.6.18 – 1.6.22: the prefix rule, and entries without `os.version` match
+    /// every host (containerd#8106); no LTSC window yet.
+    pub const CONTAINERD_1_6_18: RuntimeProfile = named("containerd-1.6.18");
     /// containerd 1.6.23 – 1.6.39.
     pub const CONTAINERD_1_6: RuntimeProfile = named("containerd-1.6");
     /// containerd 1.7.x.
@@ -162,6 +165,10 @@ enum WindowsVersions {
     /// 1.6.0 – 1.6.17 `platforms/defaults_windows.go` `windowsmatcher.Match`:
     /// `strings.HasPrefix`), so an entry without one matches no host.
     Prefix,
+    /// The prefix rule, and entries without `os.version` match every host (containerd 1.6.18
+    /// – 1.6.22 `windowsmatcher.Match`: the fallback of containerd#8106 before the prefix;
+    /// the stable-ABI window came in 1.6.23, containerd#8854).
+    PrefixOrNone,
     /// Entries the host can run (`checkWindowsHostAndContainerCompat`, the LTSC floor), and
     /// entries without `os.version` (containerd#7431, 1.6.18 and later).
     Compatible,
@@ -284,6 +291,28 @@ const PROFILES: &[ProfileInfo] = &[
         checks_features: false,
         version_numbers: VersionNumbers::Atoi,
         windows_versions: WindowsVersions::Prefix,
+        os_compare: OsCompare::Raw,
+        full_config_check: false,
+        linux_fallback: false,
+    },
+    // containerd 1.6.18 (its release branch took containerd#8106, 2023-02-15, the day before
+    // the tag) – 1.6.22 (releases/v1.6.23.toml: "Add stable ABI support in windows platform
+    // matcher", containerd#8854): platforms/defaults_windows.go `windowsmatcher.Match` returns
+    // true for an entry without os.version, else the prefix; `Less` unchanged.
+    ProfileInfo {
+        name: "containerd-1.6.18",
+        why: "the os.version prefix is required, entries without os.version match every host (containerd#8106; no LTSC window before 1.6.23)",
+        runtime: Runtime::Containerd {
+            first: (1, 6, 18),
+            last: (1, 6, 22),
+        },
+        // The prefix rule decides alone: the LTSC columns are never used.
+        ltsc: &[BUILD_WS2022],
+        floor: Floor::NewestBelow,
+        winner: Winner::HighestRevision,
+        checks_features: false,
+        version_numbers: VersionNumbers::Atoi,
+        windows_versions: WindowsVersions::PrefixOrNone,
         os_compare: OsCompare::Raw,
         full_config_check: false,
         linux_fallback: false,
@@ -638,6 +667,12 @@ impl RuntimeProfile {
     /// `major.minor.build` (containerd 1.6.0 – 1.6.17), rather than by compatibility.
     pub(super) fn windows_prefix_only(self) -> bool {
         self.info().windows_versions == WindowsVersions::Prefix
+    }
+
+    /// Whether a Windows entry matches when its `os.version` starts with the host's
+    /// `major.minor.build` or it has none (containerd 1.6.18 – 1.6.22).
+    pub(super) fn windows_prefix_or_none(self) -> bool {
+        self.info().windows_versions == WindowsVersions::PrefixOrNone
     }
 
     /// Whether a Windows entry matches when its build is not above the host's (moby), rather

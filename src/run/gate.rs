@@ -23,6 +23,7 @@ use crate::mirror::config::MirrorConfig;
 use crate::mirror::hosts::model::HostsConfig;
 use crate::mirror::hosts::{dir, wmco};
 use crate::mirror::pull::{NodeOs, NodePlan, oses_in_scope};
+use crate::platform::RuntimeProfile;
 use crate::policy::Policy;
 use crate::reference::ImageRef;
 
@@ -109,6 +110,8 @@ struct Pulls {
     config: MirrorConfig,
     windows: HostsConfig,
     oses: Vec<NodeOs>,
+    /// The Windows nodes' runtime profiles.
+    runtimes: Vec<RuntimeProfile>,
     /// A configuration was given.
     configured: bool,
 }
@@ -160,6 +163,7 @@ impl GateInputs {
                 config,
                 windows,
                 oses,
+                runtimes: gate.runtimes.clone(),
                 configured,
             },
             gate,
@@ -189,6 +193,7 @@ impl Pulls {
             config: &self.config,
             windows: &self.windows,
             oses: &self.oses,
+            windows_runtimes: &self.runtimes,
         })
     }
 

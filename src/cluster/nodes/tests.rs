@@ -55,13 +55,15 @@ fn runtime_versions_map_to_profiles() {
         ("containerd://1.6.23", "containerd-1.6", false),
         ("containerd://1.6.39", "containerd-1.6", false),
         // Issue 21, item 3: 1.6.0 – 1.6.17 have the prefix-only Windows matcher (EKS 1.24's
-        // Windows nodes report 1.6.6); 1.6.18 – 1.6.22, between two rows of the 1.6 series,
-        // are judged under the newer. containerd v1.5.2's matcher is `containerd-1.5`
+        // Windows nodes report 1.6.6); issue 33, D: 1.6.18 – 1.6.22 the prefix with the
+        // fallback for entries without os.version (containerd#8106, released in 1.6.18), no
+        // LTSC window yet (containerd#8854, 1.6.23). containerd v1.5.2's matcher is `containerd-1.5`
         // (1.5.0, 1.5.1: the newer row of the series); 1.3 and older, the oldest row (1.4).
         ("containerd://1.6.0", "containerd-1.6.0", false),
         ("containerd://1.6.6", "containerd-1.6.0", false),
         ("containerd://1.6.17", "containerd-1.6.0", false),
-        ("containerd://1.6.18", "containerd-1.6", true),
+        ("containerd://1.6.18", "containerd-1.6.18", false),
+        ("containerd://1.6.20", "containerd-1.6.18", false),
         ("containerd://1.6.10", "containerd-1.6.0", false),
         ("containerd://1.5.18", "containerd-1.5", false),
         ("containerd://1.5.2", "containerd-1.5", false),
@@ -79,7 +81,7 @@ fn runtime_versions_map_to_profiles() {
         ("containerd://2.4.0", "containerd-next", true),
         // The edges of the profile table's releases, and the nearest profile beyond them.
         ("containerd://0.9.0", "containerd-1.4", true),
-        ("containerd://1.6.22", "containerd-1.6", true),
+        ("containerd://1.6.22", "containerd-1.6.18", false),
         ("containerd://1.6.40", "containerd-1.6", true),
         ("containerd://1.7.4294967295", "containerd-1.7", false),
         ("containerd://1.8.0", "containerd-next", true),

@@ -3,12 +3,69 @@
 //! order, then its `server`; for a pull by digest those with `pull`, for a pull by tag those
 //! with `pull` and `resolve` (`Resolve`, `filterHosts`); each request at
 //! `scheme://host` + `path.Join(host path, source repository, "manifests", digest or tag)`
-//! (`dockerBase.request`): the **source** repository, whatever the mirror.
+//! (`dockerBase.request`): the **source** repository, whatever the mirror. A file without a
+//! `host` table is read as the node's containerd release reads it ([`HostsReader`]).
 
 use std::fmt;
 
-use super::model::{Capabilities, HostsConfig, RegistryHost};
+use super::model::{Capabilities, HostsConfig, HostsFile, RegistryHost};
+use crate::platform::{ContainerdVersion, RuntimeProfile};
 use crate::reference::RegistryRef;
+
+/// The first containerd 1.7 release that reads a hosts.toml without a `host` table: v1.7.32
+/// (its release notes: containerd#10028, commit 24007441d, "Fix error parsing hosts.toml
+/// without any `host` tree"). containerd 2.0 and later read it with go-toml v2.
+pub const READS_SERVER_ONLY_FROM: ContainerdVersion = (1, 7, 32);
+
+/// How a containerd release reads a hosts.toml that has no `host` table (only `server` and
+/// other top-level fields): the one place where releases read the same file differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostsReader {
+    /// containerd 1.5 – 1.7.31 (go-toml v1, `remotes/docker/config/hosts.go`):
+    /// `getSortedHosts` fails ("invalid `host` tree"), `loadHostDir` logs it and reads the
+    /// folder for certificates only (`loadCertFiles`): the registry itself, `server` ignored.
+    IgnoresServerOnly,
+    /// containerd 1.7.32 and later 1.7, 2.0 and later (`core/remotes/docker/config/hosts.go`
+    /// `getSortedHosts` with go-toml v2: no `[host."…"]` header is no hosts): the `server` is
+    /// asked.
+    ReadsServerOnly,
+}
+
+impl HostsReader {
+    /// How the releases of `profile` read such a file: [`HostsReader::IgnoresServerOnly`] when
+    /// any release it covers ignores it (the `containerd-1.7` row covers 1.7.0 – 1.7.31 too);
+    /// `None` for a runtime that reads no hosts.toml (Docker Engine, CRI-O).
+    pub fn of(profile: RuntimeProfile) -> Option<HostsReader> {
+        match profile.releases() {
+            Some((first, _)) if first < READS_SERVER_ONLY_FROM => {
+                Some(HostsReader::IgnoresServerOnly)
+            }
+            Some(_) => Some(HostsReader::ReadsServerOnly),
+            None if RuntimeProfile::CONTAINERD.contains(&profile) => {
+                Some(HostsReader::ReadsServerOnly)
+            }
+            None => None,
+        }
+    }
+
+    /// How the nodes under `runtimes` read such a file, taken as the strictest of them (a
+    /// node that ignores the `server` pulls from the source), with the profiles that ignore
+    /// it.
+    pub fn of_nodes(runtimes: &[RuntimeProfile]) -> (HostsReader, Vec<RuntimeProfile>) {
+        let ignoring: Vec<RuntimeProfile> = (runtimes.iter().copied())
+            .filter(|p| HostsReader::of(*p) == Some(HostsReader::IgnoresServerOnly))
+            .collect();
+        match ignoring.is_empty() {
+            true => (HostsReader::ReadsServerOnly, ignoring),
+            false => (HostsReader::IgnoresServerOnly, ignoring),
+        }
+    }
+
+    /// Whether this reader ignores `file`'s `server`: it has one and no `host` table.
+    pub fn ignores_server_of(self, file: &HostsFile) -> bool {
+        self == HostsReader::IgnoresServerOnly && file.server.is_some() && !file.host_table
+    }
+}
 
 /// Whether a request goes to a mirror or to the source registry itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,28 +169,33 @@ pub fn object(reference: &RegistryRef) -> String {
 }
 
 /// The hosts containerd tries for `reference` (its hosts.toml's hosts, then the server or
-/// the registry itself), in order, with their capabilities.
-pub fn hosts_for(config: &HostsConfig, reference: &RegistryRef) -> Vec<RegistryHost> {
+/// the registry itself), in order, with their capabilities, as `reader` reads the file.
+pub fn hosts_for(
+    config: &HostsConfig,
+    reference: &RegistryRef,
+    reader: HostsReader,
+) -> Vec<RegistryHost> {
+    let source = RegistryHost::default_for(&reference.registry);
     let Some(file) = config.file_for(&reference.registry) else {
-        return vec![RegistryHost::default_for(&reference.registry)];
+        return vec![source];
     };
-    let server = file
-        .server
-        .clone()
-        .unwrap_or_else(|| RegistryHost::default_for(&reference.registry));
+    if reader.ignores_server_of(file) {
+        return vec![source];
+    }
+    let server = file.server.clone().unwrap_or(source);
     file.hosts.iter().cloned().chain([server]).collect()
 }
 
 /// The manifest requests of a pull of `reference` by digest (`by_digest`) or by tag, in
-/// order, at `object` (digest or tag).
+/// order, at `object` (digest or tag), by nodes whose containerd reads the files as `reader`.
 pub fn attempts(
     config: &HostsConfig,
     reference: &RegistryRef,
-    by_digest: bool,
-    object: &str,
+    (by_digest, object): (bool, &str),
+    reader: HostsReader,
 ) -> Vec<Attempt> {
     let source = RegistryHost::default_for(&reference.registry);
-    hosts_for(config, reference)
+    hosts_for(config, reference, reader)
         .into_iter()
         .filter(|h| h.capabilities.serves(by_digest))
         .map(|h| Attempt {

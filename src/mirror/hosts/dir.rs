@@ -19,6 +19,8 @@
 //! other than http/https, a URL without a host, mistyped fields, `ca`, `client` or `header`
 //! of a type its type switches refuse) is refused here naming the file, the entry and the
 //! field: containerd logs the error and ignores the file, so the node pulls from the source.
+//! Whether the file has a `host` table is kept: containerd 1.5 – 1.7.31 ignore a file without
+//! one, `server` included ([`HostsReader`](super::containerd::HostsReader)).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -104,6 +106,7 @@ fn folder(path: &Path, name: &str) -> Result<Option<HostsFile>, MirrorConfigErro
         origin: format!("{} (no hosts.toml: no mirrors)", path.display()),
         hosts: Vec::new(),
         server: None,
+        host_table: false,
     };
     match std::fs::metadata(&file) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Some(none())),
@@ -185,6 +188,7 @@ pub fn parse(path: &Path, text: &str) -> Result<HostsFile, MirrorConfigError> {
         origin: path.display().to_string(),
         hosts,
         server,
+        host_table: root.get("host").is_some(),
     })
 }
 

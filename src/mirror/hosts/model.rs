@@ -104,6 +104,10 @@ pub struct HostsFile {
     pub hosts: Vec<RegistryHost>,
     /// The `server`, tried last; `None`: the registry itself ([`RegistryHost::default_for`]).
     pub server: Option<RegistryHost>,
+    /// The file has a `host` table (`[host."URL"]` entries, or an empty `[host]`): without
+    /// one, containerd 1.5 – 1.7.31 refuse the whole file and ignore its `server`
+    /// (`containerd.rs`, `HostsReader`).
+    pub host_table: bool,
 }
 
 /// Who wrote the hosts.toml files.

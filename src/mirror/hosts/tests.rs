@@ -4,12 +4,13 @@
 
 use std::path::Path;
 
-use super::containerd::{AttemptKind, attempts, object};
+use super::containerd::{AttemptKind, HostsReader, attempts, object};
 use super::dir::{parse, read};
 use super::model::{ConfiguredBy, HostsConfig, host_paths};
 use super::wmco::{render, truncate};
 use crate::mirror::config::MirrorConfig;
 use crate::mirror::testing::reg;
+use crate::platform::RuntimeProfile;
 
 const D: &str = "sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 const ART: &str = "quay.io/openshift-release-dev/ocp-v4.0-art-dev";
@@ -32,13 +33,24 @@ fn itms(entries: &str) -> String {
     )
 }
 
-/// The requests of a Windows node for `reference` under `config`: `(kind, url)`.
-fn requests(config: &HostsConfig, reference: &str) -> Vec<(AttemptKind, String)> {
+/// The requests of a Windows node for `reference` under `config`: `(kind, url)`, its
+/// containerd reading the files as `reader`.
+fn requests_by(
+    config: &HostsConfig,
+    reference: &str,
+    reader: HostsReader,
+) -> Vec<(AttemptKind, String)> {
     let r = reg(reference);
-    attempts(config, &r, r.digest.is_some(), &object(&r))
+    attempts(config, &r, (r.digest.is_some(), &object(&r)), reader)
         .into_iter()
         .map(|a| (a.kind, a.url))
         .collect()
+}
+
+/// [`requests_by`] a containerd 1.7 node, as WMCO ships it (a file without a `host` table is
+/// ignored: no row below is about that).
+fn requests(config: &HostsConfig, reference: &str) -> Vec<(AttemptKind, String)> {
+    requests_by(config, reference, HostsReader::IgnoresServerOnly)
 }
 
 use AttemptKind::{Mirror as M, Source as S};
@@ -597,12 +609,15 @@ fn a_folder_or_hosts_toml_containerd_cannot_read_is_refused_naming_it() {
         );
     }
     // A dangling link is a folder that does not exist (os.Stat: IsNotExist): the next one.
-    let dir = tree(&[("_default/hosts.toml", "server = \"https://cache.local\"\n")]);
+    let dir = tree(&[("_default/hosts.toml", "[host.\"https://cache.local\"]\n")]);
     symlink("nowhere", dir.path().join("quay.io")).unwrap();
     let config = read(dir.path()).unwrap();
     assert_eq!(
         requests(&config, &format!("quay.io/a/b@{D}")),
-        [(M, format!("https://cache.local/v2/a/b/manifests/{D}"))]
+        [
+            (M, format!("https://cache.local/v2/a/b/manifests/{D}")),
+            (S, format!("https://quay.io/v2/a/b/manifests/{D}")),
+        ]
     );
 }
 
@@ -689,4 +704,77 @@ fn credentials_queries_and_fragments_of_host_urls_are_dropped_and_never_printed(
         assert!(!shown.contains("s3cret"), "{shown}");
         assert!(shown.contains("<redacted>"), "{shown}");
     }
+}
+
+#[test]
+fn a_hosts_toml_without_a_host_table_is_read_as_each_containerd_release_reads_it() {
+    // containerd#10027: a file with `server` (or other top-level fields) and no `host` table.
+    let v1 = "containerd 1.5 – 1.7.31 remotes/docker/config/hosts.go getSortedHosts (go-toml v1: \
+              root.Get(\"host\") is no *toml.Tree: \"invalid `host` tree\"); loadHostDir logs \
+              it and falls back to loadCertFiles: the registry itself";
+    let v2 = "containerd 1.7.32 (containerd#10028), 2.x core/remotes/docker/config/hosts.go \
+              getSortedHosts (go-toml/v2 parser: no [host.X] header, no hosts); parseHostsFile \
+              appends the server";
+    let server = "server = \"https://cache.local\"\n";
+    let empty_table = "server = \"https://cache.local\"\n[host]\n";
+    let ca_only = "ca = \"ca.pem\"\n";
+    let src = (S, format!("https://quay.io/v2/a/b/manifests/{D}"));
+    let cache = (M, format!("https://cache.local/v2/a/b/manifests/{D}"));
+    use HostsReader::{IgnoresServerOnly as Old, ReadsServerOnly as New};
+    type Case<'a> = (&'a str, HostsReader, &'a str, Vec<(AttemptKind, String)>);
+    let cases: Vec<Case> = vec![
+        (v1, Old, server, vec![src.clone()]),
+        (v2, New, server, vec![cache.clone()]),
+        (
+            "hosts.go getSortedHosts (go-toml v1): an empty [host] is a tree without keys \
+             (containerd#10027's workaround)",
+            Old,
+            empty_table,
+            vec![cache.clone()],
+        ),
+        (v2, New, empty_table, vec![cache]),
+        (v1, Old, ca_only, vec![src.clone()]),
+        (
+            "ConfigureHosts: a last host without a URL is the registry itself",
+            New,
+            ca_only,
+            vec![src],
+        ),
+    ];
+    for (source, reader, text, want) in cases {
+        let dir = tree(&[("quay.io/hosts.toml", text)]);
+        let config = read(dir.path()).unwrap();
+        let got = requests_by(&config, &format!("quay.io/a/b@{D}"), reader);
+        assert_eq!(got, want, "{source}: {text}");
+    }
+    // Which profile reads how: every release a row covers must read the file as said.
+    let rows = [
+        // Every release these rows cover is older than 1.7.32.
+        ("containerd-1.4", Some(Old)),
+        ("containerd-1.5", Some(Old)),
+        ("containerd-1.6.0", Some(Old)),
+        ("containerd-1.6", Some(Old)),
+        // 1.7.0 – 1.7.31 ignore it; the row covers them.
+        ("containerd-1.7", Some(Old)),
+        ("containerd-2.0", Some(New)),
+        ("containerd-2.2", Some(New)),
+        ("containerd-2.3", Some(New)),
+        ("containerd-next", Some(New)),
+        // Docker Engine and CRI-O read no hosts.toml.
+        ("docker-19.03", None),
+        ("cri-o", None),
+    ];
+    for (name, want) in rows {
+        let profile: RuntimeProfile = name.parse().unwrap();
+        assert_eq!(HostsReader::of(profile), want, "{name}");
+    }
+    let nodes = [
+        RuntimeProfile::CONTAINERD_2_0,
+        RuntimeProfile::CONTAINERD_1_7,
+    ];
+    assert_eq!(
+        HostsReader::of_nodes(&nodes),
+        (Old, vec![RuntimeProfile::CONTAINERD_1_7])
+    );
+    assert_eq!(HostsReader::of_nodes(&nodes[..1]), (New, vec![]));
 }

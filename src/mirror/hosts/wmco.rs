@@ -198,6 +198,8 @@ pub fn render(sets: &[MirrorSet]) -> Result<HostsConfig, MirrorConfigError> {
                 origin,
                 hosts,
                 server: Some(server),
+                // generateConfig writes a [host."…"] entry per mirror, and a set has one.
+                host_table: true,
             },
         );
     }
