@@ -1,9 +1,11 @@
 //! Executable headers, read while a file streams past: PE/COFF (machine, subsystem, imported
 //! DLLs), ELF (class, byte order, machine, ARM architecture), `#!` scripts, and the Go build
-//! information. Pure: no I/O; a [`Probe`] is fed the file's bytes in order and keeps only the
+//! information with its module dependencies, and the CSI Proxy API packages a Go program
+//! embeds. Pure: no I/O; a [`Probe`] is fed the file's bytes in order and keeps only the
 //! header ranges it needs, at most [`MAX_KEPT`] bytes per file. Hostile or truncated input
 //! gives a bounded answer that names the problem, never a panic. See `docs/images.md`.
 
+mod apis;
 mod check;
 pub mod dll;
 mod elf;
@@ -14,8 +16,10 @@ mod probe;
 mod read;
 mod script;
 
+pub use apis::{MAX_APIS, is_version};
+pub use gobuild::MAX_DEPS;
 pub use info::{
-    ArmArch, BinaryFormat, BinaryInfo, ElfClass, ElfInfo, Endian, GoBuildInfo, PeInfo,
+    ArmArch, BinaryFormat, BinaryInfo, ElfClass, ElfInfo, Endian, GoBuildInfo, GoModule, PeInfo,
     elf_machine_name, pe_machine_name,
 };
 pub use probe::{MAX_KEPT, Probe};
