@@ -9,6 +9,13 @@ use std::collections::BTreeSet;
 
 use memchr::memmem::Finder;
 
+/// The client module drivers import (`client/go.mod`, a module of its own since v1.0.0).
+pub const CLIENT_MODULE: &str = "github.com/kubernetes-csi/csi-proxy/client";
+/// The csi-proxy module itself: the proxy's main module, and the client of drivers built
+/// before the client was a module of its own (v0.x); `/v2` is the library, which dials no
+/// pipe.
+pub const PROXY_MODULE: &str = "github.com/kubernetes-csi/csi-proxy";
+
 /// The prefix every such package path starts with.
 const NEEDLE: &[u8] = b"github.com/kubernetes-csi/csi-proxy/client/";
 /// The directories under it whose packages are per group and version.

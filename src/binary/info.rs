@@ -117,6 +117,23 @@ pub struct GoBuildInfo {
     pub csi_proxy_apis: Vec<String>,
 }
 
+impl GoBuildInfo {
+    /// The csi-proxy client the program is built with: the `dep` line of
+    /// [`CLIENT_MODULE`](super::CLIENT_MODULE), or of [`PROXY_MODULE`](super::PROXY_MODULE)
+    /// before v2. `None` for the proxy itself (its main module) and for a program without one.
+    pub fn csi_proxy_client(&self) -> Option<&GoModule> {
+        use super::apis::{CLIENT_MODULE, PROXY_MODULE};
+        if self.main_module.as_deref() == Some(PROXY_MODULE) {
+            return None;
+        }
+        self.deps.iter().find(|d| {
+            d.path == CLIENT_MODULE
+                || (d.path == PROXY_MODULE
+                    && super::ModuleVersion::parse(d.built_version()).is_none_or(|v| v.major() < 2))
+        })
+    }
+}
+
 /// A module of a Go program's build information (`runtime/debug.Module`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GoModule {

@@ -15,14 +15,16 @@ mod pe;
 mod probe;
 mod read;
 mod script;
+mod version;
 
-pub use apis::{MAX_APIS, is_version};
+pub use apis::{CLIENT_MODULE, MAX_APIS, PROXY_MODULE, is_version};
 pub use gobuild::MAX_DEPS;
 pub use info::{
     ArmArch, BinaryFormat, BinaryInfo, ElfClass, ElfInfo, Endian, GoBuildInfo, GoModule, PeInfo,
     elf_machine_name, pe_machine_name,
 };
 pub use probe::{MAX_KEPT, Probe};
+pub use version::ModuleVersion;
 
 /// Probes a whole file held in memory (tests, fuzzing; the `--deep` stream feeds a [`Probe`]).
 pub fn parse(bytes: &[u8]) -> BinaryInfo {

@@ -76,6 +76,12 @@ pub enum Rule {
     /// With `--signatures`, the index or an entry a supported host pulls has no in-toto
     /// attestation about it (verified with `--key` when keys are given).
     AttestationMissing,
+    /// With `--deep`, a Windows driver dials a CSI Proxy API group version the nodes' CSI
+    /// Proxy does not serve, or the nodes' CSI Proxy is older than the driver's minimum.
+    CsiProxyIncompatible,
+    /// Whether a Windows driver and the nodes' CSI Proxy agree cannot be told (the nodes'
+    /// release unknown, or a version the CSI Proxy table does not place).
+    CsiProxyUnknown,
     /// No mirror configuration entry covers the reference (mirror-check).
     MirrorNotConfigured,
     /// A tag reference whose mirrors serve digest pulls only (mirror-check).
@@ -324,6 +330,20 @@ const RULES: &[RuleInfo] = &[
         hint: "attest the entry where it is built (Tekton Chains writes SLSA provenance; 'cosign attest --key KEY --predicate FILE REF@DIGEST'), with the entry's own digest as the statement's subject",
     },
     RuleInfo {
+        rule: Rule::CsiProxyIncompatible,
+        id: "csi-proxy-incompatible",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "run a CSI Proxy release that serves the API group versions the driver dials (upgrade csi-proxy on the Windows nodes), or build the driver against a csi-proxy client whose groups the nodes' release serves",
+    },
+    RuleInfo {
+        rule: Rule::CsiProxyUnknown,
+        id: "csi-proxy-unknown",
+        severity: Severity::Warning,
+        command: Command::Verify,
+        hint: "name the CSI Proxy release the Windows nodes run (policy windows.csi_proxy.version), or give the csi-proxy DaemonSet with --from-manifests and read it with --deep",
+    },
+    RuleInfo {
         rule: Rule::MirrorNotConfigured,
         id: "mirror-not-configured",
         severity: Severity::Error,
@@ -533,22 +553,24 @@ mod tests {
             Rule::SignatureMissing => 25,
             Rule::SignatureInvalid => 26,
             Rule::AttestationMissing => 27,
-            Rule::MirrorNotConfigured => 28,
-            Rule::MirrorTagIgnored => 29,
-            Rule::MirrorMissing => 30,
-            Rule::MirrorDigestDiffers => 31,
-            Rule::MirrorChildMissing => 32,
-            Rule::MirrorPlatformDropped => 33,
-            Rule::MirrorWindowsPath => 34,
-            Rule::ForeignLayerNotMirrored => 35,
-            Rule::MirrorResolved => 36,
-            Rule::MirrorTargetMoved => 37,
+            Rule::CsiProxyIncompatible => 28,
+            Rule::CsiProxyUnknown => 29,
+            Rule::MirrorNotConfigured => 30,
+            Rule::MirrorTagIgnored => 31,
+            Rule::MirrorMissing => 32,
+            Rule::MirrorDigestDiffers => 33,
+            Rule::MirrorChildMissing => 34,
+            Rule::MirrorPlatformDropped => 35,
+            Rule::MirrorWindowsPath => 36,
+            Rule::ForeignLayerNotMirrored => 37,
+            Rule::MirrorResolved => 38,
+            Rule::MirrorTargetMoved => 39,
         };
         for (i, r) in Rule::ALL.iter().enumerate() {
             assert_eq!(position(*r), i, "{r:?}");
             assert_eq!(r.to_string(), r.id());
             assert_eq!(serde_json::to_value(r).unwrap(), r.id());
-            assert_eq!(r.is_mirror(), i >= 28, "{r}");
+            assert_eq!(r.is_mirror(), i >= 30, "{r}");
         }
         let ids: BTreeSet<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
         assert_eq!(ids.len(), Rule::ALL.len());
@@ -558,7 +580,7 @@ mod tests {
     #[test]
     fn the_table_has_one_row_per_rule_with_a_kebab_case_id_and_a_hint() {
         assert_eq!(RULES.len(), Rule::ALL.len());
-        assert_eq!(Rule::ALL.len(), 38);
+        assert_eq!(Rule::ALL.len(), 40);
         for (i, row) in RULES.iter().enumerate() {
             assert_eq!(row.rule as usize, i, "{row:?}");
             assert_eq!(row.rule.info().id, row.id);
@@ -583,6 +605,7 @@ mod tests {
                 | Rule::MirrorTagIgnored
                 | Rule::NoHostInScope
                 | Rule::SourceSkew
+                | Rule::CsiProxyUnknown
                 | Rule::OsVersionNotInConfig => Severity::Warning,
                 Rule::UnsupportedBuild
                 | Rule::Attestation
