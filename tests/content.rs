@@ -109,7 +109,7 @@ fn programs() -> &'static Programs {
 }
 
 /// A tar layer of regular files.
-fn layer(files: &[(&str, &[u8])]) -> Vec<u8> {
+pub(crate) fn layer(files: &[(&str, &[u8])]) -> Vec<u8> {
     let mut b = tar::Builder::new(Vec::new());
     for (name, data) in files {
         let mut h = tar::Header::new_gnu();
@@ -122,7 +122,7 @@ fn layer(files: &[(&str, &[u8])]) -> Vec<u8> {
 
 /// A Windows base layer: System32 with the DLLs a nanoserver has that these programs import
 /// (never NETAPI32.dll), and cmd.exe.
-fn windows_base() -> Vec<u8> {
+pub(crate) fn windows_base() -> Vec<u8> {
     layer(&[
         ("Files/Windows/System32/KERNEL32.dll", b"MZ"),
         ("Files/Windows/System32/msvcrt.dll", b"MZ"),
@@ -141,16 +141,16 @@ fn write_blob(layout: &Path, bytes: &[u8]) -> Value {
 }
 
 /// One image of a list: its platform, run settings (`config`), labels and layers.
-struct Entry {
-    os: &'static str,
-    arch: &'static str,
-    entrypoint: Vec<&'static str>,
-    labels: Value,
-    layers: Vec<Vec<u8>>,
+pub(crate) struct Entry {
+    pub(crate) os: &'static str,
+    pub(crate) arch: &'static str,
+    pub(crate) entrypoint: Vec<&'static str>,
+    pub(crate) labels: Value,
+    pub(crate) layers: Vec<Vec<u8>>,
 }
 
 /// An OCI layout `DIR/NAME` with one list of `entries`, tagged `v1`.
-fn list_layout(dir: &Path, name: &str, entries: &[Entry]) -> PathBuf {
+pub(crate) fn list_layout(dir: &Path, name: &str, entries: &[Entry]) -> PathBuf {
     let layout = dir.join(name);
     std::fs::create_dir_all(&layout).unwrap();
     std::fs::write(
@@ -204,7 +204,12 @@ const WINDOWS_ONLY: &str =
 
 /// Pushes the layout to the registry and runs `verify --deep` under `policy` (text, plus
 /// `--format json`): the exit code, the JSON document and the text report.
-fn verify(registry: &Registry, dir: &Path, layout: &Path, policy: &str) -> (i32, Value, String) {
+pub(crate) fn verify(
+    registry: &Registry,
+    dir: &Path,
+    layout: &Path,
+    policy: &str,
+) -> (i32, Value, String) {
     let name = layout.file_name().unwrap().to_string_lossy().into_owned();
     registry.push_layout(layout, &name, "v1");
     let reference = registry.docker_ref(&name, "v1");
@@ -237,7 +242,7 @@ fn verify(registry: &Registry, dir: &Path, layout: &Path, policy: &str) -> (i32,
 }
 
 /// The (rule, message) pairs of the first image's findings, infos left out.
-fn problems(doc: &Value) -> Vec<(String, String)> {
+pub(crate) fn problems(doc: &Value) -> Vec<(String, String)> {
     doc["images"][0]["findings"]
         .as_array()
         .unwrap()
@@ -250,7 +255,7 @@ fn problems(doc: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-fn rules_of(doc: &Value) -> Vec<String> {
+pub(crate) fn rules_of(doc: &Value) -> Vec<String> {
     problems(doc).into_iter().map(|(r, _)| r).collect()
 }
 
