@@ -44,6 +44,7 @@
 //! ```
 
 mod bounded;
+mod csiproxy;
 mod error;
 mod gate;
 mod gather;
