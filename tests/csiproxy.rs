@@ -232,3 +232,177 @@ fn a_driver_minimum_above_the_nodes_release_fails() {
         "{doc:#}"
     );
 }
+
+/// A zip archive of `files`, stored (not compressed), as Go's module zips may be
+/// (APPNOTE.TXT: local headers, the central directory, its end record).
+fn zip(files: &[(String, String)]) -> Vec<u8> {
+    let (mut out, mut central) = (Vec::new(), Vec::new());
+    let u16le = |v: usize| u16::try_from(v).unwrap().to_le_bytes();
+    let u32le = |v: usize| u32::try_from(v).unwrap().to_le_bytes();
+    for (name, data) in files {
+        let mut crc = flate2::Crc::new();
+        crc.update(data.as_bytes());
+        let fixed = [
+            &[20, 0, 0, 0, 0, 0, 0, 0, 0, 0][..],
+            &crc.sum().to_le_bytes(),
+            &u32le(data.len()),
+            &u32le(data.len()),
+            &u16le(name.len()),
+            &[0, 0],
+        ]
+        .concat();
+        let offset = out.len();
+        out.extend_from_slice(b"PK\x03\x04");
+        out.extend_from_slice(&fixed);
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(data.as_bytes());
+        central.extend_from_slice(b"PK\x01\x02\x14\x00");
+        central.extend_from_slice(&fixed);
+        // Comment length, disk number, internal attributes; external attributes.
+        central.extend_from_slice(&[0; 6]);
+        central.extend_from_slice(&u32le(0));
+        central.extend_from_slice(&u32le(offset));
+        central.extend_from_slice(name.as_bytes());
+    }
+    let at = out.len();
+    out.extend_from_slice(&central);
+    out.extend_from_slice(b"PK\x05\x06\0\0\0\0");
+    out.extend_from_slice(&u16le(files.len()));
+    out.extend_from_slice(&u16le(files.len()));
+    out.extend_from_slice(&u32le(central.len()));
+    out.extend_from_slice(&u32le(at));
+    out.extend_from_slice(&[0, 0]);
+    out
+}
+
+/// csi-proxy.exe as a release build: `go install MODULE/cmd/csi-proxy@v1.0.2` from a module
+/// proxy directory (GOPROXY=file://), so its build information's `mod` line names the
+/// release, as a build of a tagged module version does (a local build says `(devel)`).
+fn proxy_exe() -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap().keep();
+    let version = "v1.0.2";
+    let module = "github.com/kubernetes-csi/csi-proxy";
+    let at = dir.join("proxy").join(module).join("@v");
+    let go_mod = format!("module {module}\n\ngo 1.19\n");
+    let main = "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"csi-proxy\") }\n";
+    write(&at.join("list"), &format!("{version}\n"));
+    write(
+        &at.join(format!("{version}.info")),
+        &format!("{{\"Version\":\"{version}\",\"Time\":\"2021-06-01T00:00:00Z\"}}"),
+    );
+    write(&at.join(format!("{version}.mod")), &go_mod);
+    let files = [
+        (format!("{module}@{version}/go.mod"), go_mod.clone()),
+        (
+            format!("{module}@{version}/cmd/csi-proxy/main.go"),
+            main.to_string(),
+        ),
+    ];
+    std::fs::write(at.join(format!("{version}.zip")), zip(&files)).unwrap();
+    let gopath = dir.join("gopath");
+    let result = Command::new("go")
+        .args(["install", &format!("{module}/cmd/csi-proxy@{version}")])
+        .current_dir(&dir)
+        .env("GOOS", "windows")
+        .env("GOARCH", "amd64")
+        .env("CGO_ENABLED", "0")
+        .env("GOPATH", &gopath)
+        .env(
+            "GOCACHE",
+            std::env::temp_dir().join("imgcheck-csiproxy-gocache"),
+        )
+        .env("GOPROXY", format!("file://{}", dir.join("proxy").display()))
+        .env("GOSUMDB", "off")
+        .env("GOFLAGS", "-mod=mod")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run go ({e}): install the Debian package golang-go"));
+    assert!(
+        result.status.success(),
+        "go install: {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    std::fs::read(gopath.join("bin/windows_amd64/csi-proxy.exe")).unwrap()
+}
+
+/// Without `windows.csi_proxy.version`, the csi-proxy HostProcess DaemonSet of
+/// `--from-manifests` names the nodes' release under `--deep`: its program is
+/// github.com/kubernetes-csi/csi-proxy v1.0.2, which serves no filesystem/v2alpha1, so the
+/// v2alpha1 driver's DaemonSet fails and a note says where the release was read.
+#[test]
+fn the_csi_proxy_daemonset_names_the_nodes_release() {
+    let d = drivers();
+    let dir = tempfile::tempdir().unwrap();
+    let registry = Registry::start();
+    let proxy = list_layout(
+        dir.path(),
+        "csi-proxy",
+        &[Entry {
+            entrypoint: vec!["C:\\csi-proxy.exe"],
+            layers: vec![
+                windows_base(),
+                layer(&[("Files/csi-proxy.exe", &proxy_exe())]),
+            ],
+            ..image(&d.v1).remove(0)
+        }],
+    );
+    let driver = list_layout(dir.path(), "driver-v2alpha", &image(&d.v2alpha));
+    registry.push_layout(&proxy, "csi-proxy", "v1");
+    registry.push_layout(&driver, "driver-v2alpha", "v1");
+    let manifests = [
+        crate::cluster::daemonset(
+            "csi-proxy",
+            "windows",
+            true,
+            &[("csi-proxy", &format!("{}/csi-proxy:v1", registry.host()))],
+        ),
+        crate::cluster::daemonset(
+            "driver-node-windows",
+            "windows",
+            false,
+            &[(
+                "csi-driver",
+                &format!("{}/driver-v2alpha:v1", registry.host()),
+            )],
+        ),
+    ]
+    .join("---\n");
+    let file = dir.path().join("ds.yaml");
+    std::fs::write(&file, manifests).unwrap();
+    let policy_file = dir.path().join("policy.yaml");
+    std::fs::write(&policy_file, policy("")).unwrap();
+    let out = crate::common::imgcheck()
+        .args(["verify", "--deep", "--retries", "0", "--format", "json"])
+        .arg("--from-manifests")
+        .arg(&file)
+        .arg("--policy")
+        .arg(&policy_file)
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(out.status.code(), Some(1), "{doc:#}");
+    let images = doc["images"].as_array().unwrap();
+    let rules = |i: usize| -> Vec<&str> {
+        images[i]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["severity"] != "info")
+            .map(|f| f["rule"].as_str().unwrap())
+            .collect()
+    };
+    assert_eq!(rules(0), Vec::<&str>::new(), "the proxy itself: {doc:#}");
+    assert_eq!(rules(1), ["csi-proxy-incompatible"], "{doc:#}");
+    let message = images[1]["findings"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains(
+            "the nodes' CSI Proxy v1.0.2 (DaemonSet openshift-cluster-csi-drivers/csi-proxy"
+        ) && message.contains("C:\\csi-proxy.exe is github.com/kubernetes-csi/csi-proxy v1.0.2"),
+        "{message}"
+    );
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("the Windows nodes run CSI Proxy v1.0.2"),
+        "{doc:#}"
+    );
+}
