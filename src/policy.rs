@@ -5,7 +5,7 @@
 //! and impossible values are rejected while parsing, so the error carries the file, line and
 //! column of the offending key.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::io::ErrorKind::NotFound;
 use std::path::Path;
@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::binary::ModuleVersion;
 use crate::platform::{Platform, RuntimeProfile, WindowsVersion, build_name};
 use crate::scheduling::Taint;
 
@@ -182,6 +183,44 @@ pub struct WindowsPolicy {
         deserialize_with = "sandbox_image"
     )]
     pub sandbox_image: Option<String>,
+    /// The CSI Proxy the Windows nodes run and the lowest each driver supports
+    /// (`windows.csi_proxy`), judged against the csi-proxy client a driver is built with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub csi_proxy: Option<CsiProxyPolicy>,
+}
+
+/// The `windows.csi_proxy` section: the CSI Proxy (kubernetes-csi/csi-proxy) the Windows nodes
+/// run, which serves the privileged host work of the CSI node plugins over named pipes, one per
+/// API group version.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CsiProxyPolicy {
+    /// The CSI Proxy release the nodes run (`v1.1.2`). Absent: learned from the csi-proxy
+    /// DaemonSet of `--from-manifests` (with `--deep`), else unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<ModuleVersion>,
+    /// The lowest CSI Proxy release each driver supports, by image name (the repository's
+    /// last path component, a release component, a pod template's container or workload
+    /// name), e.g. `azure-file-csi-driver: v1.1.0`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub minimum: BTreeMap<String, ModuleVersion>,
+    /// Where `version` was learned when a run found it rather than the policy (the csi-proxy
+    /// DaemonSet's image).
+    #[serde(skip)]
+    pub learned_from: Option<String>,
+}
+
+impl CsiProxyPolicy {
+    /// The release the nodes run and where it was read (`policy windows.csi_proxy.version`, or
+    /// the DaemonSet's image), when known.
+    pub fn running(&self) -> Option<(&ModuleVersion, String)> {
+        let version = self.version.as_ref()?;
+        let source = self
+            .learned_from
+            .clone()
+            .unwrap_or_else(|| "policy windows.csi_proxy.version".to_string());
+        Some((version, source))
+    }
 }
 
 /// Checks a `windows.sandbox_image` value: `none`, or a reference.
@@ -564,6 +603,7 @@ impl Policy {
         });
         let isolation = self.isolation();
         let sandbox_image = self.windows.as_ref().and_then(|w| w.sandbox_image.clone());
+        let csi_proxy = self.windows.as_ref().and_then(|w| w.csi_proxy.clone());
         self.windows = (!windows.is_empty()).then(|| WindowsPolicy {
             architectures: archs(&windows),
             builds: uniq(
@@ -574,6 +614,7 @@ impl Policy {
             isolation,
             sandbox_image,
             taints: windows_taints,
+            csi_proxy,
         });
         let windows_runtimes = runtimes(&windows);
         if !windows_runtimes.is_empty() {

@@ -15,7 +15,12 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 
 /// A DaemonSet running `image` as container `name`, on nodes of `os`, HostProcess or not,
 /// tolerating WMCO's `os=Windows:NoSchedule` as the Windows CSI node DaemonSets do.
-fn daemonset(ds: &str, os: &str, hostprocess: bool, containers: &[(&str, &str)]) -> String {
+pub(crate) fn daemonset(
+    ds: &str,
+    os: &str,
+    hostprocess: bool,
+    containers: &[(&str, &str)],
+) -> String {
     let security = match hostprocess {
         true => {
             "      securityContext:\n        windowsOptions:\n          hostProcess: true\n          runAsUserName: \"NT AUTHORITY\\\\SYSTEM\"\n      hostNetwork: true\n"

@@ -204,7 +204,12 @@ const WINDOWS_ONLY: &str =
 
 /// Pushes the layout to the registry and runs `verify --deep` under `policy` (text, plus
 /// `--format json`): the exit code, the JSON document and the text report.
-fn verify(registry: &Registry, dir: &Path, layout: &Path, policy: &str) -> (i32, Value, String) {
+pub(crate) fn verify(
+    registry: &Registry,
+    dir: &Path,
+    layout: &Path,
+    policy: &str,
+) -> (i32, Value, String) {
     let name = layout.file_name().unwrap().to_string_lossy().into_owned();
     registry.push_layout(layout, &name, "v1");
     let reference = registry.docker_ref(&name, "v1");
@@ -237,7 +242,7 @@ fn verify(registry: &Registry, dir: &Path, layout: &Path, policy: &str) -> (i32,
 }
 
 /// The (rule, message) pairs of the first image's findings, infos left out.
-fn problems(doc: &Value) -> Vec<(String, String)> {
+pub(crate) fn problems(doc: &Value) -> Vec<(String, String)> {
     doc["images"][0]["findings"]
         .as_array()
         .unwrap()
@@ -250,7 +255,7 @@ fn problems(doc: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-fn rules_of(doc: &Value) -> Vec<String> {
+pub(crate) fn rules_of(doc: &Value) -> Vec<String> {
     problems(doc).into_iter().map(|(r, _)| r).collect()
 }
 

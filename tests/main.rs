@@ -18,6 +18,7 @@ mod build;
 mod cluster;
 mod codemap;
 mod content;
+mod csiproxy;
 mod deep;
 mod dockershim;
 mod driver;

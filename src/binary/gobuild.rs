@@ -2,8 +2,12 @@
 //! (`debug/buildinfo/buildinfo.go`, `readRawBuildInfo`) and the module text inside it
 //! (`runtime/debug/mod.go`, `ParseBuildInfo`).
 
-use super::info::GoBuildInfo;
+use super::info::{GoBuildInfo, GoModule};
 use super::read::uleb128;
+
+/// The most `dep` lines kept (a Kubernetes CSI driver has a few hundred; the 64 KiB window
+/// holds about a thousand): past it the rest is named in `problems`, never guessed.
+pub const MAX_DEPS: usize = 1024;
 
 /// `buildInfoMagic`: 14 bytes that open the blob.
 const MAGIC: &[u8] = b"\xff Go buildinf:";
@@ -72,46 +76,116 @@ fn strip_sentinels(m: &[u8]) -> &[u8] {
     }
 }
 
-/// The lines of `ParseBuildInfo` this check needs: `path`, `mod`, and the `build` settings
-/// GOOS, GOARCH, GOARM, vcs.revision, vcs.modified. Like Go, a last line without a newline
-/// is not read. Quoted values (Go quotes those with spaces, quotes or `=`) are not unquoted:
-/// a quoted value of one of these keys is named in `problems`.
+/// The lines of `ParseBuildInfo` this check needs: `path`, `mod`, `dep` and the `=>` line
+/// that replaces the module on the line before, and the `build` settings GOOS, GOARCH, GOARM,
+/// vcs.revision, vcs.modified. Like Go, a last line without a newline is not read. Quoted
+/// values (Go quotes those with spaces, quotes or `=`) are not unquoted: a quoted value of one
+/// of these keys is named in `problems`, as is a malformed `dep` or `=>` line (Go's parser
+/// refuses the whole text there; this one keeps what came before).
 pub(super) fn parse_modinfo(text: &str, info: &mut GoBuildInfo, problems: &mut Vec<String>) {
     let mut lines: Vec<&str> = text.split('\n').collect();
     lines.pop();
+    // The module on the previous line, which a `=>` line replaces: the main module (whose
+    // replacement this check does not need) or the last dep kept.
+    let mut last: Option<Last> = None;
+    let mut dropped = 0usize;
     for line in lines {
+        let before = last.take();
         if let Some(path) = line.strip_prefix("path\t") {
             info.path = path.to_string();
         } else if let Some(main) = line.strip_prefix("mod\t") {
             let mut cols = main.split('\t');
             info.main_module = cols.next().map(str::to_string);
             info.main_version = cols.next().map(str::to_string);
-        } else if let Some(kv) = line.strip_prefix("build\t") {
-            let Some((key, value)) = kv.split_once('=') else {
-                continue;
-            };
-            let slot = match key {
-                "GOOS" => &mut info.goos,
-                "GOARCH" => &mut info.goarch,
-                "GOARM" => &mut info.goarm,
-                "vcs.revision" => &mut info.revision,
-                "vcs.modified" => {
-                    info.modified = match value {
-                        "true" => Some(true),
-                        "false" => Some(false),
-                        _ => None,
-                    };
-                    continue;
+            last = Some(Last::Main);
+        } else if let Some(dep) = line.strip_prefix("dep\t") {
+            match module_columns(dep) {
+                Some(_) if info.deps.len() >= MAX_DEPS => dropped += 1,
+                Some(module) => {
+                    info.deps.push(module);
+                    last = Some(Last::Dep);
                 }
-                _ => continue,
-            };
-            if value.starts_with('"') || value.starts_with('`') {
-                problems.push(format!(
-                    "Go build setting {key} has a quoted value, not read"
-                ));
-                continue;
+                None => problems.push(malformed("a dep line")),
             }
-            *slot = Some(value.to_string());
+        } else if let Some(rep) = line.strip_prefix("=>\t") {
+            match (module_columns(rep), before) {
+                (None, _) => problems.push(malformed("a => line")),
+                (Some(with), Some(Last::Dep)) => {
+                    if let Some(dep) = info.deps.last_mut() {
+                        dep.replace = Some(Box::new(with));
+                    }
+                }
+                (Some(_), Some(Last::Main)) => {}
+                (Some(_), None) if dropped > 0 => {}
+                (Some(with), None) => problems.push(format!(
+                    "Go build information: a replacement ({}) with no module on the line before",
+                    with.path
+                )),
+            }
+        } else if let Some(kv) = line.strip_prefix("build\t") {
+            build_line(kv, info, problems);
         }
     }
+    if dropped > 0 {
+        problems.push(format!(
+            "Go build information: {dropped} module dependencies past the first {MAX_DEPS} not read"
+        ));
+    }
 }
+
+/// What a `=>` line would replace.
+#[derive(Debug, Clone, Copy)]
+enum Last {
+    Main,
+    Dep,
+}
+
+fn malformed(what: &str) -> String {
+    format!("Go build information: {what} without 2 or 3 tab-separated columns, not read")
+}
+
+/// The columns of a module line (`readModuleLine`): path and version, then a checksum that
+/// a replaced module does not have; `None` for another count or an empty path.
+fn module_columns(cols: &str) -> Option<GoModule> {
+    let elem: Vec<&str> = cols.split('\t').collect();
+    if !(2..=3).contains(&elem.len()) || elem[0].is_empty() {
+        return None;
+    }
+    Some(GoModule {
+        path: elem[0].to_string(),
+        version: elem[1].to_string(),
+        replace: None,
+    })
+}
+
+/// A `build` setting this check reads.
+fn build_line(kv: &str, info: &mut GoBuildInfo, problems: &mut Vec<String>) {
+    let Some((key, value)) = kv.split_once('=') else {
+        return;
+    };
+    let slot = match key {
+        "GOOS" => &mut info.goos,
+        "GOARCH" => &mut info.goarch,
+        "GOARM" => &mut info.goarm,
+        "vcs.revision" => &mut info.revision,
+        "vcs.modified" => {
+            info.modified = match value {
+                "true" => Some(true),
+                "false" => Some(false),
+                _ => None,
+            };
+            return;
+        }
+        _ => return,
+    };
+    if value.starts_with('"') || value.starts_with('`') {
+        problems.push(format!(
+            "Go build setting {key} has a quoted value, not read"
+        ));
+        return;
+    }
+    *slot = Some(value.to_string());
+}
+
+#[cfg(test)]
+mod tests;

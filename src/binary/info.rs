@@ -107,6 +107,73 @@ pub struct GoBuildInfo {
     pub revision: Option<String>,
     /// The `vcs.modified` build setting (the work tree had uncommitted changes).
     pub modified: Option<bool>,
+    /// The module dependencies (`dep` lines, each with the `=>` line that replaces it), in
+    /// the order Go wrote them, at most `MAX_DEPS` (gobuild.rs).
+    pub deps: Vec<GoModule>,
+    /// The CSI Proxy API group versions the program embeds (`disk/v1`, `smb/v1beta1`…): the
+    /// packages `github.com/kubernetes-csi/csi-proxy/client/api/<group>/<version>` (and
+    /// `client/groups/…`) its symbol table names, sorted, at most
+    /// [`MAX_APIS`](super::apis::MAX_APIS). Read from the whole file, not the buildinfo blob.
+    pub csi_proxy_apis: Vec<String>,
+}
+
+impl GoBuildInfo {
+    /// The csi-proxy client the program is built with: the `dep` line of
+    /// [`CLIENT_MODULE`](super::CLIENT_MODULE), or of [`PROXY_MODULE`](super::PROXY_MODULE)
+    /// before v2. `None` for the proxy itself (its main module) and for a program without one.
+    pub fn csi_proxy_client(&self) -> Option<&GoModule> {
+        use super::apis::{CLIENT_MODULE, PROXY_MODULE};
+        if self.main_module.as_deref() == Some(PROXY_MODULE) {
+            return None;
+        }
+        self.deps.iter().find(|d| {
+            d.path == CLIENT_MODULE
+                || (d.path == PROXY_MODULE
+                    && super::ModuleVersion::parse(d.built_version()).is_none_or(|v| v.major() < 2))
+        })
+    }
+}
+
+/// A module of a Go program's build information (`runtime/debug.Module`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GoModule {
+    /// The module path.
+    pub path: String,
+    /// The version (the required one for a replaced module; `(devel)` for a directory).
+    pub version: String,
+    /// What the `=>` line after it replaced it with: another module version, or a directory
+    /// (a path starting with `.` or `/`, version `(devel)`).
+    pub replace: Option<Box<GoModule>>,
+}
+
+impl GoModule {
+    /// The version whose code was built: the replacement's when it is another module version,
+    /// else the required one (a directory replacement has no version of its own).
+    pub fn built_version(&self) -> &str {
+        match &self.replace {
+            Some(r) if !r.is_directory() => &r.version,
+            _ => &self.version,
+        }
+    }
+
+    /// A replacement by a directory on the build machine (`=> ../stub`, `=> C:\src`): a
+    /// path that starts like a file path, as `golang.org/x/mod/modfile`'s `IsDirectoryPath`
+    /// tells them apart (a module path never holds `:` or `\`).
+    pub fn is_directory(&self) -> bool {
+        self.path.starts_with(['.', '/', '\\']) || self.path.contains(':')
+    }
+
+    /// `path version`, with ` => path [version]` when replaced.
+    pub fn describe(&self) -> String {
+        let mut text = format!("{} {}", self.path, self.version);
+        if let Some(r) = &self.replace {
+            text.push_str(&format!(" => {}", r.path));
+            if !r.is_directory() {
+                text.push_str(&format!(" {}", r.version));
+            }
+        }
+        text
+    }
 }
 
 impl ArmArch {

@@ -2,6 +2,7 @@
 //! ask for (each range asked for once the headers before it say where it is), at most
 //! [`MAX_KEPT`] bytes per file, and answers a [`BinaryInfo`] that names what it could not keep.
 
+use super::apis::ApiScan;
 use super::info::{BinaryFormat, BinaryInfo, ElfInfo, GoBuildInfo, PeInfo};
 use super::{elf, gobuild, pe, script};
 use std::sync::Arc;
@@ -68,6 +69,10 @@ pub struct Probe {
     incomplete: Vec<String>,
     pe: Option<pe::Headers>,
     elf: Option<elf::Header>,
+    /// The search for CSI Proxy API packages, over the whole of a PE or ELF file (the symbol
+    /// table comes before the Go buildinfo, so every executable is searched); `None` for
+    /// anything else.
+    apis: Option<ApiScan>,
 }
 
 impl Probe {
@@ -85,6 +90,7 @@ impl Probe {
             incomplete: Vec::new(),
             pe: None,
             elf: None,
+            apis: (file_size > 0).then(ApiScan::new),
         };
         if file_size > 0 {
             probe.want(Purpose::Head, 0, HEAD);
@@ -96,6 +102,9 @@ impl Probe {
     pub fn feed(&mut self, mut chunk: &[u8]) {
         let room = self.size.saturating_sub(self.pos);
         chunk = &chunk[..chunk.len().min(usize::try_from(room).unwrap_or(usize::MAX))];
+        if let Some(scan) = &mut self.apis {
+            scan.feed(chunk);
+        }
         while !chunk.is_empty() {
             if !self.wants_more() {
                 self.pos += chunk.len() as u64;
@@ -118,8 +127,14 @@ impl Probe {
         }
     }
 
-    /// False once every range the parsers asked for has passed: the caller may stop feeding.
+    /// False once every range the parsers asked for has passed and, for a PE or ELF file, the
+    /// whole file has (the CSI Proxy package search): the caller may stop feeding.
     pub fn wants_more(&self) -> bool {
+        self.headers_open() || (self.apis.is_some() && self.pos < self.size)
+    }
+
+    /// Some range the header parsers asked for has not passed yet.
+    fn headers_open(&self) -> bool {
         self.open().next().is_some()
     }
 
@@ -131,13 +146,25 @@ impl Probe {
     /// What the probe found out. Never panics; a file that ended before a range it needed is
     /// reported in `incomplete`.
     pub fn finish(mut self) -> BinaryInfo {
-        if self.wants_more() {
+        if self.headers_open() {
             self.incomplete.push(format!(
                 "the file ended at byte {} of {} before everything needed was read",
                 self.pos, self.size
             ));
         }
         self.advance(true);
+        if let Some(scan) = self.apis.take() {
+            let (apis, overflow) = scan.finish();
+            if let Some(go) = &mut self.go {
+                go.csi_proxy_apis = apis;
+                if overflow {
+                    self.incomplete.push(format!(
+                        "more than {} CSI Proxy API packages named, the rest not read",
+                        super::apis::MAX_APIS
+                    ));
+                }
+            }
+        }
         BinaryInfo {
             format: self.format,
             go: self.go,
@@ -256,6 +283,9 @@ impl Probe {
     }
 
     fn head(&mut self, head: &[u8]) {
+        if !head.starts_with(b"\x7fELF") && !head.starts_with(b"MZ") {
+            self.apis = None;
+        }
         if head.starts_with(b"#!") {
             self.format = script::parse(head);
         } else if head.starts_with(b"\x7fELF") {

@@ -472,6 +472,8 @@ fn go_buildinfo_blobs() {
             goarm: Some("7".into()),
             revision: Some("0123abcd".into()),
             modified: Some(false),
+            deps: vec![],
+            csi_proxy_apis: vec![],
         }
     );
     let rows: Vec<(&str, Vec<u8>, bool, &str)> = vec![
@@ -527,8 +529,9 @@ fn go_buildinfo_blobs() {
     }
 }
 
-/// The same answer whatever the chunk size, and the probe stops wanting bytes after the
-/// headers it needs.
+/// The same answer whatever the chunk size; the probe keeps only the headers it needs, and
+/// wants an executable's bytes to its end (the CSI Proxy package search) but a script's only
+/// up to its header.
 #[test]
 fn chunking_does_not_change_the_answer() {
     let mut padded = pe_image(0x8664, 3, &["KERNEL32.dll", "NETAPI32.dll"]);
@@ -550,8 +553,17 @@ fn chunking_does_not_change_the_answer() {
     }
     let mut probe = Probe::new(samples[0].len() as u64);
     probe.feed(&samples[0][..4096]);
-    assert!(!probe.wants_more(), "the first 4 KiB hold all it needs");
+    assert!(probe.wants_more(), "an executable is searched to its end");
     assert!(probe.kept() < 8192, "kept {}", probe.kept());
+    probe.feed(&samples[0][4096..]);
+    assert!(!probe.wants_more());
+    assert!(probe.kept() < 8192, "kept {}", probe.kept());
+    let mut script = Probe::new(1 << 20);
+    script.feed(&[b"#!/bin/sh\n".as_slice(), &[b' '; 4096]].concat());
+    assert!(
+        !script.wants_more(),
+        "a script's first 4 KiB hold all it needs"
+    );
 }
 
 #[test]

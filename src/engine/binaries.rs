@@ -4,7 +4,9 @@
 
 use serde::Serialize;
 
-use crate::binary::{BinaryFormat, BinaryInfo, elf_machine_name, pe_machine_name};
+use crate::binary::{
+    BinaryFormat, BinaryInfo, GoBuildInfo, GoModule, elf_machine_name, pe_machine_name,
+};
 use crate::graph::{EntryCheck, Image, LookupOutcome, Node};
 
 /// Labels that name the commit an image was built from, in the order they are read
@@ -91,6 +93,42 @@ pub struct GoReport {
     /// `vcs.modified`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub modified: Option<bool>,
+    /// How many module dependencies (`dep` lines) the build information names.
+    pub modules: usize,
+    /// What the program uses of CSI Proxy, when it is a csi-proxy client.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub csi_proxy: Option<CsiProxyUse>,
+}
+
+/// What a Go program uses of CSI Proxy: its client module and the API group versions it
+/// embeds (docs/images.md, "CSI Proxy").
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct CsiProxyUse {
+    /// The client's module line: `github.com/kubernetes-csi/csi-proxy/client v1.2.1`, with
+    /// ` => REPLACEMENT` when the build replaced it; absent when no client module is named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// The client version whose code was built (a module replacement's, else the required).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The API group versions it embeds (`disk/v1`, `smb/v1beta1`), sorted.
+    pub apis: Vec<String>,
+}
+
+/// The [`CsiProxyUse`] of a Go program, when it is a csi-proxy client.
+pub(super) fn csi_proxy_use(go: &GoBuildInfo) -> Option<CsiProxyUse> {
+    let client = go.csi_proxy_client();
+    if client.is_none()
+        && (go.csi_proxy_apis.is_empty()
+            || go.main_module.as_deref() == Some(crate::binary::PROXY_MODULE))
+    {
+        return None;
+    }
+    Some(CsiProxyUse {
+        client: client.map(GoModule::describe),
+        version: client.map(|c| c.built_version().to_string()),
+        apis: go.csi_proxy_apis.clone(),
+    })
 }
 
 /// The image's platform as [`BinaryEntry::entry`] shows it.
@@ -200,6 +238,8 @@ fn program_report(program: &crate::graph::Program) -> ProgramReport {
                 goarm: g.goarm.clone(),
                 revision: g.revision.clone(),
                 modified: g.modified,
+                modules: g.deps.len(),
+                csi_proxy: csi_proxy_use(g),
             });
             report.notes.extend(binary.incomplete.iter().cloned());
             match dlls {

@@ -12,6 +12,8 @@
 //! - [`EntrySource`]: the source revision and version each image names (`driver-skew`);
 //! - [`judge_driver`]: the Linux and Windows halves of one CSI driver (`driver-skew`);
 //! - [`admission_finding`]: what a Linux node's signature policy decides for a pull;
+//! - [`judge_csi_proxy`]: a Windows driver's csi-proxy client against the nodes' CSI Proxy
+//!   (`--deep`), with the table of what each CSI Proxy release serves ([`RELEASES`]);
 //! - [`NodePlacement`], [`RunExtras`]: what a run's report carries besides its images (the
 //!   per-node answer, notes, the nodes' runtimes), made by `run`, rendered by `report`.
 //!
@@ -28,6 +30,7 @@ mod inspect;
 mod judge;
 mod memo;
 mod placement;
+mod proxy;
 mod resolve;
 mod rules;
 mod severity;
@@ -35,13 +38,14 @@ mod sources;
 mod standing;
 
 pub use admitted::admission_finding;
-pub use binaries::{BinaryEntry, GoReport, ProgramReport, REVISION_LABELS, Revision};
+pub use binaries::{BinaryEntry, CsiProxyUse, GoReport, ProgramReport, REVISION_LABELS, Revision};
 pub use drivers::{DriverCheck, judge_driver};
 pub use finding::{Finding, HostResult, HostStatus, ImageReport, Origin, Verdict, verdict_of};
 pub use halves::{DriverHalf, DriverStage, HalfOs};
 pub use inspect::{EntryView, InspectView, inspect};
 pub use judge::{judge, judge_selection};
 pub use placement::{NodePlacement, RunExtras};
+pub use proxy::{ProxyRelease, RELEASES, Served, judge_csi_proxy, served};
 pub use resolve::{CandidateReport, HostResolution, resolve};
 pub use rules::Rule;
 pub use severity::Severity;

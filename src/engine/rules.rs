@@ -87,6 +87,12 @@ pub enum Rule {
     /// With `--signature-policy`/`--image-policy`, the policy's requirement for a Linux pull
     /// cannot be checked offline (GPG `signedBy`, Fulcio/PKI certificates, Rekor SETs).
     SignatureNotPredicted,
+    /// With `--deep`, a Windows driver dials a CSI Proxy API group version the nodes' CSI
+    /// Proxy does not serve, or the nodes' CSI Proxy is older than the driver's minimum.
+    CsiProxyIncompatible,
+    /// Whether a Windows driver and the nodes' CSI Proxy agree cannot be told (the nodes'
+    /// release unknown, or a version the CSI Proxy table does not place).
+    CsiProxyUnknown,
     /// No mirror configuration entry covers the reference (mirror-check).
     MirrorNotConfigured,
     /// A tag reference whose mirrors serve digest pulls only (mirror-check).
@@ -359,6 +365,20 @@ const RULES: &[RuleInfo] = &[
         hint: "check this pull on a node (podman pull --signature-policy /etc/containers/policy.json): imgcheck does not verify GPG signatures, Fulcio or PKI certificates, or Rekor SETs offline",
     },
     RuleInfo {
+        rule: Rule::CsiProxyIncompatible,
+        id: "csi-proxy-incompatible",
+        severity: Severity::Error,
+        command: Command::Verify,
+        hint: "run a CSI Proxy release that serves the API group versions the driver dials (upgrade csi-proxy on the Windows nodes), or build the driver against a csi-proxy client whose groups the nodes' release serves",
+    },
+    RuleInfo {
+        rule: Rule::CsiProxyUnknown,
+        id: "csi-proxy-unknown",
+        severity: Severity::Warning,
+        command: Command::Verify,
+        hint: "name the CSI Proxy release the Windows nodes run (policy windows.csi_proxy.version), or give the csi-proxy DaemonSet with --from-manifests and read it with --deep",
+    },
+    RuleInfo {
         rule: Rule::MirrorNotConfigured,
         id: "mirror-not-configured",
         severity: Severity::Error,
@@ -578,23 +598,25 @@ mod tests {
             Rule::DriverSkew => 28,
             Rule::SignatureRejected => 29,
             Rule::SignatureNotPredicted => 30,
-            Rule::MirrorNotConfigured => 31,
-            Rule::MirrorTagIgnored => 32,
-            Rule::MirrorMissing => 33,
-            Rule::MirrorDigestDiffers => 34,
-            Rule::MirrorChildMissing => 35,
-            Rule::MirrorPlatformDropped => 36,
-            Rule::MirrorWindowsPath => 37,
-            Rule::ForeignLayerNotMirrored => 38,
-            Rule::MirrorResolved => 39,
-            Rule::MirrorTargetMoved => 40,
-            Rule::MirrorSignatureMissing => 41,
+            Rule::CsiProxyIncompatible => 31,
+            Rule::CsiProxyUnknown => 32,
+            Rule::MirrorNotConfigured => 33,
+            Rule::MirrorTagIgnored => 34,
+            Rule::MirrorMissing => 35,
+            Rule::MirrorDigestDiffers => 36,
+            Rule::MirrorChildMissing => 37,
+            Rule::MirrorPlatformDropped => 38,
+            Rule::MirrorWindowsPath => 39,
+            Rule::ForeignLayerNotMirrored => 40,
+            Rule::MirrorResolved => 41,
+            Rule::MirrorTargetMoved => 42,
+            Rule::MirrorSignatureMissing => 43,
         };
         for (i, r) in Rule::ALL.iter().enumerate() {
             assert_eq!(position(*r), i, "{r:?}");
             assert_eq!(r.to_string(), r.id());
             assert_eq!(serde_json::to_value(r).unwrap(), r.id());
-            assert_eq!(r.is_mirror(), i >= 31, "{r}");
+            assert_eq!(r.is_mirror(), i >= 33, "{r}");
         }
         let ids: BTreeSet<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
         assert_eq!(ids.len(), Rule::ALL.len());
@@ -604,7 +626,7 @@ mod tests {
     #[test]
     fn the_table_has_one_row_per_rule_with_a_kebab_case_id_and_a_hint() {
         assert_eq!(RULES.len(), Rule::ALL.len());
-        assert_eq!(Rule::ALL.len(), 42);
+        assert_eq!(Rule::ALL.len(), 44);
         for (i, row) in RULES.iter().enumerate() {
             assert_eq!(row.rule as usize, i, "{row:?}");
             assert_eq!(row.rule.info().id, row.id);
@@ -632,6 +654,7 @@ mod tests {
                 | Rule::MirrorSignatureMissing
                 | Rule::DriverSkew
                 | Rule::SignatureNotPredicted
+                | Rule::CsiProxyUnknown
                 | Rule::OsVersionNotInConfig => Severity::Warning,
                 Rule::UnsupportedBuild
                 | Rule::Attestation

@@ -207,6 +207,12 @@ impl Gathered {
         sink: &mut dyn ReportSink,
     ) -> Result<Finished, RunError> {
         self.expect_targets();
+        let (session, walk) = (&self.link.session, self.settings.walk);
+        let policy = &mut self.settings.policy;
+        if let Some(note) = super::csiproxy::learn(session, walk, policy, &mut self.targets).await {
+            progress.note(&note);
+            self.notes.push(note);
+        }
         progress.start(self.targets.len());
         let done = |o: &Outcome| progress.done(o);
         let mut upgrade = self.upgrade.take();

@@ -44,6 +44,7 @@
 //! ```
 
 mod bounded;
+mod csiproxy;
 mod drivers;
 mod error;
 mod gate;

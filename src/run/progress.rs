@@ -18,6 +18,9 @@ pub enum Note {
     /// Pod placement on this node label cannot be decided from host rows
     /// (`--from-manifests`): it does not narrow the hosts judged.
     UndecidedLabel(String),
+    /// The CSI Proxy release the Windows nodes run, learned from the csi-proxy DaemonSet
+    /// (`--from-manifests --deep`), or why it was not.
+    CsiProxy(String),
 }
 
 impl Note {
@@ -30,9 +33,10 @@ impl Note {
 impl std::fmt::Display for Note {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Note::ImagesetUnread(line) | Note::NodeRuntime(line) | Note::KeptOff(line) => {
-                f.write_str(line)
-            }
+            Note::ImagesetUnread(line)
+            | Note::NodeRuntime(line)
+            | Note::KeptOff(line)
+            | Note::CsiProxy(line) => f.write_str(line),
             Note::UndecidedLabel(key) => write!(
                 f,
                 "pod placement on the node label '{key}' cannot be decided from host rows: it \

@@ -13,7 +13,7 @@ use crate::cluster::manifests::{ImageUse, ManifestOrigin, PlacementRefusal};
 use crate::cluster::nodes::NodeRuntime;
 use crate::cluster::release::Release;
 use crate::engine::NodePlacement;
-use crate::engine::{Finding, HostStatus, ImageReport, Origin, Rule, judge};
+use crate::engine::{Finding, HostStatus, ImageReport, Origin, Rule, judge, judge_csi_proxy};
 use crate::graph::Graph;
 use crate::platform::RuntimeProfile;
 use crate::policy::{Host, Isolation, Policy};
@@ -129,10 +129,49 @@ impl Target {
         let policy = self.scope.as_ref().map_or(policy, |s| &s.policy);
         let mut report = judge(graph, policy, runtimes);
         report.origins = self.origins.clone();
+        let proxy = judge_csi_proxy(graph, policy, &self.names());
+        if !proxy.is_empty() {
+            report.findings.extend(proxy);
+            report.findings.sort_by_key(|f| f.severity);
+            report.verdict = report
+                .verdict
+                .max(crate::engine::verdict_of(&report.findings));
+        }
         if let Some(scope) = &self.scope {
             scope.note_on(&mut report);
         }
         report
+    }
+}
+
+impl Target {
+    /// The names the image is known by, for the policy's per-driver keys: its repository's
+    /// last path component (`azure-file-csi-driver` of `quay.io/org/azure-file-csi-driver:v1`),
+    /// the release components and the containers and workloads it was found as.
+    pub fn names(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        if let ImageRef::Registry(r) = &self.reference
+            && let Some(last) = r.repository.rsplit('/').next()
+        {
+            names.push(last.to_string());
+        }
+        for origin in &self.origins {
+            match origin {
+                Origin::Release { tag, .. } => names.push(tag.clone()),
+                Origin::Manifest {
+                    object, container, ..
+                } => {
+                    names.push(container.clone());
+                    if let Some(workload) = object.rsplit(['/', ' ']).next() {
+                        names.push(workload.to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+        names.sort();
+        names.dedup();
+        names
     }
 }
 
