@@ -33,8 +33,8 @@ fn each_wmco_release_maps_to_the_containerd_its_makefile_builds() {
             version: "4.13",
             wmco: Some("8.0"),
             containerd: Some("1.6.19"),
-            // 1.6.19 lies in no row: the nearest newer row of the 1.6 series.
-            profile: RuntimeProfile::CONTAINERD_1_6,
+            // 1.6.19: the row of 1.6.18-1.6.22 (the no-os.version fallback, no LTSC window yet).
+            profile: RuntimeProfile::CONTAINERD_1_6_18,
             source: "Makefile at WMCO_VERSION 8.0.1: CONTAINERD_GIT_VERSION=v1.6.19-4-gd594a39e7",
         },
         Row {
