@@ -410,12 +410,12 @@ fn windows_matches(
         return true;
     }
     if stage == Stage::Pull && profile.windows_prefix_only() {
-        // containerd 1.6.0 – 1.6.17 `windowsmatcher.Match`: `strings.HasPrefix` on the
+        // containerd 1.6.0 – 1.6.17 `matchComparer.Match`: `strings.HasPrefix` on the
         // strings, nothing else (an entry without os.version matches no versioned host).
         return entry_version.starts_with(host_version);
     }
     if stage == Stage::Pull && profile.windows_prefix_or_none() {
-        // containerd 1.6.18 – 1.6.22 `windowsmatcher.Match`: no os.version matches, then the
+        // containerd 1.6.18 – 1.6.22 `matchComparer.Match`: no os.version matches, then the
         // prefix (containerd#8106).
         return entry_version.is_empty() || entry_version.starts_with(host_version);
     }

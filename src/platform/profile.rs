@@ -162,11 +162,11 @@ enum VersionNumbers {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum WindowsVersions {
     /// Only entries whose `os.version` starts with the host's `major.minor.build` (containerd
-    /// 1.6.0 – 1.6.17 `platforms/defaults_windows.go` `windowsmatcher.Match`:
+    /// 1.6.0 – 1.6.17 `platforms/defaults_windows.go` `matchComparer.Match`:
     /// `strings.HasPrefix`), so an entry without one matches no host.
     Prefix,
     /// The prefix rule, and entries without `os.version` match every host (containerd 1.6.18
-    /// – 1.6.22 `windowsmatcher.Match`: the fallback of containerd#8106 before the prefix;
+    /// – 1.6.22 `matchComparer.Match`: the fallback of containerd#8106 before the prefix;
     /// the stable-ABI window came in 1.6.23, containerd#8854).
     PrefixOrNone,
     /// Entries the host can run (`checkWindowsHostAndContainerCompat`, the LTSC floor), and
