@@ -146,17 +146,17 @@ impl Platform {
         if !parts.iter().all(valid) {
             return Err(bad("only letters, digits, '-' and '_' are allowed"));
         }
-        let mut platform = Platform::new(parts[0], parts[1]);
-        if let Some(v) = parts.get(2) {
-            platform.variant = Some((*v).to_string());
-        }
+        let mut platform = parsed(parts[0], parts[1], parts.get(2).copied());
         if let Some(v) = version {
             if !platform.is_windows() {
                 return Err(bad("an os.version is only meaningful for windows"));
             }
+            // A node states `major.minor.build` (`DefaultSpec`), never a revision.
             let version = match named_build(v) {
                 Some(build) => WindowsVersion::host(build).to_string(),
-                None if WindowsVersion::parse(v).is_some() => v.to_string(),
+                None if WindowsVersion::is_well_formed(v) => WindowsVersion::parse(v)
+                    .unwrap_or(WindowsVersion::ZERO)
+                    .to_string(),
                 None => {
                     return Err(bad(
                         "os.version must be MAJOR.MINOR.BUILD[.REVISION] (e.g. 10.0.17763) \
@@ -178,6 +178,33 @@ impl fmt::Display for Platform {
             f.write_str(v)?;
         }
         Ok(())
+    }
+}
+
+/// `os/arch[/variant]` as containerd's `platforms.Parse` reads it (v1.6.20 `platforms.go`, the
+/// same in containerd/platforms): the OS through `normalizeOS` (lower-cased, `macos` is
+/// `darwin`), architecture and variant through `normalizeArch`; from `os/arch`, arm's default
+/// `v7` is dropped; from `os/arch/variant`, arm64 without a variant is `v8`.
+fn parsed(os: &str, arch: &str, variant: Option<&str>) -> Platform {
+    let os = match os.to_ascii_lowercase().as_str() {
+        "macos" => "darwin".to_string(),
+        os => os.to_string(),
+    };
+    let (arch, lower_variant) = (
+        arch.to_ascii_lowercase(),
+        variant.unwrap_or("").to_ascii_lowercase(),
+    );
+    let (arch, normal) = normal_arch(&arch, &lower_variant);
+    let normal = match (arch, normal, variant.is_some()) {
+        ("arm", "v7", false) => "",
+        ("arm64", "", true) => "v8",
+        (_, v, _) => v,
+    };
+    let platform = Platform::new(&os, arch);
+    if normal.is_empty() {
+        platform
+    } else {
+        platform.with_variant(normal)
     }
 }
 
@@ -330,6 +357,9 @@ fn accepts(
     }
     let (hos, harch, hvar) = host.normal();
     let (eos, earch, evar) = entry.normal();
+    // `normalizeOS`: an empty OS is the node's own (`runtime.GOOS`); the Windows rows that
+    // compare it as written refuse it below (`windows_os_matches`).
+    let eos = if eos.is_empty() { hos.clone() } else { eos };
     if hos != eos {
         // containerd 1.4 `Default` on Windows: `linux/amd64` (as written, whatever the host's
         // architecture) after every Windows entry.
@@ -380,17 +410,23 @@ fn windows_matches(
         return true;
     }
     if stage == Stage::Pull && profile.windows_prefix_only() {
-        // containerd 1.6.0 – 1.6.17 `windowsmatcher.Match`: `strings.HasPrefix` on the
+        // containerd 1.6.0 – 1.6.17 `matchComparer.Match`: `strings.HasPrefix` on the
         // strings, nothing else (an entry without os.version matches no versioned host).
         return entry_version.starts_with(host_version);
     }
     if stage == Stage::Pull && profile.windows_prefix_or_none() {
-        // containerd 1.6.18 – 1.6.22 `windowsmatcher.Match`: no os.version matches, then the
+        // containerd 1.6.18 – 1.6.22 `matchComparer.Match`: no os.version matches, then the
         // prefix (containerd#8106).
         return entry_version.is_empty() || entry_version.starts_with(host_version);
     }
-    if host_version.is_empty() || entry_version.is_empty() {
+    if entry_version.is_empty() {
         return true;
+    }
+    if host_version.is_empty() {
+        // containerd 1.6.23 – 1.6.39 `matchComparer.Match`: `GetOsVersion("")` is 0.0.0, which
+        // `CheckHostAndContainerCompat` refuses against every versioned entry; the rest take
+        // them all. Whether the image then starts, an unknown host cannot say.
+        return stage == Stage::Start || profile.empty_host_takes_every_entry();
     }
     if stage == Stage::Pull && profile.windows_not_newer() {
         return !newer_build(host_version, entry_version);
@@ -620,8 +656,12 @@ fn consider(
                     matches(profile, host, p)
                 } else {
                     // `images/image.go` `Manifest` normalises the config's OS and architecture
-                    // before matching (so containerd 1.6 takes a config saying `Windows`).
-                    let os = p.os.to_ascii_lowercase();
+                    // before matching (so containerd 1.6 takes a config saying `Windows`, and
+                    // one saying nothing is the node's own OS, `normalizeOS`).
+                    let os = match p.os.as_str() {
+                        "" => host.normal().0.into_owned(),
+                        os => os.to_ascii_lowercase(),
+                    };
                     matches(profile, host, &Platform::new(&os, &p.architecture))
                 }
             });

@@ -854,10 +854,12 @@ fn eks_windows_on(dir: &Path, versions: [&str; 2]) -> String {
     )
 }
 
-/// containerd v1.5.2 lower-cases an entry's OS before comparing it (platforms.go
-/// `matcher.Match`, `Normalize`), where 1.6.0 – 1.6.17 compare it as written: EKS Windows nodes
-/// on containerd 1.5.18 pull a WS2019 entry written `"os": "Windows"`, nodes on 1.6.6 get no
-/// match. Before, 1.5.18 was judged as containerd-1.6.0 and got no match too.
+/// containerd v1.5.2 and 1.6.0 – 1.6.17 lower-case an entry's OS before comparing it
+/// (platforms.go `matcher.Match`, `Normalize`, inside `matchComparer.Match`), where 1.6.18 and
+/// later 1.6 compare it as written (v1.6.20 `platforms/defaults_windows.go`
+/// `matchComparer.Match`: `p.OS == "windows"`, containerd#8106): EKS Windows nodes on
+/// containerd 1.5.18 and 1.6.6 pull a WS2019 entry written `"os": "Windows"`, nodes on 1.6.20
+/// get no match (issue 33, item 6: 1.6.6 got no match before).
 #[test]
 fn containerd_1_5_nodes_take_an_upper_case_windows_entry() {
     let registry = Registry::start();
@@ -903,6 +905,14 @@ fn containerd_1_5_nodes_take_an_upper_case_windows_entry() {
         windows_row(["containerd://1.6.6", "containerd://1.6.6"]),
         (
             "containerd-1.6.0".to_string(),
+            "ok".to_string(),
+            json!(crate::selection::WS2019)
+        )
+    );
+    assert_eq!(
+        windows_row(["containerd://1.6.20", "containerd://1.6.20"]),
+        (
+            "containerd-1.6.18".to_string(),
             "no-match".to_string(),
             Value::Null
         )

@@ -305,6 +305,14 @@ fn shapes(tmp: &Path, registry: &Registry) -> BTreeMap<&'static str, (PathBuf, S
         image.as_object_mut().unwrap().remove("platform");
         *e = vec![attestation, image];
     });
+    // Issue 33, item 6: the linux/amd64 entry's architecture written `x86_64`, and its OS
+    // left empty.
+    add("x86-64-spelling", &|e| {
+        entry(e, LINUX_AMD64)["platform"]["architecture"] = json!("x86_64");
+    });
+    add("empty-os", &|e| {
+        entry(e, LINUX_AMD64)["platform"]["os"] = json!("");
+    });
     layouts.push(("nested", nested_layout(tmp, "nested")));
     layouts
         .into_iter()
@@ -384,6 +392,41 @@ fn rows() -> Vec<Row> {
             ws2019,
             "containerd-1.4",
             Some(WS2022),
+        ),
+        row(
+            "containerd v1.6 platforms/database.go normalizeArch (in platforms.go matcher.Match): \
+             x86_64 is amd64",
+            "x86-64-spelling",
+            Ctr(amd64),
+            amd64,
+            "containerd-1.6.18",
+            Some(LINUX_AMD64),
+        ),
+        row(
+            "containers/image platform_matcher.go MatchesPlatform: the architecture compared \
+             as written, x86_64 is not amd64",
+            "x86-64-spelling",
+            Skopeo(&[]),
+            amd64,
+            "cri-o",
+            None,
+        ),
+        row(
+            "containerd v1.6 platforms/database.go normalizeOS: an empty OS is runtime.GOOS, \
+             the node's own",
+            "empty-os",
+            Ctr(amd64),
+            amd64,
+            "containerd-1.6.18",
+            Some(LINUX_AMD64),
+        ),
+        row(
+            "containers/image MatchesPlatform: an empty OS is not linux",
+            "empty-os",
+            Skopeo(&[]),
+            amd64,
+            "cri-o",
+            None,
         ),
         row(
             "containerd v1.6 images/image.go Manifest descends into a child index",

@@ -162,11 +162,11 @@ enum VersionNumbers {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum WindowsVersions {
     /// Only entries whose `os.version` starts with the host's `major.minor.build` (containerd
-    /// 1.6.0 – 1.6.17 `platforms/defaults_windows.go` `windowsmatcher.Match`:
+    /// 1.6.0 – 1.6.17 `platforms/defaults_windows.go` `matchComparer.Match`:
     /// `strings.HasPrefix`), so an entry without one matches no host.
     Prefix,
     /// The prefix rule, and entries without `os.version` match every host (containerd 1.6.18
-    /// – 1.6.22 `windowsmatcher.Match`: the fallback of containerd#8106 before the prefix;
+    /// – 1.6.22 `matchComparer.Match`: the fallback of containerd#8106 before the prefix;
     /// the stable-ABI window came in 1.6.23, containerd#8854).
     PrefixOrNone,
     /// Entries the host can run (`checkWindowsHostAndContainerCompat`, the LTSC floor), and
@@ -186,10 +186,27 @@ enum WindowsVersions {
 /// How an entry's OS is compared with a Windows host's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum OsCompare {
-    /// As written: `Windows` is not `windows` (containerd 1.6).
+    /// As written: `Windows` is not `windows`, nor is an empty OS (containerd 1.6.18 and later
+    /// 1.6: v1.6.20 `platforms/defaults_windows.go` `matchComparer.Match`, `p.OS == "windows"`).
     Raw,
-    /// After `Normalize`, which lower-cases it.
+    /// After `Normalize` (`database.go` `normalizeOS`): lower-cased, and an empty OS is the
+    /// node's own (`runtime.GOOS`).
     Normalized,
+    /// moby `system.IsOSSupported`: `strings.EqualFold` with the daemon's `runtime.GOOS`, so
+    /// `Windows` is taken and an empty OS is not.
+    EqualFold,
+}
+
+/// Which entries a Windows host whose platform states no `os.version` takes (a node always
+/// states one; a `--platform` or a matcher built from a user's platform may not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EmptyHost {
+    /// Every entry (the prefix `""` starts every string; containerd/platforms v0.2.1 and later
+    /// `m.OSVersion == ""`).
+    Every,
+    /// Only entries without `os.version` (containerd 1.6.23 – 1.6.39 `matchComparer.Match`:
+    /// `GetOsVersion("")` is 0.0.0, whose major no entry's shares).
+    Unversioned,
 }
 
 /// One row of the profile table.
@@ -216,6 +233,8 @@ struct ProfileInfo {
     windows_versions: WindowsVersions,
     /// How a Windows entry's OS is compared.
     os_compare: OsCompare,
+    /// Which entries a Windows host without `os.version` takes.
+    empty_host: EmptyHost,
     /// Whether a platform-less entry's config is checked with the full matcher (containerd
     /// 2.0 and later, `ConfigPlatform` in `core/images/image.go` `Manifest`) rather than by OS
     /// and architecture only (1.6.x, 1.7.x `images/image.go` `Manifest`).
@@ -252,6 +271,7 @@ const PROFILES: &[ProfileInfo] = &[
         version_numbers: VersionNumbers::Atoi,
         windows_versions: WindowsVersions::Any,
         os_compare: OsCompare::Normalized,
+        empty_host: EmptyHost::Every,
         full_config_check: false,
         linux_fallback: true,
     },
@@ -274,9 +294,16 @@ const PROFILES: &[ProfileInfo] = &[
         version_numbers: VersionNumbers::Atoi,
         windows_versions: WindowsVersions::Prefix,
         os_compare: OsCompare::Normalized,
+        empty_host: EmptyHost::Every,
         full_config_check: false,
         linux_fallback: false,
     },
+    // containerd 1.6.0 – 1.6.17: platforms/defaults_windows.go `matchComparer.Match` is
+    // `defaults.Match(p)` (the entry normalised: `Windows` or an empty OS is the node's
+    // `windows`) and then `strings.HasPrefix(p.OSVersion, m.osVersionPrefix)`, the form
+    // containerd#6491's diff (2022-02-03, before the v1.6.0 tag) removes on main and v1.5.2
+    // vendors; release/1.6 kept it until containerd#8106 rewrote it for 1.6.18 (v1.6.20's
+    // text, below). `Less`: the larger `revision` first.
     ProfileInfo {
         name: "containerd-1.6.0",
         why: "the os.version prefix is required (no fallback for entries without os.version before 1.6.18, containerd#7431)",
@@ -291,14 +318,18 @@ const PROFILES: &[ProfileInfo] = &[
         checks_features: false,
         version_numbers: VersionNumbers::Atoi,
         windows_versions: WindowsVersions::Prefix,
-        os_compare: OsCompare::Raw,
+        os_compare: OsCompare::Normalized,
+        empty_host: EmptyHost::Every,
         full_config_check: false,
         linux_fallback: false,
     },
     // containerd 1.6.18 (its release branch took containerd#8106, 2023-02-15, the day before
     // the tag) – 1.6.22 (releases/v1.6.23.toml: "Add stable ABI support in windows platform
-    // matcher", containerd#8854): platforms/defaults_windows.go `windowsmatcher.Match` returns
-    // true for an entry without os.version, else the prefix; `Less` unchanged.
+    // matcher", containerd#8854), read in v1.6.20's own source (Debian's
+    // golang-github-containerd-containerd-dev 1.6.20~ds1, no patch under platforms/):
+    // platforms/defaults_windows.go `matchComparer.Match` takes an entry `defaults.Match`
+    // takes whose OS is `windows` as written, when its os.version has the host's prefix or is
+    // empty; `Less` unchanged.
     ProfileInfo {
         name: "containerd-1.6.18",
         why: "the os.version prefix is required, entries without os.version match every host (containerd#8106; no LTSC window before 1.6.23)",
@@ -314,6 +345,7 @@ const PROFILES: &[ProfileInfo] = &[
         version_numbers: VersionNumbers::Atoi,
         windows_versions: WindowsVersions::PrefixOrNone,
         os_compare: OsCompare::Raw,
+        empty_host: EmptyHost::Every,
         full_config_check: false,
         linux_fallback: false,
     },
@@ -331,6 +363,7 @@ const PROFILES: &[ProfileInfo] = &[
         windows_versions: WindowsVersions::Compatible,
         version_numbers: VersionNumbers::Atoi,
         os_compare: OsCompare::Raw,
+        empty_host: EmptyHost::Unversioned,
         full_config_check: false,
         linux_fallback: false,
     },
@@ -348,6 +381,7 @@ const PROFILES: &[ProfileInfo] = &[
         windows_versions: WindowsVersions::Compatible,
         version_numbers: VersionNumbers::Atoi,
         os_compare: OsCompare::Normalized,
+        empty_host: EmptyHost::Every,
         full_config_check: false,
         linux_fallback: false,
     },
@@ -365,6 +399,7 @@ const PROFILES: &[ProfileInfo] = &[
         windows_versions: WindowsVersions::Compatible,
         version_numbers: VersionNumbers::ParseUint,
         os_compare: OsCompare::Normalized,
+        empty_host: EmptyHost::Every,
         full_config_check: true,
         linux_fallback: false,
     },
@@ -382,6 +417,7 @@ const PROFILES: &[ProfileInfo] = &[
         windows_versions: WindowsVersions::Compatible,
         version_numbers: VersionNumbers::ParseUint,
         os_compare: OsCompare::Normalized,
+        empty_host: EmptyHost::Every,
         full_config_check: true,
         linux_fallback: false,
     },
@@ -399,6 +435,7 @@ const PROFILES: &[ProfileInfo] = &[
         windows_versions: WindowsVersions::Compatible,
         version_numbers: VersionNumbers::ParseUint,
         os_compare: OsCompare::Normalized,
+        empty_host: EmptyHost::Every,
         full_config_check: true,
         linux_fallback: false,
     },
@@ -413,6 +450,7 @@ const PROFILES: &[ProfileInfo] = &[
         windows_versions: WindowsVersions::Compatible,
         version_numbers: VersionNumbers::ParseUint,
         os_compare: OsCompare::Normalized,
+        empty_host: EmptyHost::Every,
         full_config_check: true,
         linux_fallback: false,
     },
@@ -431,7 +469,8 @@ const PROFILES: &[ProfileInfo] = &[
         checks_features: false,
         windows_versions: WindowsVersions::NotNewer,
         version_numbers: VersionNumbers::Atoi,
-        os_compare: OsCompare::Normalized,
+        os_compare: OsCompare::EqualFold,
+        empty_host: EmptyHost::Every,
         // Never used: an entry without platform is never a candidate (`Runtime::Docker`).
         full_config_check: false,
         linux_fallback: false,
@@ -448,6 +487,7 @@ const PROFILES: &[ProfileInfo] = &[
         windows_versions: WindowsVersions::Compatible,
         version_numbers: VersionNumbers::ParseUint,
         os_compare: OsCompare::Normalized,
+        empty_host: EmptyHost::Every,
         full_config_check: true,
         linux_fallback: false,
     },
@@ -740,12 +780,21 @@ impl RuntimeProfile {
     }
 
     /// Whether a Windows host's matcher takes an entry whose OS is written `os`: containerd
-    /// 1.6 compares it as written, later releases after lower-casing it.
+    /// 1.6.18 and later 1.6 compare it as written, other containerd releases after
+    /// `normalizeOS` (lower-cased; empty is the node's own, `windows`), Docker with
+    /// `strings.EqualFold`.
     pub fn windows_os_matches(self, os: &str) -> bool {
         match self.info().os_compare {
             OsCompare::Raw => os == "windows",
-            OsCompare::Normalized => os.eq_ignore_ascii_case("windows"),
+            OsCompare::Normalized => os.is_empty() || os.eq_ignore_ascii_case("windows"),
+            OsCompare::EqualFold => os.eq_ignore_ascii_case("windows"),
         }
+    }
+
+    /// Whether a Windows host without `os.version` takes entries that state one (every
+    /// profile but `containerd-1.6`, whose 1.6.23 – 1.6.39 read the empty host as 0.0.0).
+    pub(super) fn empty_host_takes_every_entry(self) -> bool {
+        self.info().empty_host == EmptyHost::Every
     }
 
     /// Whether the profile checks `os.features` (2.3 and later).

@@ -147,14 +147,14 @@ fn containerd_1_6_18_to_1_6_22_take_the_prefix_or_no_os_version() {
     // (source, host build, entry, [1.6.0 – 1.6.17, 1.6.18 – 1.6.22, 1.6.23 – 1.6.39])
     let cases = [
         (
-            "v1.6.17 defaults_windows.go windowsmatcher.Match: strings.HasPrefix only; \
+            "v1.6.17 defaults_windows.go matchComparer.Match: strings.HasPrefix only; \
              v1.6.18 (containerd#8106): an entry without OSVersion matches first",
             17763,
             none.clone(),
             [false, true, true],
         ),
         (
-            "v1.6.18 – v1.6.22 windowsmatcher.Match: the prefix, no stable-ABI window; \
+            "v1.6.18 – v1.6.22 matchComparer.Match: the prefix, no stable-ABI window; \
              v1.6.23 (containerd#8854, releases/v1.6.23.toml): a WS2022 entry on a newer host",
             22621,
             win("10.0.20348.2461"),
@@ -306,7 +306,8 @@ fn containerd_platform_order_vectors() {
 /// b1c51a58ce46808275d8e72b3e11c814fbb176f9, `vendor/modules.txt` naming
 /// `github.com/containerd/containerd v1.5.2`), files under
 /// `vendor/github.com/containerd/containerd/platforms/`. Each row also says what
-/// `containerd-1.6.0` answers: the rows differ only where 1.5.2 lower-cases the OS.
+/// `containerd-1.6.0` answers: the same everywhere (issue 33, item 6: 1.6.0 – 1.6.17 kept this
+/// `matchComparer.Match`, the OS-as-written test came with containerd#8106 in 1.6.18).
 #[test]
 fn containerd_1_5_rules_from_its_code() {
     // (source and rule, host build, entry, 1.5 matches, 1.6.0 matches)
@@ -337,7 +338,7 @@ fn containerd_1_5_rules_from_its_code() {
             17763,
             Platform::new("Windows", "amd64").with_os_version("10.0.17763.1"),
             true,
-            false,
+            true,
         ),
         (
             "defaults_windows.go Default: Ordered(DefaultSpec(), linux) under the prefix rule, so a Linux entry matches no Windows host",
@@ -779,7 +780,7 @@ fn odd_spelling_rows() -> Vec<Truth> {
         ),
         row(
             "containerd 1.6 platforms/defaults_windows.go revision (strconv.Atoi) and \
-             windowsmatcher.Less: a -1 revision sorts below 0",
+             matchComparer.Less: a -1 revision sorts below 0",
             RuntimeProfile::CONTAINERD_1_6,
             host(17763),
             vec![entry(win("10.0.17763.-1")), entry(win("10.0.17763"))],
@@ -819,16 +820,16 @@ fn odd_spelling_rows() -> Vec<Truth> {
 }
 
 /// containerd 1.6.0 – 1.6.17 (issue 21, item 3): `platforms/defaults_windows.go`
-/// `windowsmatcher.Match` returns `strings.HasPrefix(p.OSVersion, m.osVersionPrefix)` for a
+/// `matchComparer.Match` returns `strings.HasPrefix(p.OSVersion, m.osVersionPrefix)` for a
 /// Windows host, the prefix being the host's `major.minor.build`; the fallback for entries
-/// without `os.version` (`return p.OSVersion == ""`) came with containerd#7431 (b327af6a4)
+/// without `os.version` (`return p.OSVersion == ""`) came with containerd#8106 (asked for in containerd#7431)
 /// in 1.6.18.
 fn early_16_rows() -> Vec<Truth> {
     let row = truth;
     let bare = Platform::new("windows", "amd64");
     vec![
         row(
-            "containerd 1.6.0-1.6.17 platforms/defaults_windows.go windowsmatcher.Match: \
+            "containerd 1.6.0-1.6.17 platforms/defaults_windows.go matchComparer.Match: \
              HasPrefix(\"\", \"10.0.17763\") is false, a HostProcess entry without \
              os.version matches nothing",
             RuntimeProfile::CONTAINERD_1_6_0,
@@ -838,14 +839,14 @@ fn early_16_rows() -> Vec<Truth> {
         ),
         row(
             "containerd 1.6.18+ (containerd#7431) platforms/defaults_windows.go \
-             windowsmatcher.Match: return p.OSVersion == \"\"",
+             matchComparer.Match: return p.OSVersion == \"\"",
             RuntimeProfile::CONTAINERD_1_6,
             host(17763),
             vec![entry(linux("amd64", None)), entry(bare)],
             Some(1),
         ),
         row(
-            "containerd 1.6.0-1.6.17 windowsmatcher.Match: the prefix of the host's \
+            "containerd 1.6.0-1.6.17 matchComparer.Match: the prefix of the host's \
              build, no LTSC window (a WS2022-era host takes only 20348 entries)",
             RuntimeProfile::CONTAINERD_1_6_0,
             host(22621),
@@ -853,7 +854,7 @@ fn early_16_rows() -> Vec<Truth> {
             Some(1),
         ),
         row(
-            "containerd 1.6.0-1.6.17 windowsmatcher.Match: the prefix of the host's \
+            "containerd 1.6.0-1.6.17 matchComparer.Match: the prefix of the host's \
              build, no LTSC window (an older entry is not taken)",
             RuntimeProfile::CONTAINERD_1_6_0,
             host(22621),
@@ -861,7 +862,7 @@ fn early_16_rows() -> Vec<Truth> {
             None,
         ),
         row(
-            "containerd 1.6.0-1.6.17 windowsmatcher.Less: the larger revision first",
+            "containerd 1.6.0-1.6.17 matchComparer.Less: the larger revision first",
             RuntimeProfile::CONTAINERD_1_6_0,
             host(17763),
             vec![entry(win("10.0.17763.1")), entry(win("10.0.17763.5830"))],
@@ -1207,3 +1208,5 @@ proptest! {
         let _ = Platform::parse(&s);
     }
 }
+
+mod edges;
