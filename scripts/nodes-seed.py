@@ -6,8 +6,8 @@ addresses and uids until there are N.
 
   nodes-seed.py N OUT.json
 
-Then, for the peak memory: /usr/bin/time -v imgcheck verify oci:fixtures/good --nodes OUT.json
---max-input-size 1GiB (Maximum resident set size). Standard library only.
+scripts/bench-nodes runs it and measures the peak memory of `verify --nodes OUT.json` (figures in
+docs/benchmarks.md). Standard library only.
 """
 
 import json

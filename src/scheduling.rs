@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -208,25 +209,87 @@ pub fn default_tolerations(tolerations: &[Toleration]) -> Vec<Toleration> {
     .collect()
 }
 
-/// What placement reads of one node of `--nodes`.
+/// What placement reads of one node of `--nodes`: its name, its [shape](NodeShape) (labels,
+/// taints, OS: shared with the nodes of the same shape) and whether it is cordoned.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NodeFacts {
     /// `metadata.name`.
     pub name: String,
-    /// Every label (`metadata.labels`).
-    pub labels: BTreeMap<String, String>,
-    /// `spec.taints`.
-    pub taints: Vec<Taint>,
+    /// Its labels, taints and OS, kept once for every node of the same shape.
+    pub shape: Arc<NodeShape>,
     /// `spec.unschedulable` (cordoned).
     pub unschedulable: bool,
-    /// The OS the node's kubelet runs on (`status.nodeInfo.operatingSystem`, else the
-    /// `kubernetes.io/os` label): what the kubelet compares a pod's own `kubernetes.io/os`
-    /// label with.
-    pub os: String,
     /// Why the node is skipped (its runtime or Windows build cannot be read): no host row
     /// holds it, and a pod that can land only on such nodes is judged on no host. `None` for
     /// the nodes judged.
     pub skipped: Option<String>,
+}
+
+impl NodeFacts {
+    /// The value of the node's label `key` (`metadata.labels`), if it has it.
+    pub fn label(&self, key: &str) -> Option<&str> {
+        let labels = &self.shape.labels;
+        let i = labels.binary_search_by(|(k, _)| (**k).cmp(key)).ok()?;
+        Some(match &labels[i].1 {
+            LabelValue::Text(v) => v,
+            LabelValue::Name => &self.name,
+        })
+    }
+
+    /// `spec.taints`.
+    pub fn taints(&self) -> &[Taint] {
+        &self.shape.taints
+    }
+
+    /// The OS the node's kubelet runs on (`status.nodeInfo.operatingSystem`, else the
+    /// `kubernetes.io/os` label): what the kubelet compares a pod's own `kubernetes.io/os`
+    /// label with.
+    pub fn os(&self) -> &str {
+        &self.shape.os
+    }
+}
+
+/// What the nodes of one shape share: every label, the taints and the kubelet's OS. A cluster's
+/// thousands of nodes fall into a few shapes, so a node list keeps each once (memory grows with
+/// the shapes, not the nodes); a label whose value is the node's own name
+/// (`kubernetes.io/hostname`) is kept as "the name", so it does not make a shape per node.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct NodeShape {
+    /// Every label, sorted by key.
+    labels: Box<[(Box<str>, LabelValue)]>,
+    taints: Box<[Taint]>,
+    os: Box<str>,
+}
+
+/// A label's value in a [`NodeShape`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum LabelValue {
+    Text(Box<str>),
+    /// The node's own name.
+    Name,
+}
+
+impl NodeShape {
+    /// The shape of the node `name` with `labels`, `taints` and kubelet `os`.
+    pub fn new(
+        name: &str,
+        labels: BTreeMap<String, String>,
+        taints: Vec<Taint>,
+        os: &str,
+    ) -> NodeShape {
+        let value = |v: String| match v == name {
+            true => LabelValue::Name,
+            false => LabelValue::Text(v.into()),
+        };
+        NodeShape {
+            labels: labels
+                .into_iter()
+                .map(|(k, v)| (k.into(), value(v)))
+                .collect(),
+            taints: taints.into(),
+            os: os.into(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //! so ([`OddNodes::Skip`]), or refuses the list ([`OddNodes::Refuse`], `--strict-nodes`).
 //! `docs/cluster.md` gives the sources.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::io::BufRead;
 use std::sync::Arc;
 
@@ -22,8 +22,8 @@ use serde_yaml_ng::Value;
 
 use crate::platform::{Platform, RuntimeChoice, RuntimeProfile, WindowsVersion};
 use crate::policy::{Host, is_known_arch};
-use crate::scheduling::{Effect, NodeFacts, Taint};
-use model::{Node, nodes_of_kind};
+use crate::scheduling::{Effect, NodeFacts, NodeShape, Taint};
+use model::{Node, is_single_node};
 pub use model::{NodesCause, NodesError};
 
 /// The label the Windows Machine Config Operator and kubelet set to the node's build.
@@ -148,12 +148,11 @@ pub fn read_nodes(path: &str, max_bytes: u64, odd: OddNodes) -> Result<NodeHosts
     };
     input.consume(bom);
     let mut de = serde_json::Deserializer::from_reader(&mut input);
-    let nodes = stream::json_nodes(&mut de, path);
-    let nodes = match (nodes, input.get_ref().passed()) {
-        (Err(_), Some(limit)) => return Err(unreadable(limit)),
-        (nodes, _) => nodes?,
-    };
-    judge_nodes(nodes, path, odd)
+    let nodes = json_hosts(&mut de, path, odd);
+    match (nodes, input.get_ref().passed()) {
+        (Err(_), Some(limit)) => Err(unreadable(limit)),
+        (nodes, _) => nodes,
+    }
 }
 
 /// Parses a node list (YAML or JSON); `origin` names it in errors.
@@ -165,83 +164,153 @@ pub fn parse_nodes(text: &str, origin: &str, odd: OddNodes) -> Result<NodeHosts,
     })?;
     // As kubectl reads files (apimachinery `util/yaml` `NewYAMLOrJSONDecoder`): text that
     // starts with `{` is JSON, which may hold characters YAML refuses (a raw U+009B).
-    let nodes = match text.trim_start().starts_with('{') {
-        true => stream::json_nodes(&mut serde_json::Deserializer::from_str(text), origin)?,
-        false => yaml_nodes(text, origin)?,
-    };
-    judge_nodes(nodes, origin, odd)
+    match text.trim_start().starts_with('{') {
+        true => json_hosts(&mut serde_json::Deserializer::from_str(text), origin, odd),
+        false => judge_nodes(yaml_nodes(text, origin)?, origin, odd),
+    }
+}
+
+/// The host rows, notes and facts of the JSON node list `de` reads from `origin`, each node
+/// judged as it is read (`nodes/stream.rs`).
+fn json_hosts<'de, R: serde_json::de::Read<'de>>(
+    de: &mut serde_json::Deserializer<R>,
+    origin: &str,
+    odd: OddNodes,
+) -> Result<NodeHosts, NodesError> {
+    let mut judge = Judge::new(odd);
+    if let Some(single) = stream::json_nodes(de, origin, &mut |node| judge.take(node))? {
+        judge = Judge::new(odd);
+        judge.take(single);
+    }
+    judged(judge, origin)
 }
 
 /// The host rows, notes and facts of `nodes` read from `origin`.
 fn judge_nodes(nodes: Vec<Node>, origin: &str, odd: OddNodes) -> Result<NodeHosts, NodesError> {
-    let err = |reason: String| NodesError {
+    let mut judge = Judge::new(odd);
+    nodes.into_iter().for_each(|node| judge.take(node));
+    judged(judge, origin)
+}
+
+/// What `judge` found of the nodes read from `origin`, or why the list is refused.
+fn judged(judge: Judge, origin: &str) -> Result<NodeHosts, NodesError> {
+    judge.finish().map_err(|reason| NodesError {
         origin: origin.to_string(),
         reason,
         source: None,
-    };
-    type Row = (Platform, Vec<String>);
-    let mut rows: BTreeMap<(bool, String, RuntimeProfile), Row> = BTreeMap::new();
-    let mut runtimes: BTreeMap<String, (RuntimeChoice, Vec<String>)> = BTreeMap::new();
-    let (mut notes, mut skipped, mut facts) = (Vec::new(), Vec::new(), Vec::new());
-    for (i, node) in nodes.into_iter().enumerate() {
-        let (platform, version, choice) = match node_host(&node, i) {
+    })
+}
+
+/// A node list judged one node at a time, as it is read: what is kept of each node is its name
+/// in its row and runtime, and its [`NodeFacts`], whose labels, taints and OS are kept once per
+/// distinct [`NodeShape`]. The first node that refuses the list is remembered (the nodes after
+/// it are counted, not judged): [`Judge::finish`] says it.
+struct Judge {
+    odd: OddNodes,
+    /// Nodes taken so far (the next one's index).
+    taken: usize,
+    /// Why the list is refused, from the first node that refuses it.
+    refused: Option<String>,
+    rows: BTreeMap<(bool, String, RuntimeProfile), (Platform, Vec<String>)>,
+    runtimes: BTreeMap<String, (RuntimeChoice, Vec<String>)>,
+    notes: Vec<String>,
+    skipped: Vec<SkippedNode>,
+    facts: Vec<NodeFacts>,
+    /// Every distinct shape kept, each once.
+    shapes: HashSet<Arc<NodeShape>>,
+}
+
+impl Judge {
+    /// Nothing judged yet; `odd` says what a node whose runtime or build cannot be read does.
+    fn new(odd: OddNodes) -> Judge {
+        Judge {
+            odd,
+            taken: 0,
+            refused: None,
+            rows: BTreeMap::new(),
+            runtimes: BTreeMap::new(),
+            notes: Vec::new(),
+            skipped: Vec::new(),
+            facts: Vec::new(),
+            shapes: HashSet::new(),
+        }
+    }
+
+    /// Judges the next node of the list, unless an earlier one refused it.
+    fn take(&mut self, node: Node) {
+        let index = self.taken;
+        self.taken += 1;
+        if self.refused.is_none()
+            && let Err(reason) = self.judge(&node, index)
+        {
+            self.refused = Some(reason);
+        }
+    }
+
+    /// Puts `node`, item `index`, in its row, or in the nodes skipped; `Err`: why it refuses
+    /// the list.
+    fn judge(&mut self, node: &Node, index: usize) -> Result<(), String> {
+        let (platform, version, choice) = match node_host(node, index) {
             Ok(host) => host,
-            Err(Unusable::Odd(s)) if odd == OddNodes::Skip => {
-                if let Ok(f) = node_facts(&node) {
-                    facts.push(NodeFacts {
+            Err(Unusable::Odd(s)) if self.odd == OddNodes::Skip => {
+                if let Ok(f) = node_facts(node, &mut self.shapes) {
+                    self.facts.push(NodeFacts {
                         skipped: Some(s.to_string()),
                         ..f
                     });
                 }
-                skipped.push(s);
-                continue;
+                self.skipped.push(s);
+                return Ok(());
             }
-            Err(Unusable::Odd(s)) => return Err(err(s.to_string())),
-            Err(Unusable::Refused(reason)) => return Err(err(reason)),
+            Err(Unusable::Odd(s)) => return Err(s.to_string()),
+            Err(Unusable::Refused(reason)) => return Err(reason),
         };
-        notes.extend(choice.note().map(str::to_string));
-        facts.push(node_facts(&node).map_err(err)?);
+        self.notes.extend(choice.note().map(str::to_string));
+        self.facts.push(node_facts(node, &mut self.shapes)?);
         let name = node.metadata.name.trim().to_string();
-        rows.entry((platform.is_windows(), platform.to_string(), choice.profile))
-            .or_insert_with(|| (platform, vec![]))
-            .1
-            .push(name.clone());
-        runtimes
-            .entry(version)
-            .or_insert_with(|| (choice, vec![]))
-            .1
-            .push(name);
+        let key = (platform.is_windows(), platform.to_string(), choice.profile);
+        (self.rows.entry(key).or_insert_with(|| (platform, vec![])).1).push(name.clone());
+        let runtime = self.runtimes.entry(version);
+        runtime.or_insert_with(|| (choice, vec![])).1.push(name);
+        Ok(())
     }
-    if rows.is_empty() {
-        let first = skipped.first().map(ToString::to_string).unwrap_or_default();
-        return Err(err(format!(
-            "no node can be judged: all {} skipped (first: {first})",
-            skipped.len()
-        )));
-    }
-    notes.sort();
-    notes.dedup();
-    notes.extend(skipped.iter().map(|s| {
-        format!("{s}: node skipped, its pods are judged on the other nodes (--strict-nodes refuses the list)")
-    }));
-    let hosts = rows
-        .into_iter()
-        .map(|((_, _, runtime), (platform, mut nodes))| {
-            nodes.sort();
-            Host {
-                platform,
-                runtime: Some(runtime),
-                nodes,
-            }
+
+    /// The host rows, notes and facts of the nodes taken, or why the list is refused.
+    fn finish(self) -> Result<NodeHosts, String> {
+        if let Some(reason) = self.refused {
+            return Err(reason);
+        }
+        let (mut notes, skipped) = (self.notes, self.skipped);
+        if self.rows.is_empty() {
+            let first = skipped.first().map(ToString::to_string).unwrap_or_default();
+            return Err(format!(
+                "no node can be judged: all {} skipped (first: {first})",
+                skipped.len()
+            ));
+        }
+        notes.sort();
+        notes.dedup();
+        notes.extend(skipped.iter().map(|s| {
+            format!("{s}: node skipped, its pods are judged on the other nodes (--strict-nodes refuses the list)")
+        }));
+        let hosts = (self.rows.into_iter())
+            .map(|((_, _, runtime), (platform, mut nodes))| {
+                nodes.sort();
+                Host {
+                    platform,
+                    runtime: Some(runtime),
+                    nodes,
+                }
+            })
+            .collect();
+        Ok(NodeHosts {
+            hosts,
+            notes,
+            skipped,
+            nodes: self.facts,
+            runtimes: node_runtimes(self.runtimes),
         })
-        .collect();
-    Ok(NodeHosts {
-        hosts,
-        notes,
-        skipped,
-        nodes: facts,
-        runtimes: node_runtimes(runtimes),
-    })
+    }
 }
 
 /// One [`NodeRuntime`] per runtime as reported, from its choice and nodes.
@@ -260,9 +329,10 @@ fn node_runtimes(runtimes: BTreeMap<String, (RuntimeChoice, Vec<String>)>) -> Ve
         .collect()
 }
 
-/// What placement reads of `node`: its name, labels (values trimmed), taints and cordon; a
+/// What placement reads of `node`: its name, labels (values trimmed), taints and cordon, its
+/// shape taken from `shapes` when a node of the same shape was read before (else added); a
 /// taint without a key or with an unknown effect is refused, naming the node and the field.
-fn node_facts(node: &Node) -> Result<NodeFacts, String> {
+fn node_facts(node: &Node, shapes: &mut HashSet<Arc<NodeShape>>) -> Result<NodeFacts, String> {
     let name = node.metadata.name.trim().to_string();
     let mut taints = Vec::new();
     for (i, t) in node.spec.taints.iter().flatten().enumerate() {
@@ -288,13 +358,20 @@ fn node_facts(node: &Node) -> Result<NodeFacts, String> {
         "" => node.metadata.labels.get(LABEL_OS).map_or("", |v| v.trim()),
         os => os,
     };
-    let labels = node.metadata.labels.iter();
+    let labels = (node.metadata.labels.iter())
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let shape = NodeShape::new(&name, labels, taints, os);
+    let shape = match shapes.get(&shape) {
+        Some(kept) => Arc::clone(kept),
+        None => {
+            let shape = Arc::new(shape);
+            shapes.insert(Arc::clone(&shape));
+            shape
+        }
+    };
     Ok(NodeFacts {
-        os: os.to_string(),
-        labels: labels
-            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-            .collect(),
-        taints,
+        shape,
         unschedulable: node.spec.unschedulable.unwrap_or(false),
         skipped: None,
         name,
@@ -321,7 +398,11 @@ fn yaml_nodes(text: &str, origin: &str) -> Result<Vec<Node>, NodesError> {
         Some(Value::Sequence(items)) => Some(items),
         _ => None,
     };
-    let items = nodes_of_kind(kind.as_deref(), items, || doc).map_err(err)?;
+    let items = match is_single_node(kind.as_deref(), items.as_ref().map(Vec::len)) {
+        Ok(true) => vec![doc],
+        Ok(false) => items.unwrap_or_default(),
+        Err(reason) => return Err(err(reason)),
+    };
     (items.into_iter().enumerate())
         .map(|(i, item)| {
             serde_yaml_ng::from_value(item).map_err(|e| NodesError {

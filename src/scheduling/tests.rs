@@ -5,24 +5,23 @@ use crate::cluster::manifests::{PlacementRefusal, parse_manifests};
 
 /// A node named `name` with `labels` (`k=v`), `taints` (`k=v:Effect`) and cordoned or not.
 fn node(name: &str, labels: &[&str], taints: &[&str], unschedulable: bool) -> NodeFacts {
+    let labels: BTreeMap<String, String> = (labels.iter())
+        .map(|l| {
+            let (k, v) = l.split_once('=').unwrap_or((l, ""));
+            (k.to_string(), v.to_string())
+        })
+        .collect();
+    // The kubelet's own OS (`runtime.GOOS`): the OS label the test nodes carry, else Linux.
+    let os = labels
+        .get("kubernetes.io/os")
+        .map_or("linux", String::as_str)
+        .to_string();
+    let taints = taints.iter().map(|t| t.parse().unwrap()).collect();
     NodeFacts {
         name: name.to_string(),
-        labels: labels
-            .iter()
-            .map(|l| {
-                let (k, v) = l.split_once('=').unwrap_or((l, ""));
-                (k.to_string(), v.to_string())
-            })
-            .collect::<BTreeMap<_, _>>(),
-        taints: taints.iter().map(|t| t.parse().unwrap()).collect(),
+        shape: Arc::new(NodeShape::new(name, labels, taints, &os)),
         unschedulable,
         skipped: None,
-        // The kubelet's own OS (`runtime.GOOS`): the OS label the test nodes carry, else Linux.
-        os: labels
-            .iter()
-            .find_map(|l| l.strip_prefix("kubernetes.io/os="))
-            .unwrap_or("linux")
-            .to_string(),
     }
 }
 

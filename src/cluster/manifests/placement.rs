@@ -219,13 +219,11 @@ impl Placement {
         if let Some(os) = self
             .os_label
             .as_ref()
-            .filter(|os| !node.os.is_empty() && **os != node.os)
+            .filter(|os| !node.os().is_empty() && **os != node.os())
         {
             return Err(PlacementRefusal::OsLabel(os.clone()));
         }
-        let blocking = node
-            .taints
-            .iter()
+        let blocking = (node.taints().iter())
             .filter(|t| self.kept_off_by(t.effect))
             .find(|t| !self.tolerations.iter().any(|x| x.tolerates(t)));
         if let Some(t) = blocking {
@@ -266,9 +264,7 @@ impl Placement {
     fn matches_node(&self, node: &NodeFacts) -> bool {
         self.terms.is_empty()
             || self.terms.iter().any(|t| {
-                t.expressions
-                    .iter()
-                    .all(|r| r.holds(node.labels.get(&r.key).map(String::as_str)))
+                t.expressions.iter().all(|r| r.holds(node.label(&r.key)))
                     && t.fields.iter().all(|r| r.holds(Some(&node.name)))
             })
     }

@@ -1,6 +1,6 @@
 //! What a node list is read into: the fields of a node imgcheck keeps ([`Node`] and its parts,
 //! small `#[serde(default)]` structs), the error a list that cannot be used is
-//! ([`NodesError`]), and the nodes a list's `kind` gives ([`nodes_of_kind`]).
+//! ([`NodesError`]), and where a list's `kind` says its nodes are ([`is_single_node`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -81,29 +81,20 @@ pub(super) struct NodeInfo {
     pub(super) container_runtime_version: String,
 }
 
-/// The nodes of a document of `kind` with `items` (a `List` or `NodeList`), or the document
-/// itself (`single`, a `Node`), or why it is not a node list.
-pub(super) fn nodes_of_kind<T>(
-    kind: Option<&str>,
-    items: Option<Vec<T>>,
-    single: impl FnOnce() -> T,
-) -> Result<Vec<T>, String> {
-    let nodes = match kind {
-        Some("List" | "NodeList") => items.ok_or("the List has no 'items' array")?,
-        Some("Node") => vec![single()],
-        Some(k) => {
-            return Err(format!(
-                "not a node list: kind is '{k}' (expected a List of Node, or a Node)"
-            ));
+/// Whether the nodes of a document of `kind` holding `items` nodes (`None`: no `items` array)
+/// are the document itself (`true`: a `Node`) or its items (`false`: a `List` or `NodeList`),
+/// or why it is not a node list.
+pub(super) fn is_single_node(kind: Option<&str>, items: Option<usize>) -> Result<bool, String> {
+    match (kind, items) {
+        (Some("List" | "NodeList"), None) => Err("the List has no 'items' array".to_string()),
+        (Some("List" | "NodeList"), Some(0)) => Err("the list holds no nodes".to_string()),
+        (Some("List" | "NodeList"), Some(_)) => Ok(false),
+        (Some("Node"), _) => Ok(true),
+        (Some(k), _) => Err(format!(
+            "not a node list: kind is '{k}' (expected a List of Node, or a Node)"
+        )),
+        (None, _) => {
+            Err("not a node list: no 'kind' (expected a List of Node, or a Node)".to_string())
         }
-        None => {
-            return Err(
-                "not a node list: no 'kind' (expected a List of Node, or a Node)".to_string(),
-            );
-        }
-    };
-    match nodes.is_empty() {
-        true => Err("the list holds no nodes".to_string()),
-        false => Ok(nodes),
     }
 }

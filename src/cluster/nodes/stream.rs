@@ -1,7 +1,7 @@
 //! A JSON node list read as it streams (issue 33, item 17): the top-level object's `items`
-//! are turned one by one into the [`Node`] fields imgcheck keeps (name, labels, taints,
-//! cordon, `status.nodeInfo`) as they are read; no `serde_json::Value` of the list, nor of
-//! a node, is ever built. A single `Node` (no `items`) is read the same way from the top
+//! are read one by one into the [`Node`] fields imgcheck reads (name, labels, taints,
+//! cordon, `status.nodeInfo`), each handed on (to be judged) before the next is read; no
+//! `serde_json::Value` of the list, nor of a node, is ever built, nor a list of [`Node`]s. A single `Node` (no `items`) is read the same way from the top
 //! level. serde_json refuses nesting past 128 levels in linear time.
 
 use std::cell::Cell;
@@ -10,20 +10,23 @@ use std::sync::Arc;
 
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::model::{Metadata, Node, NodesCause, NodesError, Spec, Status, nodes_of_kind};
+use super::model::{Metadata, Node, NodesCause, NodesError, Spec, Status, is_single_node};
 
-/// The nodes of the JSON node list `de` reads (`origin` names it in errors).
+/// Reads the JSON node list `de` reads (`origin` names it in errors), handing each item to
+/// `sink` as it is read: `None` when its nodes are those items, or the one `Node` the document
+/// is.
 pub(super) fn json_nodes<'de, R: serde_json::de::Read<'de>>(
     de: &mut serde_json::Deserializer<R>,
     origin: &str,
-) -> Result<Vec<Node>, NodesError> {
+    sink: &mut dyn FnMut(Node),
+) -> Result<Option<Node>, NodesError> {
     let err = |reason: String| NodesError {
         origin: origin.to_string(),
         reason,
         source: None,
     };
     let item = Cell::new(None);
-    let read = TopLevel { item: &item }
+    let read = TopLevel { item: &item, sink }
         .deserialize(&mut *de)
         .and_then(|top| de.end().map(|()| top));
     let top = read.map_err(|e| {
@@ -39,29 +42,31 @@ pub(super) fn json_nodes<'de, R: serde_json::de::Read<'de>>(
             ..err(reason)
         }
     })?;
-    let single = || Node {
+    let single = is_single_node(top.kind.as_deref(), top.items).map_err(err)?;
+    Ok(single.then(|| Node {
         kind: "Node".to_string(),
         metadata: top.metadata,
         spec: top.spec,
         status: top.status,
-    };
-    nodes_of_kind(top.kind.as_deref(), top.items, single).map_err(err)
+    }))
 }
 
-/// What the top-level object holds: its `kind`, its `items` (as [`Node`]s), and the fields of a
-/// single `Node`.
+/// What the top-level object holds: its `kind`, how many `items` it has (each handed to the
+/// sink as it is read), and the fields of a single `Node`.
 #[derive(Default)]
 struct Top {
     kind: Option<String>,
-    items: Option<Vec<Node>>,
+    items: Option<usize>,
     metadata: Metadata,
     spec: Spec,
     status: Status,
 }
 
-/// Reads the top-level object; `item`: the index of the item being read, if any.
+/// Reads the top-level object; `item`: the index of the item being read, if any; `sink` takes
+/// each item read.
 struct TopLevel<'a> {
     item: &'a Cell<Option<usize>>,
+    sink: &'a mut dyn FnMut(Node),
 }
 
 impl<'de> DeserializeSeed<'de> for TopLevel<'_> {
@@ -90,7 +95,10 @@ impl<'de> Visitor<'de> for TopLevel<'_> {
                         .as_str()
                         .map(str::to_string)
                 }
-                "items" => top.items = map.next_value_seed(Items { item: self.item })?,
+                "items" => {
+                    let (item, sink) = (self.item, &mut *self.sink);
+                    top.items = map.next_value_seed(Items { item, sink })?
+                }
                 "metadata" => top.metadata = map.next_value()?,
                 "spec" => top.spec = map.next_value()?,
                 "status" => top.status = map.next_value()?,
@@ -103,13 +111,14 @@ impl<'de> Visitor<'de> for TopLevel<'_> {
     }
 }
 
-/// Reads `items`, each as a [`Node`] (`null`: no items).
+/// Reads `items`, each as a [`Node`] handed to `sink`, and counts them (`null`: no items).
 struct Items<'a> {
     item: &'a Cell<Option<usize>>,
+    sink: &'a mut dyn FnMut(Node),
 }
 
 impl<'de> DeserializeSeed<'de> for Items<'_> {
-    type Value = Option<Vec<Node>>;
+    type Value = Option<usize>;
 
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_any(self)
@@ -117,7 +126,7 @@ impl<'de> DeserializeSeed<'de> for Items<'_> {
 }
 
 impl<'de> Visitor<'de> for Items<'_> {
-    type Value = Option<Vec<Node>>;
+    type Value = Option<usize>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an 'items' array")
@@ -128,15 +137,16 @@ impl<'de> Visitor<'de> for Items<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut nodes = Vec::new();
+        let mut count = 0;
         loop {
-            self.item.set(Some(nodes.len()));
+            self.item.set(Some(count));
             match seq.next_element::<Node>()? {
-                Some(node) => nodes.push(node),
+                Some(node) => (self.sink)(node),
                 None => break,
             }
+            count += 1;
         }
         self.item.set(None);
-        Ok(Some(nodes))
+        Ok(Some(count))
     }
 }

@@ -709,6 +709,10 @@ fn a_hundred_thousand_streamed_nodes_parse() {
     .unwrap();
     assert_eq!(got.nodes.len(), 100_000);
     assert_eq!(got.nodes[99_999].name, "l99999");
+    // Two shapes (Linux, Windows) for 100,000 nodes.
+    let shapes: std::collections::HashSet<_> =
+        got.nodes.iter().map(|n| Arc::as_ptr(&n.shape)).collect();
+    assert_eq!(shapes.len(), 2);
     let counts: Vec<(String, usize)> = (got.hosts.iter())
         .map(|h| (h.platform.to_string(), h.nodes.len()))
         .collect();
@@ -736,6 +740,7 @@ fn streamed_node_lists_are_refused_as_whole_ones() {
         "",
         "cri-o://1.31.6",
     )]);
+    let bad_arch = node("a0", "linux", "x86", None, "", "cri-o://1.31.6");
     let cases: Vec<(Vec<u8>, u64, Result<usize, &str>)> = vec![
         (
             [b"\xEF\xBB\xBF".as_slice(), one.as_bytes()].concat(),
@@ -764,6 +769,28 @@ fn streamed_node_lists_are_refused_as_whole_ones() {
             Err("no 'items' array"),
         ),
         (b"{\"kind\": 7}".to_vec(), 1 << 20, Err("no 'kind'")),
+        // Items are judged as they are read, yet the list is refused as a whole one would be:
+        // a malformed item after a node that refuses the list, or the `kind` after the items,
+        // is what is said.
+        (
+            list(vec![bad_arch.clone(), json!(1)]).into_bytes(),
+            1 << 20,
+            Err("item 1 is not a Node"),
+        ),
+        (
+            format!("{{\"items\": [{bad_arch}], \"kind\": \"Pod\"}}").into_bytes(),
+            1 << 20,
+            Err("kind is 'Pod'"),
+        ),
+        (
+            list(vec![
+                bad_arch,
+                node("a1", "linux", "x86", None, "", "cri-o://1"),
+            ])
+            .into_bytes(),
+            1 << 20,
+            Err("node a0: "),
+        ),
     ];
     for (bytes, max, want) in cases {
         let path = dir.path().join("n.json");
@@ -779,6 +806,40 @@ fn streamed_node_lists_are_refused_as_whole_ones() {
                     String::from_utf8_lossy(&bytes)
                 );
             }
+        }
+    }
+}
+
+/// Issue 33, item 17: labels, taints and OS are kept once per distinct node shape, not per
+/// node. The fixture cluster's 10 nodes fall into 6 shapes (a label whose value is the node's
+/// own name, `kubernetes.io/hostname`, splits none); repeated 1,000 times under new names, as
+/// `scripts/nodes-seed.py` does, they still keep 6, and each node reads its own labels.
+#[test]
+fn nodes_of_one_shape_share_their_labels() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/nodes/ocp-wmco.json");
+    let fixture: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let pool = fixture["items"].as_array().unwrap();
+    let items = (0..1000)
+        .map(|i| {
+            let mut n = pool[i % pool.len()].clone();
+            let name = format!("node-{i:06}.example.internal");
+            n["metadata"]["name"] = json!(name);
+            n["metadata"]["labels"]["kubernetes.io/hostname"] = json!(name);
+            n
+        })
+        .collect();
+    for (origin, text) in [("n.json", list(items)), ("fixture", fixture.to_string())] {
+        let got = parse_nodes(&text, origin, OddNodes::Refuse).unwrap();
+        let shapes: std::collections::HashSet<_> =
+            got.nodes.iter().map(|n| Arc::as_ptr(&n.shape)).collect();
+        assert_eq!(shapes.len(), 6, "{origin}");
+        for n in &got.nodes {
+            assert_eq!(n.label("kubernetes.io/hostname"), Some(n.name.as_str()));
+            assert_eq!(n.label("topology.kubernetes.io/zone"), Some("us-east-1a"));
+            assert_eq!(n.label("kubernetes.io/os"), Some(n.os()));
+            assert_eq!(n.label("no/such-label"), None);
         }
     }
 }
