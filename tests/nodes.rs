@@ -918,3 +918,41 @@ fn containerd_1_5_nodes_take_an_upper_case_windows_entry() {
         )
     );
 }
+
+/// Issue 33: a WS2025 node of WMCO 10.15 before its PR #2160 runs containerd 1.7.5, whose
+/// matcher is the prefix rule with the no-`os.version` fallback (containerd#8101); the LTSC
+/// window came to release/1.7 in 1.7.6 (containerd#9069, `releases/v1.7.6.toml`). So an
+/// ltsc2022-only list gives that node nothing under 1.7.5 and its ltsc2022 image under 1.7.6.
+#[test]
+fn a_ws2025_node_on_containerd_175_cannot_pull_an_ltsc2022_only_list() {
+    let registry = Registry::start();
+    registry.push_layout(&fixture("ltsc2022-only"), "partial", "v1");
+    let image = registry.docker_ref("partial", "v1");
+    let dir = tempfile::tempdir().unwrap();
+    let on = |version: &str| {
+        let mut c = without(&cluster(), |n| {
+            label(n, "node.kubernetes.io/windows-build") != "10.0.26100"
+        });
+        for n in c["items"].as_array_mut().unwrap() {
+            n["status"]["nodeInfo"]["containerRuntimeVersion"] = json!(version);
+        }
+        let path = write(
+            dir.path(),
+            &format!("{version}.json").replace("://", "-"),
+            &c,
+        );
+        let out = run(&["verify", "--nodes", &path, "--format", "json", &image]);
+        let doc = json_of(&out);
+        let host = doc["images"][0]["hosts"][0].clone();
+        (out.status.code(), host)
+    };
+    let (code, host) = on("containerd://1.7.5");
+    assert_eq!(code, Some(1), "{host}");
+    assert_eq!(host["platform"], "windows/amd64:10.0.26100", "{host}");
+    assert_eq!(host["runtime"], "containerd-1.7.0", "{host}");
+    assert_eq!(host["status"], "no-match", "{host}");
+    let (code, host) = on("containerd://1.7.6");
+    assert_eq!(code, Some(0), "{host}");
+    assert_eq!(host["runtime"], "containerd-1.7", "{host}");
+    assert_eq!(host["status"], "ok", "{host}");
+}

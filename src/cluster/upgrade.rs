@@ -80,7 +80,8 @@ pub const WMCO_CONTAINERD: &[WmcoRelease] = &[
         ocp_minor: 15,
         wmco: "10.15",
         containerd: (1, 7, None),
-        source: MASTER_ON_1_7,
+        source: "release-4.15 built v1.7.5 (master PR #1755; containerd-1.7.0) until PR #2160 \
+                 (2024-05-07, `[release-4.15] submodule update 05 07`) moved it to v1.7.16",
     },
     WmcoRelease {
         ocp_minor: 16,
@@ -290,7 +291,8 @@ pub fn resolve_target(version: &str, from: &str) -> Result<UpgradeTarget, String
         Some(p) => format!("{major}.{minor}.{p}"),
         None => format!("{major}.{minor}.x"),
     };
-    let choice = RuntimeChoice::containerd((major, minor, patch.unwrap_or(0)));
+    // Some patch of the series: the newest z-stream, which an upgrade brings.
+    let choice = RuntimeChoice::containerd((major, minor, patch.unwrap_or(u32::MAX)));
     Ok(UpgradeTarget {
         openshift: Some(format!("4.{}", row.ocp_minor)),
         wmco: Some(row.wmco.to_string()),

@@ -141,7 +141,13 @@ mod tests {
             (1, 7, 27),
             "containerd-1.7",
             Mapping::Covered,
-            "containerd 1.7.27 is in 1.7.x: a Windows entry needs",
+            "containerd 1.7.27 is in 1.7.6–1.7.x: a Windows entry needs",
+        ),
+        (
+            (1, 7, 5),
+            "containerd-1.7.0",
+            Mapping::Covered,
+            "containerd 1.7.5 is in 1.7.0–1.7.5: the os.version prefix is required, entries without os.version match every host (containerd#8101; no LTSC window before 1.7.6)",
         ),
         (
             (2, 1, 6),

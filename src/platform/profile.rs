@@ -36,7 +36,10 @@ impl RuntimeProfile {
     pub const CONTAINERD_1_6_18: RuntimeProfile = named("containerd-1.6.18");
     /// containerd 1.6.23 – 1.6.39.
     pub const CONTAINERD_1_6: RuntimeProfile = named("containerd-1.6");
-    /// containerd 1.7.x.
+    /// containerd 1.7.0 – 1.7.5: the prefix rule, and entries without `os.version` match
+    /// every host (containerd#8101); no LTSC window before 1.7.6 (containerd#9069).
+    pub const CONTAINERD_1_7_0: RuntimeProfile = named("containerd-1.7.0");
+    /// containerd 1.7.6 – 1.7.x.
     pub const CONTAINERD_1_7: RuntimeProfile = named("containerd-1.7");
     /// containerd 2.0.x, 2.1.0 – 2.1.5 (containerd/platforms rc.1).
     pub const CONTAINERD_2_0: RuntimeProfile = named("containerd-2.0");
@@ -367,11 +370,39 @@ const PROFILES: &[ProfileInfo] = &[
         full_config_check: false,
         linux_fallback: false,
     },
+    // containerd 1.7.0 – 1.7.5: main's `windowsmatcher` as v1.7.0 was cut from it (release
+    // notes releases/v1.7.0.toml name main pull requests newer than containerd#8101):
+    // platforms/defaults_windows.go `windowsmatcher.Match` takes an entry the default matcher
+    // takes (the entry normalised) when the host's OS is `windows` and the entry's os.version
+    // has the host's prefix or is empty (containerd#8101, merged on main 2023-02-14, the
+    // fallback containerd#8106 took to 1.6.18). containerd#8778's diff (main, 2023-07) shows
+    // that form as the one the LTSC window replaced; release/1.7 took the window with
+    // containerd#9069 (merged 2023-09-07), which releases/v1.7.6.toml names as new in 1.7.6.
+    // `Default` is `Only(DefaultSpec())`: several matches stay in index order (as 1.7.6+).
+    ProfileInfo {
+        name: "containerd-1.7.0",
+        why: "the os.version prefix is required, entries without os.version match every host (containerd#8101; no LTSC window before 1.7.6)",
+        runtime: Runtime::Containerd {
+            first: (1, 7, 0),
+            last: (1, 7, 5),
+        },
+        // The prefix rule decides alone: the LTSC columns are never used.
+        ltsc: &[BUILD_WS2022],
+        floor: Floor::NewestBelow,
+        winner: Winner::IndexOrder,
+        checks_features: false,
+        windows_versions: WindowsVersions::PrefixOrNone,
+        version_numbers: VersionNumbers::Atoi,
+        os_compare: OsCompare::Normalized,
+        empty_host: EmptyHost::Every,
+        full_config_check: false,
+        linux_fallback: false,
+    },
     ProfileInfo {
         name: "containerd-1.7",
         why: "a Windows entry needs a build the host can run (LTSC floor 20348) or no os.version; the first in index order wins",
         runtime: Runtime::Containerd {
-            first: (1, 7, 0),
+            first: (1, 7, 6),
             last: (1, 7, X),
         },
         ltsc: &[BUILD_WS2022],

@@ -94,32 +94,34 @@ fn containerd_platform_compat_vectors() {
 /// `docs/matching.md`: the compatibility window per profile.
 #[test]
 fn ltsc_window_per_profile() {
-    // (host, ctr, [1.4, 1.5, 1.6-early, 1.6.18, 1.6, 1.7, 2.0, 2.2, 2.3, next]): 1.4 and 1.5 at
+    // (host, ctr, [1.4, 1.5, 1.6.0, 1.6.18, 1.6, 1.7.0, 1.7, 2.0, 2.2, 2.3, next]): 1.4 and 1.5 at
     // start only (their pull reads no window), by the host's own check.
-    let cases: &[(u16, u16, [bool; 10])] = &[
-        (17763, 17763, [true; 10]),
-        (17763, 17762, [false; 10]),
-        (19041, 19041, [true; 10]),
-        (19041, 17763, [false; 10]),
-        (20348, 20348, [true; 10]),
-        (20348, 22621, [false; 10]),
-        (22621, 20348, [true; 10]),
-        (22621, 22621, [true; 10]),
-        (22621, 22631, [false; 10]),
-        (25398, 20348, [true; 10]),
-        (26100, 20348, [true; 10]),
-        (26100, 26100, [true; 10]),
-        (26100, 17763, [false; 10]),
+    let cases: &[(u16, u16, [bool; 11])] = &[
+        (17763, 17763, [true; 11]),
+        (17763, 17762, [false; 11]),
+        (19041, 19041, [true; 11]),
+        (19041, 17763, [false; 11]),
+        (20348, 20348, [true; 11]),
+        (20348, 22621, [false; 11]),
+        (22621, 20348, [true; 11]),
+        (22621, 22621, [true; 11]),
+        (22621, 22631, [false; 11]),
+        (25398, 20348, [true; 11]),
+        (26100, 20348, [true; 11]),
+        (26100, 26100, [true; 11]),
+        (26100, 17763, [false; 11]),
         // Above 26100 the 2.2/2.3 floor moves to 26100 (moby/moby#53397); next goes one
         // LTSC back again.
         (
             26200,
             20348,
-            [true, true, true, true, true, true, true, false, false, true],
+            [
+                true, true, true, true, true, true, true, true, false, false, true,
+            ],
         ),
-        (26200, 26100, [true; 10]),
-        (26200, 26200, [true; 10]),
-        (26200, 26300, [false; 10]),
+        (26200, 26100, [true; 11]),
+        (26200, 26200, [true; 11]),
+        (26200, 26300, [false; 11]),
     ];
     for (h, c, want) in cases {
         assert_eq!(RuntimeProfile::CONTAINERD.len(), want.len());
@@ -171,6 +173,56 @@ fn containerd_1_6_18_to_1_6_22_take_the_prefix_or_no_os_version() {
         let got = [early, mid, late].map(|p| matches(p, &host(build), &entry));
         assert_eq!(got, want, "{source}");
     }
+}
+
+/// Issue 33: containerd 1.7.0 – 1.7.5 (`containerd-1.7.0`) ran main's prefix matcher with the
+/// fallback for entries without `os.version`; the LTSC window reached release/1.7 in 1.7.6.
+/// Each row cites the change that decides it (docs/matching.md, "containerd 1.7.0 – 1.7.5").
+#[test]
+fn containerd_1_7_0_to_1_7_5_take_the_prefix_or_no_os_version() {
+    let none = Platform::new("windows", "amd64");
+    let (early, late) = (
+        RuntimeProfile::CONTAINERD_1_7_0,
+        RuntimeProfile::CONTAINERD_1_7,
+    );
+    // (source, host build, list, [1.7.0 – 1.7.5, 1.7.6+]): the entry each selects.
+    let cases = [
+        (
+            "containerd#8101 (main before v1.7.0) windowsmatcher.Match: an entry without \
+             OSVersion matches every host",
+            17763,
+            vec![none.clone()],
+            [Some(0), Some(0)],
+        ),
+        (
+            "containerd#8778's diff: before the window, the prefix; containerd#9069 \
+             (releases/v1.7.6.toml): a WS2022 entry on a newer host",
+            22621,
+            vec![win("10.0.20348.2461")],
+            [None, Some(0)],
+        ),
+        (
+            "the prefix is a string test (strings.HasPrefix), the window reads numbers",
+            17763,
+            vec![win("10.0.177630.1")],
+            [Some(0), None],
+        ),
+        (
+            "Default is Only(DefaultSpec()): orderedPlatformComparer.Less keeps index order, \
+             where 1.6.18's matchComparer.Less takes the higher revision",
+            17763,
+            vec![none.clone(), win("10.0.17763.5")],
+            [Some(0), Some(0)],
+        ),
+    ];
+    for (source, build, list, want) in cases {
+        let list = cands(&list.into_iter().map(Some).collect::<Vec<_>>());
+        let got = [early, late].map(|p| pick(p, &host(build), &list).selected);
+        assert_eq!(got, want, "{source}");
+    }
+    let list = cands(&[Some(none), Some(win("10.0.17763.5"))]);
+    let mid = RuntimeProfile::CONTAINERD_1_6_18;
+    assert_eq!(pick(mid, &host(17763), &list).selected, Some(1));
 }
 
 #[test]
@@ -250,7 +302,7 @@ fn os_features_only_checked_from_2_3() {
     assert_eq!(
         RuntimeProfile::CONTAINERD.map(|p| p.checks_features()),
         [
-            false, false, false, false, false, false, false, false, true, true
+            false, false, false, false, false, false, false, false, false, true, true
         ]
     );
 }
@@ -459,9 +511,10 @@ fn winner_per_profile() {
     // 1.4: any Windows entry, index order (the first Windows one); 1.5.2 – 1.5.x,
     // 1.6.0 – 1.6.17: only the host's own build (prefix); 1.6.18 – 1.6.22: the prefix or
     // no os.version, the highest revision (100 over none's 0); 1.6: highest
-    // numeric revision (2227); 1.7: index order (first Windows entry); 2.2+: os.version
-    // string, descending ("10.0.26100.100" is the greatest string).
-    assert_eq!(got, vec![1, 2, 2, 2, 1, 1, 1, 2, 2, 2]);
+    // numeric revision (2227); 1.7.0 – 1.7.5: the prefix or no os.version, index order (the
+    // host's own build comes first); 1.7.6+: index order (first Windows entry); 2.2+:
+    // os.version string, descending ("10.0.26100.100" is the greatest string).
+    assert_eq!(got, vec![1, 2, 2, 2, 1, 2, 1, 1, 2, 2, 2]);
     // String order, not numeric: "10.0.20348.999" > "10.0.20348.2227".
     let list = cands(&[Some(win("10.0.20348.2227")), Some(win("10.0.20348.999"))]);
     assert_eq!(

@@ -50,7 +50,8 @@ fn runtime_versions_map_to_profiles() {
     // (containerRuntimeVersion, profile name, judged with the nearest profile)
     let cases: &[(&str, &str, bool)] = &[
         ("containerd://1.7.27", "containerd-1.7", false),
-        ("containerd://1.7.0", "containerd-1.7", false),
+        ("containerd://1.7.0", "containerd-1.7.0", false), // the window: 1.7.6, containerd#9069
+        ("containerd://1.7.6", "containerd-1.7", false),
         ("containerd://v1.7.27", "containerd-1.7", false),
         ("containerd://1.6.23", "containerd-1.6", false),
         ("containerd://1.6.39", "containerd-1.6", false),
@@ -646,7 +647,7 @@ fn runtimes_name_profile_and_reason_once_each() {
                 "containerd://1.7.27",
                 "containerd-1.7",
                 "w-a,w-b".to_string(),
-                "containerd 1.7.27 is in 1.7.x"
+                "containerd 1.7.27 is in 1.7.6–1.7.x"
             ),
             (
                 "containerd://2.1.3",

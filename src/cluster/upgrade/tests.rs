@@ -83,6 +83,37 @@ fn each_wmco_release_maps_to_the_containerd_its_makefile_builds() {
     }
 }
 
+/// Issue 33: WMCO 10.15 built containerd v1.7.5 (`containerd-1.7.0`, no LTSC window) until
+/// its PR #2160; an upgrade to 4.15 brings the newest z-stream, and a 1.7.5 is named as such.
+#[test]
+fn wmco_10_15_is_judged_as_its_newest_z_stream() {
+    let rows = [
+        Row {
+            // An upgrade brings the newest 10.15 z-stream: PR #2160 (release-4.15, 2024-05-07)
+            // moved it from v1.7.5 (`containerd-1.7.0`, before containerd#9069) to v1.7.16.
+            version: "4.15",
+            wmco: Some("10.15"),
+            containerd: Some("1.7.x"),
+            profile: RuntimeProfile::CONTAINERD_1_7,
+            source: "PR #2160 [release-4.15]: Update containerd version to v1.7.16",
+        },
+        Row {
+            version: "containerd://1.7.5",
+            wmco: None,
+            containerd: Some("1.7.5"),
+            profile: RuntimeProfile::CONTAINERD_1_7_0,
+            source: "WMCO 10.15 before PR #2160 (master PR #1755, v1.7.5): name the runtime",
+        },
+    ];
+    for row in rows {
+        let t = resolve_target(row.version, "--upgrade-to").unwrap();
+        let case = format!("{} ({})", row.version, row.source);
+        assert_eq!(t.profile, row.profile, "{case}");
+        assert_eq!(t.wmco.as_deref(), row.wmco, "{case}");
+        assert_eq!(t.containerd.as_deref(), row.containerd, "{case}");
+    }
+}
+
 #[test]
 fn the_table_is_ascending_and_every_row_names_its_source() {
     let minors: Vec<u32> = WMCO_CONTAINERD.iter().map(|r| r.ocp_minor).collect();

@@ -14,6 +14,10 @@
 //! - 1.6.23 – 1.6.39: `matchComparer.Match` with `GetOsVersion` (`strconv.Atoi`, cut to
 //!   `uint8`/`uint16`) and hcsshim `osversion.CheckHostAndContainerCompat` (containerd#8854):
 //!   an empty host prefix reads 0.0.0, whose major no entry shares.
+//! - 1.7.0 – 1.7.5: main's `windowsmatcher.Match` before containerd#8778 (its diff shows it; in
+//!   release/1.7 until containerd#9069, 1.7.6): the entry normalised by the default matcher,
+//!   then `strings.HasPrefix(p.OSVersion, m.osVersionPrefix)` or `p.OSVersion == ""`
+//!   (containerd#8101); `Default` is `Only(DefaultSpec())`, so several matches keep index order.
 //! - 1.7: containerd/platforms v0.2.1 `defaults_windows.go` `windowsmatcher.Match`
 //!   (`m.OSVersion == "" || p.OSVersion == ""`, containerd/platforms#11, then `getOSVersion`).
 //! - 2.0 / 2.2: containerd/platforms `platform_windows_compat.go` `windowsVersionMatcher.Match`
@@ -23,10 +27,11 @@
 use super::*;
 
 /// The profiles compared, in the order of each row's answers.
-const PROFILES: [RuntimeProfile; 6] = [
+const PROFILES: [RuntimeProfile; 7] = [
     RuntimeProfile::CONTAINERD_1_6_0,
     RuntimeProfile::CONTAINERD_1_6_18,
     RuntimeProfile::CONTAINERD_1_6,
+    RuntimeProfile::CONTAINERD_1_7_0,
     RuntimeProfile::CONTAINERD_1_7,
     RuntimeProfile::CONTAINERD_2_0,
     RuntimeProfile::CONTAINERD_2_2,
@@ -43,14 +48,14 @@ struct Edge {
     source: &'static str,
     host: Platform,
     list: Vec<Platform>,
-    want: [Option<usize>; 6],
+    want: [Option<usize>; 7],
 }
 
 fn edge(
     source: &'static str,
     host: Platform,
     list: Vec<Platform>,
-    want: [Option<usize>; 6],
+    want: [Option<usize>; 7],
 ) -> Edge {
     Edge {
         source,
@@ -78,14 +83,14 @@ fn empty_host_rows() -> Vec<Edge> {
              m.OSVersion == \"\"; 2.x windowsVersionMatcher.Match isEmpty",
             bare_host(),
             vec![win("10.0.17763.1")],
-            [Y, Y, N, Y, Y, Y],
+            [Y, Y, N, Y, Y, Y, Y],
         ),
         edge(
             "host without os.version, entry without one: every release (1.6.18+ \
              p.OSVersion == \"\"; 1.6.0 HasPrefix(\"\", \"\"))",
             bare_host(),
             vec![Platform::new("windows", "amd64")],
-            [Y, Y, Y, Y, Y, Y],
+            [Y, Y, Y, Y, Y, Y, Y],
         ),
         edge(
             "host without os.version, [10.0.20348.1, none]: 1.6.0 – 1.6.22 take both, Less \
@@ -93,7 +98,7 @@ fn empty_host_rows() -> Vec<Edge> {
              order; 2.2 Less: \"10.0.20348.1\" > \"\"",
             bare_host(),
             vec![win("10.0.20348.1"), Platform::new("windows", "amd64")],
-            [Y, Y, Some(1), Y, Y, Y],
+            [Y, Y, Some(1), Y, Y, Y, Y],
         ),
     ]
 }
@@ -105,32 +110,32 @@ fn spelling_rows() -> Vec<Edge> {
             "architecture x86_64: database.go normalizeArch (every release) makes it amd64",
             host(17763),
             vec![on("windows", "x86_64", "10.0.17763.1")],
-            [Y, Y, Y, Y, Y, Y],
+            [Y, Y, Y, Y, Y, Y, Y],
         ),
         edge(
             "architecture AMD64: normalizeArch lower-cases it first",
             host(17763),
             vec![on("windows", "AMD64", "10.0.17763.1")],
-            [Y, Y, Y, Y, Y, Y],
+            [Y, Y, Y, Y, Y, Y, Y],
         ),
         edge(
             "architecture x86-64: normalizeArch",
             host(17763),
             vec![on("windows", "x86-64", "10.0.17763.1")],
-            [Y, Y, Y, Y, Y, Y],
+            [Y, Y, Y, Y, Y, Y, Y],
         ),
         edge(
             "architecture aarch64 on an arm64 host: normalizeArch makes it arm64",
             arm64_host,
             vec![on("windows", "aarch64", "10.0.17763.1")],
-            [Y, Y, Y, Y, Y, Y],
+            [Y, Y, Y, Y, Y, Y, Y],
         ),
         edge(
             "architecture aarch64 on an amd64 host: the Windows matcher has no arm fallback \
              (matchComparer's defaults are NewMatcher, not Only's vector)",
             host(17763),
             vec![on("windows", "aarch64", "10.0.17763.1")],
-            [N, N, N, N, N, N],
+            [N, N, N, N, N, N, N],
         ),
         edge(
             "OS Windows: 1.6.0 – 1.6.17 matchComparer.Match reads it normalised only; 1.6.18+ \
@@ -138,14 +143,14 @@ fn spelling_rows() -> Vec<Edge> {
              normalise",
             host(17763),
             vec![on("Windows", "amd64", "10.0.17763.1")],
-            [Y, N, N, Y, Y, Y],
+            [Y, N, N, Y, Y, Y, Y],
         ),
         edge(
             "OS empty: normalizeOS gives runtime.GOOS (windows on a Windows node); 1.6.18+ \
              p.OS == \"windows\" as written refuses it",
             host(17763),
             vec![on("", "amd64", "10.0.17763.1")],
-            [Y, N, N, Y, Y, Y],
+            [Y, N, N, Y, Y, Y, Y],
         ),
     ]
 }
@@ -156,43 +161,43 @@ fn version_rows() -> Vec<Edge> {
         one(
             "10.0.17763 without revision: the prefix, the build, equal",
             "10.0.17763",
-            [Y, Y, Y, Y, Y, Y],
+            [Y, Y, Y, Y, Y, Y, Y],
         ),
         one(
             "10.0.17763. (empty fourth field): the first three fields are read",
             "10.0.17763.",
-            [Y, Y, Y, Y, Y, Y],
+            [Y, Y, Y, Y, Y, Y, Y],
         ),
         one(
             "10.0.17763.abc: the revision is never parsed to match",
             "10.0.17763.abc",
-            [Y, Y, Y, Y, Y, Y],
+            [Y, Y, Y, Y, Y, Y, Y],
         ),
         one(
             "leading space: HasPrefix fails; Atoi(\" 10\") and ParseUint refuse it (0.0.0)",
             " 10.0.17763.1",
-            [N, N, N, N, N, N],
+            [N, N, N, N, N, N, N],
         ),
         one(
-            "10.0.177630.1: HasPrefix(\"10.0.177630.1\", \"10.0.17763\") holds (1.6.0 – 1.6.22); \
+            "10.0.177630.1: HasPrefix(\"10.0.177630.1\", \"10.0.17763\") holds (1.6.0 – 1.6.22, 1.7.0 – 1.7.5); \
              Atoi gives 177630, uint16 46558 (1.6.23+, 1.7); ParseUint(_, 10, 16) overflows (2.x)",
             "10.0.177630.1",
-            [Y, Y, N, N, N, N],
+            [Y, Y, N, Y, N, N, N],
         ),
         one(
-            "10.0.17763x: the prefix holds; Atoi(\"17763x\") is an error, build 0",
+            "10.0.17763x: the prefix holds (to 1.6.22, 1.7.0 – 1.7.5); Atoi(\"17763x\") is an error, build 0",
             "10.0.17763x",
-            [Y, Y, N, N, N, N],
+            [Y, Y, N, Y, N, N, N],
         ),
         one(
             "10.0.17763 with a trailing space: the prefix holds; Atoi(\"17763 \") is an error",
             "10.0.17763 ",
-            [Y, Y, N, N, N, N],
+            [Y, Y, N, Y, N, N, N],
         ),
         one(
             "10.0.1776: shorter than the host's prefix, another build",
             "10.0.1776",
-            [N, N, N, N, N, N],
+            [N, N, N, N, N, N, N],
         ),
     ]
 }
@@ -201,17 +206,17 @@ fn order_rows() -> Vec<Edge> {
     vec![
         edge(
             "[10.0.17763, 10.0.177630.1]: 1.6.0 – 1.6.22 take both by prefix and Less puts the \
-             larger revision (1) first: the bogus build wins",
+             larger revision (1) first: the bogus build wins; 1.7.0 – 1.7.5 keep index order",
             host(17763),
             vec![win("10.0.17763"), win("10.0.177630.1")],
-            [Some(1), Some(1), Y, Y, Y, Y],
+            [Some(1), Some(1), Y, Y, Y, Y, Y],
         ),
         edge(
-            "[10.0.17763.abc, 10.0.17763.5]: 1.6 revision(abc) is 0, so .5 wins; 1.7, 2.0 \
+            "[10.0.17763.abc, 10.0.17763.5]: 1.6 revision(abc) is 0, so .5 wins; 1.7.0+, 2.0 \
              index order; 2.2 compares strings, \"abc\" above \"5\"",
             host(17763),
             vec![win("10.0.17763.abc"), win("10.0.17763.5")],
-            [Some(1), Some(1), Some(1), Y, Y, Y],
+            [Some(1), Some(1), Some(1), Y, Y, Y, Y],
         ),
     ]
 }
