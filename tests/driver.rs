@@ -122,6 +122,17 @@ fn push(
         .to_string()
 }
 
+/// [`push`] of an unlabelled half running `program`.
+fn push_half(
+    registry: &Registry,
+    dir: &Path,
+    repo: &str,
+    os: &'static str,
+    program: &[u8],
+) -> String {
+    push(registry, dir, repo, os, Some(program), json!({}))
+}
+
 /// A DaemonSet `name` for `os` nodes with a registrar naming the kubelet plugin path of
 /// `drv.csi.example.com`, and the driver's container `csi-driver` running `image`.
 fn daemonset(name: &str, os: &str, image: &str) -> String {
@@ -206,22 +217,8 @@ fn findings(report: &Value) -> Vec<(String, String, String)> {
 fn two_daemonsets_built_from_two_commits_are_driver_skew() {
     let b = builds();
     let (dir, registry) = (tempfile::tempdir().unwrap(), Registry::start());
-    let linux = push(
-        &registry,
-        dir.path(),
-        "drv-linux",
-        "linux",
-        Some(&b.linux_a),
-        json!({}),
-    );
-    let windows = push(
-        &registry,
-        dir.path(),
-        "drv-win-b",
-        "windows",
-        Some(&b.windows_b),
-        json!({}),
-    );
+    let linux = push_half(&registry, dir.path(), "drv-linux", "linux", &b.linux_a);
+    let windows = push_half(&registry, dir.path(), "drv-win-b", "windows", &b.windows_b);
     let (code, driver) = verify(dir.path(), &linux, &windows, POLICY, true);
     let driver = driver.expect("a driver report");
     assert_eq!(
@@ -246,22 +243,8 @@ fn two_daemonsets_built_from_two_commits_are_driver_skew() {
 fn two_daemonsets_built_from_one_commit_pass() {
     let b = builds();
     let (dir, registry) = (tempfile::tempdir().unwrap(), Registry::start());
-    let linux = push(
-        &registry,
-        dir.path(),
-        "drv-linux",
-        "linux",
-        Some(&b.linux_a),
-        json!({}),
-    );
-    let windows = push(
-        &registry,
-        dir.path(),
-        "drv-win-a",
-        "windows",
-        Some(&b.windows_a),
-        json!({}),
-    );
+    let linux = push_half(&registry, dir.path(), "drv-linux", "linux", &b.linux_a);
+    let windows = push_half(&registry, dir.path(), "drv-win-a", "windows", &b.windows_a);
     let (code, driver) = verify(dir.path(), &linux, &windows, POLICY, true);
     let driver = driver.expect("a driver report");
     assert_eq!((code, findings(&driver)), (0, vec![]), "{driver:#}");
