@@ -389,3 +389,27 @@ fn mirror_check_looks_for_the_signature_in_the_mirror() {
     assert_eq!(code, 0, "{report:#}");
     assert_eq!(admissions(&report)[0].1, "admitted");
 }
+
+/// An OCI layout is not what a node pulls: the policy's scopes and the signatures it reads
+/// belong to a registry's repository. Asked to judge one, the check cannot run: exit 3 with a
+/// `fetch-error` saying so — never a PASS with the policy silently unapplied.
+#[test]
+fn a_layout_under_a_signature_policy_is_not_a_pass() {
+    let node = NodeConfig::new(json!({"default": [{"type": "reject"}]}));
+    let layout = format!("oci:{}/fixtures/layouts/good", env!("CARGO_MANIFEST_DIR"));
+    let policy = node.policy();
+    let out = crate::common::imgcheck()
+        .args(["verify", "--format", "json", "--signature-policy"])
+        .arg(&policy)
+        .arg(&layout)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    assert_eq!(out.status.code(), Some(3), "{report:#}");
+    let findings = report["images"][0]["findings"].as_array().unwrap();
+    assert!(
+        findings.iter().any(|f| f["rule"] == "fetch-error"
+            && f["message"].as_str().unwrap().contains("push the release")),
+        "{report:#}"
+    );
+}

@@ -10,7 +10,7 @@ use crate::platform::RuntimeProfile;
 use crate::policy::Policy;
 use crate::reference::ImageRef;
 use crate::session::Session;
-use crate::signature::policy::{NodeSignaturePolicy, check_admission};
+use crate::signature::policy::{NodeSignaturePolicy, check_admission, not_from_a_registry};
 use crate::signature::{SignatureCheck, judge_signatures, signed_subjects};
 
 /// Settings of a verify run.
@@ -55,9 +55,12 @@ pub async fn verify_all<E>(
                     if let Some(check) = &settings.signatures {
                         check_signatures(session, &t.reference, check, &mut report).await;
                     }
-                    if let (Some(node), ImageRef::Registry(r)) = (&settings.admission, &t.reference)
-                    {
-                        check_admission(session, node, r, r, &mut report).await;
+                    match (&settings.admission, &t.reference) {
+                        (Some(node), ImageRef::Registry(r)) => {
+                            check_admission(session, node, r, r, &mut report).await
+                        }
+                        (Some(_), layout) => not_from_a_registry(&layout.to_string(), &mut report),
+                        (None, _) => {}
                     }
                     Outcome::Report(report)
                 }

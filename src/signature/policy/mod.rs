@@ -27,7 +27,7 @@ pub use document::{
 pub use identity::identity_matches;
 pub use image_policy::{MCO_DEFAULT_POLICY, render_image_policies};
 pub use node::{NodeSignaturePolicy, PolicyFiles};
-pub use pulls::check_admission;
+pub use pulls::{check_admission, not_from_a_registry};
 pub use registries_d::RegistriesD;
 pub use scope::{policy_identity, policy_namespaces, requirements_for};
 

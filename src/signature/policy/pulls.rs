@@ -80,6 +80,25 @@ pub async fn check_admission(
     report.verdict = verdict_of(&report.findings);
 }
 
+/// `reference` names no registry (an OCI layout): the signature policy judges pulls from a
+/// registry's repository (its scopes, the signatures read there), so for an image Linux hosts
+/// pull the check cannot run: a `fetch-error` saying so, never a pass with the policy unapplied.
+pub fn not_from_a_registry(reference: &str, report: &mut ImageReport) {
+    if linux_pulls(report).is_empty() {
+        return;
+    }
+    let message = format!(
+        "{reference}: a signature policy judges pulls from a registry (its scopes, the \
+         signatures in the repository pulled from), not an OCI layout: push the release and \
+         check it there"
+    );
+    report
+        .findings
+        .push(Finding::new(Rule::FetchError, message, None));
+    report.findings.sort_by_key(|f| f.severity);
+    report.verdict = verdict_of(&report.findings);
+}
+
 /// The `admissions` entry of one pull.
 fn entry(hosts: &str, pull: SignedPull<'_>, admission: Admission) -> AdmissionEntry {
     let (decision, requirement, reason) = match admission.decision {
