@@ -413,3 +413,34 @@ fn a_layout_under_a_signature_policy_is_not_a_pass() {
         "{report:#}"
     );
 }
+
+/// Before mirroring (`--pre`) or without the network (`--plan`), a mirror configuration means
+/// the nodes' pulls, and the signatures CRI-O reads, are the mirror's, which these runs do not
+/// read: a signature policy there is refused (exit 2, naming both flags), not silently unused.
+#[test]
+fn a_signature_policy_is_refused_where_the_mirror_is_not_read() {
+    let node = NodeConfig::new(json!({"default": [{"type": "reject"}]}));
+    let idms = node.dir.path().join("idms.yaml");
+    std::fs::write(
+        &idms,
+        "apiVersion: config.openshift.io/v1\nkind: ImageDigestMirrorSet\nmetadata: {name: a}\n\
+         spec:\n  imageDigestMirrors:\n  - source: quay.io/example\n    mirrors: [mirror.example/example]\n",
+    )
+    .unwrap();
+    for flag in ["--pre", "--plan"] {
+        let out = crate::common::imgcheck()
+            .args(["mirror-check", flag, "--idms"])
+            .arg(&idms)
+            .arg("--signature-policy")
+            .arg(node.policy())
+            .arg("quay.io/example/driver@sha256:0000000000000000000000000000000000000000000000000000000000000000")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag}: {err}");
+        assert!(
+            err.contains(flag) && err.contains("--signature-policy"),
+            "{flag}: {err}"
+        );
+    }
+}

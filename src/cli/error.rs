@@ -54,6 +54,16 @@ pub enum CliError {
          plan with --format text or json, or check the mirrors without --plan"
     )]
     VerdictOfPlan(&'static str, &'static str),
+    /// `mirror-check --pre|--plan` with a mirror configuration and a signature policy: the
+    /// nodes pull from the mirror, where CRI-O reads the signatures, and the run reads no
+    /// mirror; the flag that reads none.
+    #[error(
+        "mirror-check {0} --signature-policy: with a mirror configuration the Linux nodes pull \
+         from the mirror and CRI-O reads the signatures there, which {0} does not read; predict \
+         the signature policy after mirroring (mirror-check without {0}), or on the sources with \
+         verify --signature-policy"
+    )]
+    SignaturePolicyUnread(&'static str),
     /// `resolve`: no entry matches the host (`host` is `os/arch [os.version]`).
     #[error("no matching manifest for {host} in the manifest list entries{why}")]
     NoMatch {
@@ -124,9 +134,10 @@ impl Blame for CliError {
             CliError::Refusal(e) => e.fault(),
             CliError::Fetch(e) => e.fault(),
             CliError::Push(e) => e.fault(),
-            CliError::CertDir(_) | CliError::VerdictOfPlan(..) | CliError::ManDir { .. } => {
-                Fault::Input
-            }
+            CliError::CertDir(_)
+            | CliError::VerdictOfPlan(..)
+            | CliError::SignaturePolicyUnread(_)
+            | CliError::ManDir { .. } => Fault::Input,
             CliError::NoMatch { .. }
             | CliError::PullWouldFail { .. }
             | CliError::PushedFails { .. } => Fault::Policy,

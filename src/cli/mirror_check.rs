@@ -117,6 +117,15 @@ pub async fn run(global: &GlobalArgs, args: &MirrorCheckArgs) -> Result<ExitKind
             ReportFormat::Text | ReportFormat::Json => {}
         }
     }
+    let configured = args.idms.len() + args.icsp.len() + args.registries_conf.len() > 0
+        || args.hosts_dir.is_some();
+    if configured && args.signature_policy.given() {
+        match (args.pre, args.plan) {
+            (true, _) => return Err(CliError::SignaturePolicyUnread("--pre")),
+            (_, true) => return Err(CliError::SignaturePolicyUnread("--plan")),
+            _ => {}
+        }
+    }
     let jobs = usize::from(args.jobs);
     let gate = GateInputs {
         inputs: Inputs {

@@ -25,6 +25,13 @@ pub struct SignaturePolicyArgs {
 }
 
 impl SignaturePolicyArgs {
+    /// Whether any of the files is given.
+    pub fn given(&self) -> bool {
+        self.signature_policy.is_some()
+            || !self.image_policies.is_empty()
+            || self.registries_d.is_some()
+    }
+
     /// The files, for the library.
     pub fn files(&self) -> PolicyFiles {
         PolicyFiles {
