@@ -59,7 +59,20 @@ impl NodeConfig {
     /// What skopeo (containers/image) does pulling `reference` as a Linux node does (one
     /// image, the instance for this system): `Ok` when it copies, else its error.
     fn skopeo(&self, reference: &str) -> Result<(), String> {
-        let out = Command::new("skopeo")
+        self.skopeo_through(reference, None)
+    }
+
+    /// [`NodeConfig::skopeo`], the node's mirrors read from `registries_conf` when given.
+    fn skopeo_through(
+        &self,
+        reference: &str,
+        registries_conf: Option<&std::path::Path>,
+    ) -> Result<(), String> {
+        let mut skopeo = Command::new("skopeo");
+        if let Some(conf) = registries_conf {
+            skopeo.arg("--registries-conf").arg(conf);
+        }
+        let out = skopeo
             .arg("--policy")
             .arg(self.policy())
             .arg("--registries.d")
@@ -357,25 +370,10 @@ fn mirror_check_looks_for_the_signature_in_the_mirror() {
     assert_eq!(rows[0].2, format!("{host}/mirror/csi"));
     assert!(rows[0].3.starts_with("none there"), "{rows:?}");
     crate::schema::assert_conforms("imagesReport", "mirror-check --signature-policy", &report);
-    let out = Command::new("skopeo")
-        .arg("--registries-conf")
-        .arg(&conf)
-        .arg("--policy")
-        .arg(node.policy())
-        .arg("--registries.d")
-        .arg(node.registries_d())
-        .args(["--override-os", "linux", "--override-arch", "amd64"])
-        .args(["copy", "--src-tls-verify=false"])
-        .arg(format!("docker://{pinned}"))
-        .arg(format!("dir:{}", node.dir.path().join("copy").display()))
-        .stdin(Stdio::null())
-        .output()
-        .expect("skopeo runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && err.contains("no signature exists"),
-        "{err}"
-    );
+    let err = node
+        .skopeo_through(&pinned, Some(&conf))
+        .expect_err("skopeo refuses the pull through the mirror");
+    assert!(err.contains("no signature exists"), "{err}");
     // Straight from the source (verify), the signature is there.
     let (code, report) = node.verify(&pinned);
     assert_eq!(
